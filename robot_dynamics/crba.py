@@ -1,0 +1,57 @@
+"""Mass matrix (composite rigid body algorithm), bias and gravity efforts.
+
+Seed 004 §2.6: with A = [pl_1 … pl_n] the joint-wrench directors and b = fn(q, q̇, 0), the
+axial selection gives M(q) = S A and the bias S b. The CRBA computes M in O(n·depth) without
+forming A; :mod:`robot_dynamics.aggregated` forms A explicitly for users who want it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import as_vector
+from .kinematics import _placements
+from .rnea import _rnea
+
+
+def mass_matrix(model, data, q) -> np.ndarray:
+    """Joint-space mass matrix M(q) (nv, nv), symmetric positive definite. Fills ``data.M``."""
+    q = as_vector("q", q, model.nq, where="mass_matrix")
+    _placements(model, data, q)
+    n = model.nv
+    data.Ic[:] = model.spatial_inertias
+    for i in range(n - 1, -1, -1):
+        p = model.parents[i]
+        if p >= 0:
+            data.Ic[p] += data.X[i].T @ data.Ic[i] @ data.X[i]
+    M = data.M
+    M[:] = 0.0
+    for i in range(n):
+        F = data.Ic[i] @ data.S[i]
+        M[i, i] = data.S[i] @ F
+        j = i
+        while model.parents[j] >= 0:
+            F = data.X[j].T @ F
+            j = model.parents[j]
+            M[i, j] = M[j, i] = data.S[j] @ F
+    return M.copy()
+
+
+def bias_forces(model, data, q, v) -> np.ndarray:
+    """b(q, q̇) = C(q, q̇) q̇ + g(q) (nv,): the efforts at zero acceleration (rnea with a = 0)."""
+    q = as_vector("q", q, model.nq, where="bias_forces")
+    v = as_vector("v", v, model.nv, where="bias_forces")
+    return _rnea(model, data, q, v, np.zeros(model.nv), model.gravity)
+
+
+def gravity_torques(model, data, q) -> np.ndarray:
+    """g(q) (nv,): the joint efforts that hold the robot still against gravity."""
+    q = as_vector("q", q, model.nq, where="gravity_torques")
+    zero = np.zeros(model.nv)
+    return _rnea(model, data, q, zero, zero, model.gravity)
+
+
+def coriolis_torques(model, data, q, v) -> np.ndarray:
+    """C(q, q̇) q̇ (nv,): velocity-product efforts without gravity."""
+    q = as_vector("q", q, model.nq, where="coriolis_torques")
+    v = as_vector("v", v, model.nv, where="coriolis_torques")
+    return _rnea(model, data, q, v, np.zeros(model.nv), np.zeros(3))

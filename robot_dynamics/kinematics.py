@@ -1,0 +1,43 @@
+"""Forward kinematics: joint placements at the current q, body poses, frame poses.
+
+Fills ``data.liMi_R``, ``data.liMi_p`` (parent body ← body i), ``data.X`` (the 6×6 motion
+transform parent → body i), ``data.S`` and ``data.oMi`` (world ← body i). Every recursion
+starts here.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import joints as jt
+from .errors import ModelError, as_vector
+from .spatial import motion_transform
+
+
+def forward_kinematics(model, data, q) -> None:
+    """Place every body at configuration ``q`` (nq,). Parents come first, so one loop suffices."""
+    q = as_vector("q", q, model.nq, where="forward_kinematics")
+    _placements(model, data, q)
+
+
+def _placements(model, data, q) -> None:
+    for i in range(model.nv):
+        Rj, pj = jt.joint_motion(model.kinds[i], model.axes[i], q[i])
+        R0, p0 = model.joint_rotations[i], model.joint_translations[i]
+        R = R0 @ Rj
+        p = p0 + R0 @ pj
+        data.liMi_R[i], data.liMi_p[i] = R, p
+        data.X[i] = motion_transform(R, p)
+        data.S[i] = model.motion_subspaces[i]
+        parent = model.parents[i]
+        local = np.eye(4)
+        local[:3, :3], local[:3, 3] = R, p
+        data.oMi[i] = local if parent < 0 else data.oMi[parent] @ local
+
+
+def frame_placement(model, data, name: str) -> np.ndarray:
+    """World pose (4×4) of a URDF link ``name`` after :func:`forward_kinematics`."""
+    try:
+        body, T = model.frames[name]
+    except KeyError:
+        raise ModelError(f"robot {model.name!r} has no link {name!r}") from None
+    return T.copy() if body < 0 else data.oMi[body] @ T

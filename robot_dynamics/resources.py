@@ -1,0 +1,55 @@
+"""Where the bundled robots (``urdf/``) and configurations (``config/``) live.
+
+Looked up, in order: the ament index of a ROS 2 install (``share/robot_dynamics``), the
+``share/robot_dynamics`` that ``pip install`` puts under ``sys.prefix``, and the source tree
+(an editable install or a checkout).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from functools import lru_cache
+
+from .errors import ModelError
+
+PACKAGE = "robot_dynamics"
+_SOURCE_TREE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@lru_cache(maxsize=None)
+def share_directory() -> str:
+    """The directory holding ``urdf/``, ``config/`` and ``launch/``."""
+    candidates = []
+    try:  # a ROS 2 install
+        from ament_index_python.packages import get_package_share_directory
+
+        candidates.append(get_package_share_directory(PACKAGE))
+    except Exception:  # not installed through colcon, or ament_index absent
+        pass
+    candidates += [os.path.join(sys.prefix, "share", PACKAGE), _SOURCE_TREE]
+    for path in candidates:
+        if os.path.isdir(os.path.join(path, "urdf")):
+            return path
+    raise ModelError(f"cannot find the bundled robots: looked in {candidates}")
+
+
+def _resolve(kind: str, name: str, suffix: str) -> str:
+    if os.path.isfile(name):
+        return name
+    directory = os.path.join(share_directory(), kind)
+    fname = name if name.endswith(suffix) else name + suffix
+    path = os.path.join(directory, fname)
+    if not os.path.isfile(path):
+        known = sorted(f for f in os.listdir(directory) if f.endswith(suffix))
+        raise ModelError(f"no bundled {kind} file {name!r} (and no such file); bundled: {known}")
+    return path
+
+
+def robot_path(name: str) -> str:
+    """Path of a bundled robot (``'arm7'`` → ``…/urdf/arm7.urdf``), or ``name`` if it is a file."""
+    return _resolve("urdf", name, ".urdf")
+
+
+def config_path(name: str) -> str:
+    """Path of a bundled configuration (``'arm7_friction'`` → ``…/config/arm7_friction.yaml``)."""
+    return _resolve("config", name, ".yaml")

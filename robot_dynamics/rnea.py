@@ -1,0 +1,59 @@
+"""Recursive Newton–Euler (seed 004 §2.2–2.3): inverse dynamics and the joint wrenches fn.
+
+Forward pass: body velocities and accelerations (gravity as a base acceleration −g), then the
+body efforts FN_i = I_i a_i + v_i ×* I_i v_i (seed 002 about the body origin). Backward pass:
+the canonical isomorphism E → J (DESIGN.md §2.3), ``f_i = FN_i + Σ_children X_cᵀ f_c``, gives
+the wrench fn_i each joint transmits; its axial component is the joint effort τ_i = S_iᵀ fn_i.
+
+This is the readable reference implementation; compiled kernels must agree with it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import as_vector
+from .kinematics import _placements
+from .spatial import force_cross, motion_cross
+
+
+def rnea(model, data, q, v, a) -> np.ndarray:
+    """Frictionless inverse dynamics τ = M(q) a + b(q, v) (nv,).
+
+    Also fills ``data.v``, ``data.a`` (body frame, ``a`` includes −g), ``data.f`` (joint
+    wrenches fn, see :func:`joint_wrenches`) and ``data.tau``.
+    """
+    q = as_vector("q", q, model.nq, where="rnea")
+    v = as_vector("v", v, model.nv, where="rnea")
+    a = as_vector("a", a, model.nv, where="rnea")
+    return _rnea(model, data, q, v, a, model.gravity)
+
+
+def _rnea(model, data, q, v, a, gravity) -> np.ndarray:
+    _placements(model, data, q)
+    a0 = np.concatenate([-gravity, np.zeros(3)])
+    for i in range(model.nv):
+        p = model.parents[i]
+        S = data.S[i]
+        vp = data.v[p] if p >= 0 else np.zeros(6)
+        ap = data.a[p] if p >= 0 else a0
+        X = data.X[i]
+        data.v[i] = X @ vp + S * v[i]
+        data.a[i] = X @ ap + S * a[i] + motion_cross(data.v[i]) @ (S * v[i])
+        inertia = model.spatial_inertias[i]
+        data.f[i] = inertia @ data.a[i] + force_cross(data.v[i]) @ (inertia @ data.v[i])
+    for i in range(model.nv - 1, -1, -1):
+        data.tau[i] = data.S[i] @ data.f[i]
+        p = model.parents[i]
+        if p >= 0:
+            data.f[p] += data.X[i].T @ data.f[i]
+    return data.tau.copy()
+
+
+def joint_wrenches(model, data) -> np.ndarray:
+    """The joint wrenches fn ∈ J after :func:`rnea` (nv, 6) — seed 004's fn(q, q̇, q̈).
+
+    Row i is the wrench link ``parent(i)`` applies on link i across joint i,
+    ``[force, torque about the joint origin]`` in joint frame i (the child link's URDF frame
+    after the joint's motion). Link i applies its opposite back (seed 004 §2.3).
+    """
+    return data.f.copy()

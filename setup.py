@@ -1,0 +1,62 @@
+"""robot_dynamics: ament_python package, and a plain pip package (``pip install .``)."""
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = "robot_dynamics"
+
+ROS_WHEELS = [  # ROS 2 (Kilted) from PyPI, for running the nodes without a ROS install
+    "ros-rclpy",
+    "ros-rmw-fastrtps-cpp",
+    "ros-sensor-msgs",
+    "ros-std-msgs",
+    "ros-std-srvs",
+    "ros-trajectory-msgs",
+    "ros-geometry-msgs",
+    "ros-rosgraph-msgs",
+    "ros-visualization-msgs",
+]
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    packages=find_packages(exclude=["test", "test.*", "bench"]),
+    data_files=[
+        ("share/ament_index/resource_index/packages", ["resource/" + PACKAGE]),
+        ("share/" + PACKAGE, ["package.xml"]),
+        ("share/" + PACKAGE + "/launch", glob("launch/*.launch.py")),
+        ("share/" + PACKAGE + "/config", glob("config/*.yaml") + glob("config/*.rviz")),
+        ("share/" + PACKAGE + "/urdf", glob("urdf/*.urdf")),
+    ],
+    python_requires=">=3.10",
+    install_requires=[
+        "setuptools",
+        "numpy>=1.23",
+        "scipy>=1.9",
+        "pyyaml",
+        "lxml",
+        "yourdfpy>=0.0.56",
+        "numba>=0.59",
+        "sympy>=1.12",
+        "matplotlib>=3.6",
+        "rosbags>=0.10",
+    ],
+    extras_require={
+        "ros": ROS_WHEELS,
+        "test": ["pytest>=7", "pin>=3", "example-robot-data>=4"] + ROS_WHEELS,
+    },
+    zip_safe=True,
+    maintainer="robot_dynamics developers",
+    maintainer_email="robot-dynamics@example.org",
+    description="Manipulator dynamics with reaction-dependent joint friction (ROS 2 and plain Python)",
+    license="Apache-2.0",
+    tests_require=["pytest"],
+    entry_points={
+        "console_scripts": [
+            "robot-dynamics = robot_dynamics.cli:main",
+            "dynamics_model = robot_dynamics.nodes.dynamics_model:main",
+            "id_controller = robot_dynamics.nodes.id_controller:main",
+            "simulator = robot_dynamics.nodes.simulator:main",
+        ],
+    },
+)
