@@ -75,3 +75,23 @@ def split_wrench(kind: int, axis, wrench):
     S = motion_subspace(kind, axis)
     axial = float(S @ wrench)
     return axial, np.asarray(wrench, dtype=float) - axial * S
+
+
+def normal_basis(kind: int, axis) -> np.ndarray:
+    """Orthonormal basis (5, 6) of J⊥ for one joint: the reaction components a perfect joint
+    exchanges without doing work (seed 004 §2.4). Rows are spatial force directions:
+    revolute — the three force directions and the two torque directions normal to ``e``;
+    prismatic — the two force directions normal to ``e`` and the three torque directions."""
+    e = np.asarray(axis, dtype=float)
+    helper = np.eye(3)[np.argmin(np.abs(e))]
+    u = np.cross(e, helper)
+    u /= np.linalg.norm(u)
+    w = np.cross(e, u)
+    B = np.zeros((5, 6))
+    if kind == PRISMATIC:
+        B[0, :3], B[1, :3] = u, w
+        B[2:, 3:] = np.eye(3)
+    else:
+        B[:3, :3] = np.eye(3)
+        B[3, 3:], B[4, 3:] = u, w
+    return B

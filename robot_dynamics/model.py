@@ -98,7 +98,7 @@ def _frozen(a) -> np.ndarray:
     return a
 
 
-def _check_inertia(source: str, link, where: str) -> None:
+def _check_inertia(source: str, link) -> None:
     if link.mass < 0 or (link.has_inertial and link.mass == 0 and np.any(link.inertia)):
         raise ModelError(f"{source}: link {link.name!r}: mass must be positive, got {link.mass}")
     inertia = link.inertia
@@ -129,9 +129,7 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81),
     for link in desc.links:
         if link.name in links:
             raise ModelError(f"{src}: link {link.name!r} is defined twice")
-        if link.mass < 0:
-            raise ModelError(f"{src}: link {link.name!r}: mass must be positive, got {link.mass}")
-        _check_inertia(src, link, "")
+        _check_inertia(src, link)
         links[link.name] = link
 
     parent_joint: dict[str, object] = {}

@@ -1,0 +1,63 @@
+"""Model reduction: fixed joints merged exactly, tree ordering, limits and URDF dynamics kept."""
+import numpy as np
+import pytest
+
+import robot_dynamics as rd
+from robot_dynamics.spatial import rpy_matrix
+
+BOX = ('<inertial><origin xyz="{xyz}" rpy="{rpy}"/><mass value="{m}"/>'
+       '<inertia ixx="{ixx}" ixy="{ixy}" ixz="0" iyy="{iyy}" iyz="0" izz="{izz}"/></inertial>')
+
+
+def _link(name, m, xyz="0 0 0", rpy="0 0 0", ixx=0.02, iyy=0.03, izz=0.04, ixy=0.001):
+    return f'<link name="{name}">' + BOX.format(m=m, xyz=xyz, rpy=rpy, ixx=ixx, iyy=iyy, izz=izz,
+                                                 ixy=ixy) + "</link>"
+
+
+def test_fixed_child_is_merged_exactly():
+    """A link split in two by a fixed joint gives the same body as the hand-combined inertia."""
+    split = ('<robot name="s"><link name="base"/>' + _link("a", 2.0, "0.1 0 0.2", "0.3 0.1 -0.2")
+             + _link("b", 1.5, "0 0.1 0", "0 0.5 0")
+             + '<joint name="j" type="revolute"><parent link="base"/><child link="a"/>'
+             '<axis xyz="0 0 1"/><limit effort="1" velocity="1" lower="-1" upper="1"/></joint>'
+             '<joint name="fix" type="fixed"><parent link="a"/><child link="b"/>'
+             '<origin xyz="0.3 0 0" rpy="0 0 1.0"/></joint></robot>')
+    model = rd.load_urdf(split)
+    assert model.nv == 1 and model.frames["b"][0] == 0
+    # combine by hand
+    Ra, Rf, Rb = rpy_matrix([0.3, 0.1, -0.2]), rpy_matrix([0, 0, 1.0]), rpy_matrix([0, 0.5, 0])
+    Iloc = np.array([[0.02, 0.001, 0], [0.001, 0.03, 0], [0, 0, 0.04]])
+    ca, cb = np.array([0.1, 0, 0.2]), np.array([0.3, 0, 0]) + Rf @ np.array([0, 0.1, 0])
+    Ia, Ib = Ra @ Iloc @ Ra.T, (Rf @ Rb) @ Iloc @ (Rf @ Rb).T
+    m = 3.5
+    c = (2.0 * ca + 1.5 * cb) / m
+
+    def shift(I, mass, d):
+        return I + mass * (d @ d * np.eye(3) - np.outer(d, d))
+
+    Ic = shift(Ia, 2.0, ca - c) + shift(Ib, 1.5, cb - c)
+    assert model.masses[0] == pytest.approx(m)
+    np.testing.assert_allclose(model.coms[0], c, atol=1e-14)
+    np.testing.assert_allclose(model.inertias[0], Ic, atol=1e-14)
+
+
+def test_tree_order_parents_first_and_metadata():
+    text = ('<robot name="t"><link name="base"/>' + "".join(_link(n, 1.0) for n in "abcd")
+            + "".join(f'<joint name="{j}" type="{t}"><parent link="{p}"/><child link="{c}"/>'
+                      f'<axis xyz="1 0 0"/><limit effort="{e}" velocity="3" lower="-1" upper="1"/>'
+                      f'<dynamics damping="0.5" friction="0.25"/></joint>'
+                      for j, t, p, c, e in [("ja", "revolute", "base", "a", 7),
+                                            ("jb", "prismatic", "a", "b", 8),
+                                            ("jc", "continuous", "a", "c", 9),
+                                            ("jd", "revolute", "c", "d", 10)])
+            + "</robot>")
+    model = rd.load_urdf(text)
+    assert all(p < i for i, p in enumerate(model.parents))
+    assert sorted(model.joint_names) == ["ja", "jb", "jc", "jd"]
+    i = model.joint_index("jc")
+    assert model.joint_types[i] == "continuous" and np.isinf(model.upper_limits[i])
+    assert model.effort_limits[model.joint_index("jd")] == 10
+    assert np.all(model.damping == 0.5) and np.all(model.urdf_friction == 0.25)
+    assert model.parents[model.joint_index("jd")] == i
+    with pytest.raises(rd.ModelError, match="no movable joint 'zz'"):
+        model.joint_index("zz")
