@@ -1,0 +1,1 @@
+"""Thin rclpy nodes over the ROS-free core: dynamics_model, id_controller, simulator."""

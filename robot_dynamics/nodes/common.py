@@ -1,0 +1,158 @@
+"""What the three nodes share: typed parameters, robot and friction loading, JointState matching.
+
+Callbacks go message → numpy → core → message; everything here is the message/parameter side.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+from .. import load_urdf
+from ..errors import InputError, ModelError
+from ..resources import config_path, robot_path
+
+#: /joint_states and effort commands: reliable, keep last few (a controller wants the newest).
+STATE_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
+                       depth=10)
+#: A trajectory must not be lost by a late subscriber: transient local.
+TRAJECTORY_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE,
+                            history=HistoryPolicy.KEEP_LAST, depth=1,
+                            durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def declare(node, name, default, description, *, low=None, high=None, step=0.0, read_only=False):
+    """Declare a typed parameter with a description and, for numbers, a range."""
+    desc = ParameterDescriptor(description=description, read_only=read_only)
+    if low is not None:
+        if isinstance(default, bool):
+            pass
+        elif isinstance(default, int):
+            desc.integer_range = [IntegerRange(from_value=int(low), to_value=int(high), step=int(step))]
+        else:
+            desc.floating_point_range = [FloatingPointRange(from_value=float(low),
+                                                            to_value=float(high), step=float(step))]
+    return node.declare_parameter(name, default, desc).value
+
+
+def declare_robot_parameters(node):
+    """The parameters every node uses to know the robot and its friction."""
+    declare(node, "robot_description", "",
+            "URDF XML of the robot (as robot_state_publisher takes it); wins over 'robot'")
+    declare(node, "robot", "arm7", "bundled robot name (arm7, planar_2r, rrp, ...) or URDF path")
+    declare(node, "friction_config", "",
+            "friction YAML: bundled name or path; 'none' for no friction; empty = '<robot>_friction'"
+            " when bundled, else none")
+
+
+def load_robot(node):
+    """Build (model, friction) from the node's parameters. Raises ModelError with the reason."""
+    xml = node.get_parameter("robot_description").value
+    robot = node.get_parameter("robot").value
+    model = load_urdf(xml if xml.strip() else robot_path(robot))
+    return model, load_friction(node.get_parameter("friction_config").value, robot, model)
+
+
+def load_friction(spec: str, robot: str, model):
+    """Friction model from a config name/path; None for 'none' (or no default file)."""
+    from ..friction import friction_from_config
+
+    spec = (spec or "").strip()
+    if spec.lower() == "none":
+        return None
+    if not spec:
+        try:
+            path = config_path(os.path.splitext(os.path.basename(robot))[0] + "_friction")
+        except ModelError:
+            return None
+        return friction_from_config(path, model)
+    return friction_from_config(config_path(spec), model)
+
+
+class JointStateMatcher:
+    """Reads JointState messages into the model's joint order, by name.
+
+    Extra joints (not in the model) are ignored; a missing joint, length mismatch, or non-finite
+    value rejects the message with an :class:`InputError` saying which field and joint.
+    """
+
+    def __init__(self, joint_names):
+        self.joint_names = list(joint_names)
+        self._cache_key = None
+        self._perm = None
+
+    def _permutation(self, names):
+        key = tuple(names)
+        if key != self._cache_key:
+            index = {n: i for i, n in enumerate(names)}
+            if len(index) != len(names):
+                raise InputError(f"JointState.name has duplicates: {list(names)}")
+            missing = [n for n in self.joint_names if n not in index]
+            if missing:
+                raise InputError(f"JointState lacks joint(s) {missing} (got {list(names)})")
+            self._perm = np.array([index[n] for n in self.joint_names])
+            self._cache_key = key
+        return self._perm
+
+    def read(self, msg, *, need_velocity=True, need_effort=False):
+        """Return (q, v, effort-or-None) in model order."""
+        perm = self._permutation(msg.name)
+        n = len(msg.name)
+        out = []
+        for field, required in (("position", True), ("velocity", need_velocity),
+                                ("effort", need_effort)):
+            values = getattr(msg, field)
+            if len(values) == 0 and not required:
+                out.append(None)
+                continue
+            if len(values) != n:
+                raise InputError(f"JointState.{field} has {len(values)} values for {n} names")
+            arr = np.asarray(values, dtype=float)[perm]
+            bad = ~np.isfinite(arr)
+            if bad.any():
+                raise InputError(f"JointState.{field} is not finite for joint(s) "
+                                 f"{[self.joint_names[i] for i in np.flatnonzero(bad)]}")
+            out.append(arr)
+        return tuple(out)
+
+
+def stamp_to_seconds(stamp) -> float:
+    return stamp.sec + 1e-9 * stamp.nanosec
+
+
+def seconds_to_stamp(t: float, msg_time):
+    sec = int(np.floor(t))
+    msg_time.sec = sec
+    msg_time.nanosec = int(round((t - sec) * 1e9)) % 1_000_000_000
+    return msg_time
+
+
+def finite_or_none(values):
+    """The array if every entry is finite, else None (nothing non-finite leaves a node)."""
+    arr = np.asarray(values, dtype=float)
+    return arr if np.all(np.isfinite(arr)) else None
+
+
+def run_node(node_class, args=None):
+    """Standard main(): init, spin until Ctrl-C, shut down cleanly."""
+    import rclpy
+    from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = node_class()
+        # two threads: an action goal (own reentrant group) may wait while callbacks go on;
+        # the node's other callbacks share one mutually exclusive group, so never overlap
+        executor = MultiThreadedExecutor(num_threads=2)
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
