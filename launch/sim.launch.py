@@ -1,0 +1,74 @@
+"""Simulated arm with friction-aware computed-torque control, dynamics monitor, and RViz.
+
+    ros2 launch robot_dynamics sim.launch.py [robot:=arm7] [friction:=arm7_friction]
+        [rviz:=true] [use_sim_time:=true] [mode:=realtime]
+
+Nodes: simulator (publishes /joint_states and /clock), id_controller (efforts on
+/effort_controller/commands, trajectories on /id_controller/joint_trajectory and, with
+control_msgs, the FollowJointTrajectory action), dynamics_model (gravity, bias, friction, mass
+matrix, joint wrenches), robot_state_publisher (TF from the same URDF) and, optionally, rviz2.
+The pip-only equivalent, without robot_state_publisher and rviz2, is `robot-dynamics sim`.
+"""
+import os
+
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.conditions import IfCondition
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+from launch_ros.substitutions import FindPackageShare
+
+ARGUMENTS = [
+    ("robot", "arm7", "bundled robot (arm7, arm7_gripper, planar_2r, rrp) or a URDF file path"),
+    ("friction", "", "friction YAML: bundled name (e.g. arm7_friction), a path, or 'none'; "
+                     "empty = the robot's bundled <robot>_friction.yaml"),
+    ("controller_params", "", "id_controller parameter YAML (gains); empty = bundled "
+                              "<robot>_controller.yaml when it exists"),
+    ("mode", "realtime", "simulator mode: realtime | fast | lockstep"),
+    ("rate", "1000.0", "simulation rate [Hz]"),
+    ("rviz", "true", "start rviz2 with config/robot_dynamics.rviz"),
+    ("use_sim_time", "true", "all nodes follow the simulator's /clock"),
+]
+
+
+def _urdf_path(share, robot):
+    return robot if os.path.isfile(robot) else os.path.join(share, "urdf", robot + ".urdf")
+
+
+def _nodes(context):
+    share = FindPackageShare("robot_dynamics").perform(context)
+    cfg = {name: LaunchConfiguration(name).perform(context) for name, _, _ in ARGUMENTS}
+    with open(_urdf_path(share, cfg["robot"]), encoding="utf-8") as fh:
+        urdf = fh.read()
+    sim_time = cfg["use_sim_time"].lower() in ("1", "true", "yes")
+    common = {"robot_description": urdf, "friction_config": cfg["friction"],
+              "robot": cfg["robot"], "use_sim_time": sim_time}
+    controller_params = [common]
+    gains = cfg["controller_params"] or os.path.join(share, "config",
+                                                     f"{cfg['robot']}_controller.yaml")
+    if os.path.isfile(gains):
+        controller_params.insert(0, gains)
+    return [
+        Node(package="robot_dynamics", executable="simulator", name="simulator", output="screen",
+             parameters=[common, {"mode": cfg["mode"], "rate": float(cfg["rate"]),
+                                  "use_sim_time": False}]),
+        Node(package="robot_dynamics", executable="id_controller", name="id_controller",
+             output="screen", parameters=controller_params),
+        Node(package="robot_dynamics", executable="dynamics_model", name="dynamics_model",
+             output="screen", parameters=[common]),
+        Node(package="robot_state_publisher", executable="robot_state_publisher",
+             name="robot_state_publisher", output="screen",
+             parameters=[{"robot_description": urdf, "use_sim_time": sim_time}]),
+        Node(package="rviz2", executable="rviz2", name="rviz2", output="log",
+             arguments=["-d", os.path.join(share, "config", "robot_dynamics.rviz")],
+             parameters=[{"use_sim_time": sim_time}],
+             condition=IfCondition(LaunchConfiguration("rviz"))),
+    ]
+
+
+def generate_launch_description():
+    return LaunchDescription(
+        [DeclareLaunchArgument(name, default_value=default, description=desc)
+         for name, default, desc in ARGUMENTS]
+        + [OpaqueFunction(function=_nodes)]
+    )

@@ -1,0 +1,124 @@
+"""id_controller as a real node process: bad input rejected and logged, stale state held, no NaN."""
+import math
+import time
+
+import numpy as np
+import pytest
+
+from ros_helpers import NodeProcess, RosProbe
+
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+
+import robot_dynamics as rd  # noqa: E402
+from robot_dynamics.resources import robot_path  # noqa: E402
+
+ROBOT = "planar_2r"
+
+
+@pytest.fixture(scope="module")
+def model():
+    return rd.load_urdf(robot_path(ROBOT))
+
+
+@pytest.fixture(scope="module")
+def controller():
+    proc = NodeProcess("id_controller", {"robot": ROBOT, "stale_timeout": 0.3,
+                                         "stale_behavior": "gravity"})
+    assert proc.wait_log("computed-torque control"), proc.log
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture(scope="module")
+def probe():
+    p = RosProbe("controller_probe")
+    yield p
+    p.close()
+
+
+def _state(names, q, v, effort=()):
+    msg = JointState()
+    msg.name, msg.position, msg.velocity, msg.effort = list(names), list(q), list(v), list(effort)
+    return msg
+
+
+def _exchange(probe, pub, efforts, msg, timeout=3.0):
+    """Publish ``msg`` until the controller answers (discovery) or the timeout passes."""
+    before = len(efforts)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pub.publish(msg)
+        if probe.wait_for(lambda: len(efforts) > before, timeout=0.2):
+            return efforts[-1]
+    return None
+
+
+def test_bad_states_are_rejected_logged_and_node_keeps_running(model, controller, probe):
+    from robot_dynamics.nodes.common import STATE_QOS
+
+    efforts = probe.collect(Float64MultiArray, "/effort_controller/commands")
+    pub = probe.node.create_publisher(JointState, "/joint_states", STATE_QOS)
+    names = model.joint_names
+    good = _state(names, [0.3, -0.4], [0.0, 0.0])
+    first = _exchange(probe, pub, efforts, good, timeout=20.0)
+    assert first is not None, controller.log
+    assert len(first.data) == 2 and all(math.isfinite(x) for x in first.data)
+
+    cases = [
+        (_state(["shoulder_typo", names[1]], [0.3, -0.4], [0, 0]), "lacks joint"),
+        (_state(names, [0.3, float("nan")], [0, 0]), "not finite"),
+        (_state(names, [0.3], [0, 0]), "position has 1 values for 2 names"),
+        (_state(names, [0.3, -0.4], [0.0]), "velocity has 1 values"),
+    ]
+    for msg, needle in cases:
+        time.sleep(0.3)  # past the stale hold's first warning period is irrelevant here
+        n_before = len(efforts)
+        for _ in range(5):
+            pub.publish(msg)
+            time.sleep(0.02)
+        assert controller.wait_log(needle, timeout=5.0), f"no log line for {needle!r}:\n{controller.log}"
+        assert controller.alive()
+        # every effort sent meanwhile is the stale hold or a good-state answer: finite
+        assert all(all(math.isfinite(x) for x in m.data) for m in efforts[n_before:])
+
+    # misordered names are matched by name, extra joints ignored: same effort as the good state
+    reordered = _state([names[1], "gripper_extra", names[0]], [-0.4, 9.0, 0.3], [0, 0, 0])
+    answer = _exchange(probe, pub, efforts, reordered)
+    again = _exchange(probe, pub, efforts, good)
+    assert answer is not None and again is not None
+    np.testing.assert_allclose(answer.data, again.data, atol=1e-9)
+
+
+def test_stale_state_holds_gravity_compensation(model, controller, probe):
+    from robot_dynamics.nodes.common import STATE_QOS
+
+    efforts = probe.collect(Float64MultiArray, "/effort_controller/commands")
+    pub = probe.node.create_publisher(JointState, "/joint_states", STATE_QOS)
+    q = np.array([0.7, -0.2])
+    assert _exchange(probe, pub, efforts, _state(model.joint_names, q, [0, 0]), 20.0) is not None
+    n0 = len(efforts)
+    assert probe.wait_for(lambda: len(efforts) > n0 + 5, timeout=5.0)  # hold keeps publishing
+    assert controller.wait_log("no valid JointState for", timeout=5.0)
+    g = rd.gravity_torques(model, model.create_data(), q)
+    np.testing.assert_allclose(efforts[-1].data, g, atol=1e-9)
+
+
+def test_bad_parameter_refused_with_reason():
+    proc = NodeProcess("id_controller", {"robot": ROBOT, "kp": [-5.0]})
+    try:
+        proc.proc.wait(timeout=30)
+        assert proc.proc.returncode != 0
+        assert "parameter kp" in proc.log, proc.log
+    finally:
+        proc.stop()
+
+
+def test_unknown_robot_refused_with_reason():
+    proc = NodeProcess("id_controller", {"robot": "no_such_robot"})
+    try:
+        proc.proc.wait(timeout=30)
+        assert proc.proc.returncode != 0
+        assert "no_such_robot" in proc.log, proc.log
+    finally:
+        proc.stop()
