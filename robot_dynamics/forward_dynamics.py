@@ -1,0 +1,49 @@
+"""Forward dynamics with reaction-dependent joint friction — seed 004 §2.8 (simulation).
+
+Given (q, q̇) and the motor efforts, find q̈. Without friction: ``q̈ = M⁻¹ (τ − b)``. With
+friction the friction efforts depend on the joint reactions, which depend on q̈ (eq. 2.3.7), so
+the seed iterates: perfect reactions from the motor efforts, friction from those reactions,
+reactions again from motor + friction, … until it converges. :mod:`robot_dynamics.stiction`
+implements that iteration, a Newton fallback when it does not converge, and what the seed leaves
+open — joints at rest that stick or break away. ``data.fd_report`` says which method answered,
+in how many iterations, with what residual, and which joints are stuck.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .crba import bias_forces, mass_matrix
+from .directors import wrench_directors
+from .errors import as_vector
+from .stiction import FrictionSolveError, FrictionSolveReport, solve_with_friction
+
+
+def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_iter=50,
+                     velocity_tolerance=1e-9, on_failure="raise") -> np.ndarray:
+    """Joint accelerations q̈ (nv,) under motor efforts ``tau``, gravity and friction.
+
+    Joints with ``|q̇_i| ≤ velocity_tolerance`` are at rest: they stick while friction can hold
+    them. Sets ``data.tau_friction`` (τf, stuck joints' holding effort included) and
+    ``data.fd_report`` (:class:`~robot_dynamics.stiction.FrictionSolveReport`). When the solve
+    fails it raises :class:`~robot_dynamics.stiction.FrictionSolveError`, or, with
+    ``on_failure="report"``, returns its best estimate with ``data.fd_report.converged == False``.
+    """
+    q = as_vector("q", q, model.nq, where="forward_dynamics")
+    v = as_vector("v", v, model.nv, where="forward_dynamics")
+    tau = as_vector("tau", tau, model.nv, where="forward_dynamics")
+    bias = bias_forces(model, data, q, v)
+    W0 = data.f.copy()  # fn(q, q̇, 0)
+    M = mass_matrix(model, data, q)
+    if friction is None or not friction.active.any():
+        a = np.linalg.solve(M, tau - bias)
+        data.tau_friction[:] = 0.0
+        data.fd_report = FrictionSolveReport()
+        return a
+    D = wrench_directors(model, data)  # uses the composite inertias mass_matrix left in data
+    a, tauf, report = solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, h=0.0,
+                                          v_tol=velocity_tolerance, tol=tol, max_iter=max_iter)
+    data.tau_friction[:] = tauf
+    data.fd_report = report
+    if not report.converged and on_failure == "raise":
+        raise FrictionSolveError(report)
+    return a
