@@ -182,6 +182,11 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
         scale = 1.0 + np.abs(x).max()
         if np.abs(r).max() <= tol * (np.abs(rhs0).max() + 1.0) * scale:
             a[F] = x
+            if it > 1 and np.linalg.eigvalsh(0.5 * (J + J.T)).min() <= 0:
+                report.message = ("friction this strong can make the motion non-unique "
+                                  "(Painlevé-type): another acceleration may satisfy the "
+                                  "equations too; this one is the root nearest the frictionless "
+                                  "motion")
             return a, _friction_of(model, friction, q, v, a, W0, D, free, direction, h), True
         J = np.empty((len(F), len(F)))
         eps = 1e-7 * scale

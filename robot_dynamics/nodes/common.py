@@ -123,9 +123,9 @@ def stamp_to_seconds(stamp) -> float:
 
 
 def seconds_to_stamp(t: float, msg_time):
-    sec = int(np.floor(t))
-    msg_time.sec = sec
-    msg_time.nanosec = int(round((t - sec) * 1e9)) % 1_000_000_000
+    """Write ``t`` seconds into a builtin_interfaces/Time (rounded to the nanosecond)."""
+    ns = int(round(t * 1e9))
+    msg_time.sec, msg_time.nanosec = divmod(ns, 1_000_000_000)
     return msg_time
 
 
