@@ -103,7 +103,7 @@ class DynamicsModelNode(Node):
         try:
             q, v, effort = self.matcher.read(msg, need_effort=need_effort)
         except InputError as exc:
-            self.get_logger().warn(f"rejected JointState: {exc}", throttle_duration_sec=1.0)
+            self.get_logger().warning(f"rejected JointState: {exc}", throttle_duration_sec=1.0)
             return
         self.latest = (msg.header.stamp, q, v, effort)
 

@@ -117,7 +117,7 @@ class IdController(Node):
         try:
             traj = trajectory_from_msg(msg, self.model.joint_names)
         except InputError as exc:
-            self.get_logger().warn(f"rejected trajectory: {exc}", throttle_duration_sec=1.0)
+            self.get_logger().warning(f"rejected trajectory: {exc}", throttle_duration_sec=1.0)
             return
         self.set_trajectory(traj, stamp_to_seconds(msg.header.stamp) or None)
 
@@ -141,7 +141,7 @@ class IdController(Node):
         try:
             q, v, _ = self.matcher.read(msg)
         except InputError as exc:
-            self.get_logger().warn(f"rejected JointState: {exc}", throttle_duration_sec=1.0)
+            self.get_logger().warning(f"rejected JointState: {exc}", throttle_duration_sec=1.0)
             return
         t = stamp_to_seconds(msg.header.stamp)
         qd, vd, ad = self.reference(t, q)
@@ -167,7 +167,7 @@ class IdController(Node):
     def check_stale(self):
         if self.last_valid is None or time.monotonic() - self.last_valid < self.stale_timeout:
             return
-        self.get_logger().warn(
+        self.get_logger().warning(
             f"no valid JointState for {time.monotonic() - self.last_valid:.2f} s: holding "
             f"{'gravity compensation' if self.stale_behavior == 'gravity' else 'zero effort'}",
             throttle_duration_sec=2.0)

@@ -97,11 +97,11 @@ class SimulatorNode(Node):
     def on_command(self, msg):
         tau = np.asarray(msg.data, dtype=float)
         if tau.shape != (self.model.nv,):
-            self.get_logger().warn(f"rejected effort command: {tau.size} values for "
+            self.get_logger().warning(f"rejected effort command: {tau.size} values for "
                                    f"{self.model.nv} joints", throttle_duration_sec=1.0)
             return
         if not np.all(np.isfinite(tau)):
-            self.get_logger().warn("rejected effort command: non-finite value(s)",
+            self.get_logger().warning("rejected effort command: non-finite value(s)",
                                    throttle_duration_sec=1.0)
             return
         self.tau = tau
