@@ -14,8 +14,8 @@ from conftest import REPO, bundled, random_state
 pin = pytest.importorskip("pinocchio")
 
 # name: (movable joint types in URDF order, plausible total URDF mass range [kg] incl. the base link)
-# arm7: the real LBR iiwa 14 R820 weighs 29.5 kg (KUKA datasheet); the CAD-estimated link masses
-# of the description (docs/robots.md) sum a little lower, so 15–35 kg.
+# arm7: the real LBR iiwa 14 R820 weighs about 30 kg (KUKA datasheet); the CAD-estimated link
+# masses of the description (docs/robots.md) sum to less (22.5 kg), so 15–35 kg.
 ROBOTS = {
     "rrp": (["revolute", "revolute", "prismatic"], (3.0, 10.0)),
     "planar_2r": (["revolute"] * 2, (2.0, 5.0)),
