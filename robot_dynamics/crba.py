@@ -9,12 +9,27 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import as_vector
+from .kernels.dynamics import crba_kernel, world_kernel
 from .kinematics import _placements
-from .rnea import _rnea
+from .rnea import _rnea_fast
 
 
 def mass_matrix(model, data, q) -> np.ndarray:
-    """Joint-space mass matrix M(q) (nv, nv), symmetric positive definite. Fills ``data.M``."""
+    """Joint-space mass matrix M(q) (nv, nv), symmetric positive definite.
+
+    Fills ``data.M``, the composite inertias ``data.Ic``, the transforms ``data.X`` and the body
+    poses ``data.oMi`` (compiled kernel; :func:`mass_matrix_reference` is the specification).
+    """
+    q = as_vector("q", q, model.nq, where="mass_matrix")
+    crba_kernel(model.kinds, model.parents, model.axes, model.joint_rotations,
+                model.joint_translations, model.spatial_inertias, model.motion_subspaces, q,
+                data.liMi_R, data.liMi_p, data.X, data.Ic, data.M)
+    world_kernel(model.parents, data.liMi_R, data.liMi_p, data.oMi)
+    return data.M.copy()
+
+
+def mass_matrix_reference(model, data, q) -> np.ndarray:
+    """The composite rigid body algorithm written out in NumPy (the kernel's specification)."""
     q = as_vector("q", q, model.nq, where="mass_matrix")
     _placements(model, data, q)
     n = model.nv
@@ -40,18 +55,18 @@ def bias_forces(model, data, q, v) -> np.ndarray:
     """b(q, q̇) = C(q, q̇) q̇ + g(q) (nv,): the efforts at zero acceleration (rnea with a = 0)."""
     q = as_vector("q", q, model.nq, where="bias_forces")
     v = as_vector("v", v, model.nv, where="bias_forces")
-    return _rnea(model, data, q, v, np.zeros(model.nv), model.gravity)
+    return _rnea_fast(model, data, q, v, np.zeros(model.nv), model.gravity)
 
 
 def gravity_torques(model, data, q) -> np.ndarray:
     """g(q) (nv,): the joint efforts that hold the robot still against gravity."""
     q = as_vector("q", q, model.nq, where="gravity_torques")
     zero = np.zeros(model.nv)
-    return _rnea(model, data, q, zero, zero, model.gravity)
+    return _rnea_fast(model, data, q, zero, zero, model.gravity)
 
 
 def coriolis_torques(model, data, q, v) -> np.ndarray:
     """C(q, q̇) q̇ (nv,): velocity-product efforts without gravity."""
     q = as_vector("q", q, model.nq, where="coriolis_torques")
     v = as_vector("v", v, model.nv, where="coriolis_torques")
-    return _rnea(model, data, q, v, np.zeros(model.nv), np.zeros(3))
+    return _rnea_fast(model, data, q, v, np.zeros(model.nv), np.zeros(3))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .crba import mass_matrix
+from .kernels.dynamics import directors_kernel
 
 
 def wrench_directors(model, data, q=None) -> np.ndarray:
@@ -25,6 +26,15 @@ def wrench_directors(model, data, q=None) -> np.ndarray:
     With ``q`` it runs :func:`~robot_dynamics.crba.mass_matrix` first; without, it uses the
     composite inertias and transforms already in ``data`` (after ``mass_matrix(model, data, q)``).
     """
+    if q is not None:
+        mass_matrix(model, data, q)
+    D = np.empty((model.nv, model.nv, 6))
+    directors_kernel(model.parents, model.motion_subspaces, data.X, data.Ic, D)
+    return D
+
+
+def wrench_directors_reference(model, data, q=None) -> np.ndarray:
+    """:func:`wrench_directors` written out in NumPy (the kernel's specification)."""
     if q is not None:
         mass_matrix(model, data, q)
     n = model.nv

@@ -4,6 +4,8 @@ Every message names what is wrong: the file, link, joint or argument, and the of
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -21,6 +23,9 @@ def as_vector(name: str, x, n: int, *, where: str = "") -> np.ndarray:
     ``name`` is the argument's name as the user wrote it (``q``, ``v``, ``a``, ``tau``), and
     ``where`` the calling algorithm, so the message says which input of which call is wrong.
     """
+    if (type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (n,)
+            and math.isfinite(x.sum())):
+        return x  # fast path: already a finite float64 vector (a NaN or Inf makes the sum non-finite)
     ctx = f" in {where}" if where else ""
     try:
         arr = np.asarray(x, dtype=np.float64)

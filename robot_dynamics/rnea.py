@@ -5,13 +5,15 @@ body efforts FN_i = I_i a_i + v_i ×* I_i v_i (seed 002 about the body origin). 
 the canonical isomorphism E → J (DESIGN.md §2.3), ``f_i = FN_i + Σ_children X_cᵀ f_c``, gives
 the wrench fn_i each joint transmits; its axial component is the joint effort τ_i = S_iᵀ fn_i.
 
-This is the readable reference implementation; compiled kernels must agree with it.
+``rnea`` runs the compiled kernel (:mod:`robot_dynamics.kernels`); ``rnea_reference`` is the
+readable specification written here, and the tests hold the two to 1e-10.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .errors import as_vector
+from .kernels.dynamics import rnea_kernel
 from .kinematics import _placements
 from .spatial import force_cross, motion_cross
 
@@ -25,7 +27,23 @@ def rnea(model, data, q, v, a) -> np.ndarray:
     q = as_vector("q", q, model.nq, where="rnea")
     v = as_vector("v", v, model.nv, where="rnea")
     a = as_vector("a", a, model.nv, where="rnea")
+    return _rnea_fast(model, data, q, v, a, model.gravity)
+
+
+def rnea_reference(model, data, q, v, a) -> np.ndarray:
+    """:func:`rnea` written out in NumPy, joint by joint: the specification of the kernel."""
+    q = as_vector("q", q, model.nq, where="rnea")
+    v = as_vector("v", v, model.nv, where="rnea")
+    a = as_vector("a", a, model.nv, where="rnea")
     return _rnea(model, data, q, v, a, model.gravity)
+
+
+def _rnea_fast(model, data, q, v, a, gravity) -> np.ndarray:
+    rnea_kernel(model.kinds, model.parents, model.axes, model.joint_rotations,
+                model.joint_translations, model.spatial_inertias, model.motion_subspaces,
+                np.asarray(gravity, dtype=float), q, v, a, data.liMi_R, data.liMi_p, data.v,
+                data.a, data.f, data.tau)
+    return data.tau.copy()
 
 
 def _rnea(model, data, q, v, a, gravity) -> np.ndarray:

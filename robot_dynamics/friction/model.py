@@ -7,6 +7,7 @@ from .. import joints as jt
 from ..errors import ModelError
 from .base import FrictionLaw
 from .none import NoFriction
+from ..kernels.friction import friction_kernel, pack_friction
 
 
 class FrictionModel:
@@ -21,6 +22,7 @@ class FrictionModel:
         self.joint_names = list(joint_names)
         self.laws = list(laws)
         self.active = np.array([not isinstance(law, NoFriction) for law in laws])
+        self._packed = pack_friction(self)  # None: some law needs the Python path
 
     def _check(self, model):
         if list(model.joint_names) != self.joint_names:
@@ -33,6 +35,12 @@ class FrictionModel:
         ``directions`` (nv,) gives the sign of motion of joints with ``q̇_i = 0`` (breakaway).
         """
         out = np.zeros(model.nv)
+        if self._packed is not None:
+            d = np.zeros(model.nv) if directions is None else np.asarray(directions, dtype=float)
+            friction_kernel(self._packed[0], self._packed[1], model.kinds, model.axes,
+                            np.ascontiguousarray(wrenches), np.asarray(q, dtype=float),
+                            np.asarray(v, dtype=float), d, out)
+            return out
         prismatic = model.kinds == jt.PRISMATIC
         for i in np.flatnonzero(self.active):
             d = 0.0 if directions is None else directions[i]
@@ -42,6 +50,8 @@ class FrictionModel:
 
     def bounds(self, model, wrenches, q, directions) -> np.ndarray:
         """Stiction bounds (nv,): the largest friction each joint can hold at rest."""
+        if self._packed is not None:
+            return self.magnitudes(model, wrenches, q, np.zeros(model.nv), directions)
         out = np.zeros(model.nv)
         prismatic = model.kinds == jt.PRISMATIC
         for i in np.flatnonzero(self.active):

@@ -109,7 +109,9 @@ class SimulatorNode(Node):
             self.advance(1)
 
     def on_reset(self, request, response):
+        t = self.sim.t
         self.sim.reset(self.q0, self.v0)
+        self.sim.t = t  # simulated time (and /clock) keeps going forward
         self.tau = np.zeros(self.model.nv)
         self.wall_start, self.sim_start = time.monotonic(), self.sim.t
         self.next_audit = self.sim.t + self.audit_period
