@@ -138,15 +138,20 @@ def finite_or_none(values):
 def run_node(node_class, args=None):
     """Standard main(): init, spin until Ctrl-C, shut down cleanly."""
     import rclpy
-    from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+    from rclpy.executors import (ExternalShutdownException, MultiThreadedExecutor,
+                                 SingleThreadedExecutor)
 
     rclpy.init(args=args)
     node = None
     try:
         node = node_class()
-        # two threads: an action goal (own reentrant group) may wait while callbacks go on;
-        # the node's other callbacks share one mutually exclusive group, so never overlap
-        executor = MultiThreadedExecutor(num_threads=2)
+        # An action goal (own reentrant group) waits while callbacks go on: that needs two
+        # threads. Otherwise one thread: rclpy's multi-threaded executor costs milliseconds of
+        # latency per callback, too much for a 1 kHz loop.
+        if getattr(node, "needs_threads", False):
+            executor = MultiThreadedExecutor(num_threads=2)
+        else:
+            executor = SingleThreadedExecutor()
         executor.add_node(node)
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):

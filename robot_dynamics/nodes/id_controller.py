@@ -99,6 +99,7 @@ class IdController(Node):
                                       "to succeed at its end", low=1e-6, high=10.0)
         self.create_timer(0.02, self.check_stale)
         self._action = self._make_action_server()
+        self.needs_threads = self._action is not None
         self.get_logger().info(
             f"computed-torque control of {self.model.name!r} ({n} joints), friction "
             f"{'on' if self.friction is not None and self.friction_compensation else 'off'}, "
