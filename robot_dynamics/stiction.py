@@ -61,8 +61,14 @@ class FrictionSolveError(RuntimeError):
 
 
 def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_tol=1e-9,
-                        tol=1e-10, max_iter=50):
-    """Return (a, τf, report). See the module docstring for the meaning of ``h``."""
+                        tol=1e-10, max_iter=50, reference=False):
+    """Return (a, τf, report). See the module docstring for the meaning of ``h``.
+
+    Friction models made only of built-in laws run the compiled kernel
+    (:mod:`robot_dynamics.kernels.stiction`); others, and ``reference=True``, run this module.
+    """
+    if friction._packed is not None and not reference:
+        return _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, max_iter)
     n = model.nv
     report = FrictionSolveReport()
     if h > 0:
@@ -183,10 +189,7 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
         if np.abs(r).max() <= tol * (np.abs(rhs0).max() + 1.0) * scale:
             a[F] = x
             if it > 1 and np.linalg.eigvalsh(0.5 * (J + J.T)).min() <= 0:
-                report.message = ("friction this strong can make the motion non-unique "
-                                  "(Painlevé-type): another acceleration may satisfy the "
-                                  "equations too; this one is the root nearest the frictionless "
-                                  "motion")
+                report.message = _NON_UNIQUE
             return a, _friction_of(model, friction, q, v, a, W0, D, free, direction, h), True
         J = np.empty((len(F), len(F)))
         eps = 1e-7 * scale
@@ -211,3 +214,37 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
                       "for a unique motion, or a law that is not continuous in the loads")
     a[F] = x
     return a, np.zeros(model.nv), False
+
+
+_METHODS = ("direct", "fixed_point", "newton")
+_NON_UNIQUE = ("friction this strong can make the motion non-unique (Painlevé-type): another "
+               "acceleration may satisfy the equations too; this one is the root nearest the "
+               "frictionless motion")
+
+
+def _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, max_iter):
+    from .kernels.stiction import solve_friction_kernel
+
+    n = model.nv
+    a, tauf = np.empty(n), np.empty(n)
+    stuck, at_rest = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    info = np.zeros(5, dtype=np.int64)
+    codes, params = friction._packed
+    residual = solve_friction_kernel(
+        np.ascontiguousarray(M), np.asarray(bias, float), np.asarray(tau, float),
+        np.ascontiguousarray(W0), D, codes, params, model.kinds, model.axes, friction.active,
+        np.asarray(q, float), np.asarray(v, float), float(h), float(v_tol), float(tol),
+        int(max_iter), a, tauf, stuck, at_rest, info)
+    report = FrictionSolveReport(
+        converged=bool(info[0]), method=_METHODS[info[1]], iterations=int(info[2]),
+        residual=float(residual), active_set_changes=int(info[3]),
+        stuck=[model.joint_names[i] for i in np.flatnonzero(stuck)] if info[0] else [],
+        breaking_away=[model.joint_names[i] for i in np.flatnonzero(at_rest & ~stuck)]
+        if info[0] else [],
+        message="" if info[0] else ("friction solve did not converge (successive approximation"
+                                    " and Newton), or the stick/slip states did not settle"))
+    if info[4] and info[0]:
+        report.message = _NON_UNIQUE
+    if not info[0]:
+        tauf[:] = 0.0
+    return a, tauf, report
