@@ -21,9 +21,7 @@ def mass_matrix(model, data, q) -> np.ndarray:
     poses ``data.oMi`` (compiled kernel; :func:`mass_matrix_reference` is the specification).
     """
     q = as_vector("q", q, model.nq, where="mass_matrix")
-    crba_kernel(model.kinds, model.parents, model.axes, model.joint_rotations,
-                model.joint_translations, model.spatial_inertias, model.motion_subspaces, q,
-                data.liMi_R, data.liMi_p, data.X, data.Ic, data.M)
+    crba_kernel(*model._kargs, q, data.liMi_R, data.liMi_p, data.X, data.Ic, data.M)
     world_kernel(model.parents, data.liMi_R, data.liMi_p, data.oMi)
     return data.M.copy()
 
@@ -55,14 +53,14 @@ def bias_forces(model, data, q, v) -> np.ndarray:
     """b(q, q̇) = C(q, q̇) q̇ + g(q) (nv,): the efforts at zero acceleration (rnea with a = 0)."""
     q = as_vector("q", q, model.nq, where="bias_forces")
     v = as_vector("v", v, model.nv, where="bias_forces")
-    return _rnea_fast(model, data, q, v, np.zeros(model.nv), model.gravity)
+    return _rnea_fast(model, data, q, v, np.zeros(model.nv))
 
 
 def gravity_torques(model, data, q) -> np.ndarray:
     """g(q) (nv,): the joint efforts that hold the robot still against gravity."""
     q = as_vector("q", q, model.nq, where="gravity_torques")
     zero = np.zeros(model.nv)
-    return _rnea_fast(model, data, q, zero, zero, model.gravity)
+    return _rnea_fast(model, data, q, zero, zero)
 
 
 def coriolis_torques(model, data, q, v) -> np.ndarray:

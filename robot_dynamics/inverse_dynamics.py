@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import as_vector
-from .rnea import rnea
+from .kernels.friction import id_friction_kernel
+from .rnea import _rnea_fast
 
 
 def friction_directions(v, a, velocity_tolerance=1e-6, smoothing_velocity=0.0) -> np.ndarray:
@@ -42,10 +43,15 @@ def inverse_dynamics(model, data, q, v, a, friction=None, *, velocity_tolerance=
     q = as_vector("q", q, model.nq, where="inverse_dynamics")
     v = as_vector("v", v, model.nv, where="inverse_dynamics")
     a = as_vector("a", a, model.nv, where="inverse_dynamics")
-    fn_axial = rnea(model, data, q, v, a)  # step 1; fn∥ = Sᵀ fn per joint
+    fn_axial = _rnea_fast(model, data, q, v, a)  # step 1; fn∥ = Sᵀ fn per joint
     if friction is None:
         data.tau_friction[:] = 0.0
         return fn_axial
+    if friction._packed is not None and smoothing_velocity == 0:  # compiled steps 2–4
+        out = np.empty(model.nv)
+        id_friction_kernel(*friction._packed, model._kargs[0], model._kargs[2], data.f, q, v, a,
+                           fn_axial, float(velocity_tolerance), data.tau_friction, out)
+        return out
     d = friction_directions(v, a, velocity_tolerance, smoothing_velocity)
     magnitude = friction.magnitudes(model, data.f, q, v, np.sign(d))  # steps 2–3
     data.tau_friction[:] = -magnitude * d

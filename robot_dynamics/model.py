@@ -54,7 +54,8 @@ class Model:
         if g.shape != (3,) or not np.all(np.isfinite(g)):
             raise ModelError(f"gravity: expected 3 finite numbers, got {g!r}")
         g = g.copy()
-        g.setflags(write=False)
+        self._g = g.copy()  # writable copy handed to the compiled kernels (numba types
+        g.setflags(write=False)  # read-only arrays separately and dispatches them slower)
         self._gravity = g
 
     def create_data(self) -> "Data":
@@ -265,4 +266,7 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81),
             children_of[p].append(i)
     model.children = children_of
     model.gravity = gravity
+    model._kargs = tuple(np.array(x) for x in (  # writable copies for the kernels
+        model.kinds, model.parents, model.axes, model.joint_rotations, model.joint_translations,
+        model.spatial_inertias, model.motion_subspaces))
     return model

@@ -27,7 +27,7 @@ def rnea(model, data, q, v, a) -> np.ndarray:
     q = as_vector("q", q, model.nq, where="rnea")
     v = as_vector("v", v, model.nv, where="rnea")
     a = as_vector("a", a, model.nv, where="rnea")
-    return _rnea_fast(model, data, q, v, a, model.gravity)
+    return _rnea_fast(model, data, q, v, a)
 
 
 def rnea_reference(model, data, q, v, a) -> np.ndarray:
@@ -38,11 +38,10 @@ def rnea_reference(model, data, q, v, a) -> np.ndarray:
     return _rnea(model, data, q, v, a, model.gravity)
 
 
-def _rnea_fast(model, data, q, v, a, gravity) -> np.ndarray:
-    rnea_kernel(model.kinds, model.parents, model.axes, model.joint_rotations,
-                model.joint_translations, model.spatial_inertias, model.motion_subspaces,
-                np.asarray(gravity, dtype=float), q, v, a, data.liMi_R, data.liMi_p, data.v,
-                data.a, data.f, data.tau)
+def _rnea_fast(model, data, q, v, a, gravity=None) -> np.ndarray:
+    g = model._g if gravity is None else np.asarray(gravity, dtype=float)
+    rnea_kernel(*model._kargs, g, q, v, a, data.liMi_R, data.liMi_p, data.v, data.a, data.f,
+                data.tau)
     return data.tau.copy()
 
 

@@ -232,7 +232,7 @@ def _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, m
     codes, params = friction._packed
     residual = solve_friction_kernel(
         np.ascontiguousarray(M), np.asarray(bias, float), np.asarray(tau, float),
-        np.ascontiguousarray(W0), D, codes, params, model.kinds, model.axes, friction.active,
+        np.ascontiguousarray(W0), D, codes, params, model._kargs[0], model._kargs[2], friction.active,
         np.asarray(q, float), np.asarray(v, float), float(h), float(v_tol), float(tol),
         int(max_iter), a, tauf, stuck, at_rest, info)
     report = FrictionSolveReport(

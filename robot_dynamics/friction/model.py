@@ -37,7 +37,7 @@ class FrictionModel:
         out = np.zeros(model.nv)
         if self._packed is not None:
             d = np.zeros(model.nv) if directions is None else np.asarray(directions, dtype=float)
-            friction_kernel(self._packed[0], self._packed[1], model.kinds, model.axes,
+            friction_kernel(self._packed[0], self._packed[1], model._kargs[0], model._kargs[2],
                             np.ascontiguousarray(wrenches), np.asarray(q, dtype=float),
                             np.asarray(v, dtype=float), d, out)
             return out

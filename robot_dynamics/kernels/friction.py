@@ -101,3 +101,18 @@ def friction_kernel(codes, params, kinds, axes, W, q, qd, direction, out):
             else:
                 load = pr[1] * (fperp + bend) + pr[2] * abs(fpar)
             out[i] = pr[4] + mu * load
+
+
+@njit(cache=True)
+def id_friction_kernel(codes, params, kinds, axes, W, q, v, a, fn_axial, tol, tauf, tau):
+    """Seed 004 §2.7 steps 2–4 after RNEA: τ = fn∥ − τf, τf against q̇ (or q̈ at rest)."""
+    n = q.shape[0]
+    d = np.empty(n)
+    mag = np.empty(n)
+    for i in range(n):
+        src = v[i] if abs(v[i]) > tol else a[i]
+        d[i] = 1.0 if src > 0 else (-1.0 if src < 0 else 0.0)
+    friction_kernel(codes, params, kinds, axes, W, q, v, d, mag)
+    for i in range(n):
+        tauf[i] = -mag[i] * d[i]
+        tau[i] = fn_axial[i] - tauf[i]
