@@ -95,7 +95,7 @@ class RosProbe:
 
     def _spin(self):
         while not self._stop and self.context.ok():
-            self.executor.spin_once(timeout_sec=0.02)
+            self.executor.spin_once(timeout_sec=0.01)
 
     def collect(self, msg_type, topic, qos=None):
         """Subscribe and return the list the messages are appended to."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -214,6 +215,12 @@ def main(argv=None):
                         help="controller ignores friction (to see what compensation buys)")
     parser.add_argument("--plot", default=None, help="save a PNG plot here")
     args = parser.parse_args(argv)
-    summary = run_demo(args.robot, args.friction, args.mode, args.move_time,
-                       friction_compensation=not args.no_friction_compensation, plot=args.plot)
+    from ..errors import InputError, ModelError
+
+    try:
+        summary = run_demo(args.robot, args.friction, args.mode, args.move_time,
+                           friction_compensation=not args.no_friction_compensation, plot=args.plot)
+    except (ModelError, InputError) as exc:
+        print(f"robot-dynamics sim: {exc}", file=sys.stderr)
+        return 2
     return 0 if np.isfinite(summary["final_error"]) else 1
