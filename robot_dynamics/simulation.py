@@ -23,7 +23,6 @@ from .crba import bias_forces, mass_matrix
 from .directors import wrench_directors
 from .energy import EnergyAudit, kinetic_energy, potential_energy
 from .errors import InputError, as_vector
-from .kinematics import _placements
 from .stiction import FrictionSolveError, solve_with_friction
 
 
@@ -66,9 +65,35 @@ class Simulator:
         return self._audit
 
     def step(self, tau):
-        """Advance one step under motor efforts ``tau`` (held constant over the step)."""
-        model, data, h = self.model, self.data, self.dt
-        tau = as_vector("tau", tau, model.nv, where="Simulator.step")
+        """Advance one step under motor efforts ``tau`` (held constant over the step).
+
+        If the friction solve of a step fails (compiled path, then the reference path), the step
+        is split in two halves, recursively up to 1/16 of a step, before giving up with
+        :class:`~robot_dynamics.stiction.FrictionSolveError` — never a silent wrong state.
+        """
+        tau = as_vector("tau", tau, self.model.nv, where="Simulator.step")
+        self._advance(tau, self.dt, 0)
+        self.t += self.dt
+        self.steps += 1
+
+    def _advance(self, tau, h, depth):
+        try:
+            self._integrate(tau, h, reference=False)
+            return
+        except FrictionSolveError as exc:
+            failure = exc
+        try:
+            self._integrate(tau, h, reference=True)
+            return
+        except FrictionSolveError as exc:
+            failure = exc
+        if depth >= 4:
+            raise failure
+        self._advance(tau, 0.5 * h, depth + 1)
+        self._advance(tau, 0.5 * h, depth + 1)
+
+    def _integrate(self, tau, h, reference):
+        model, data = self.model, self.data
         v = self.v
         q_half = self.q + 0.5 * h * v
         M = mass_matrix(model, data, q_half)
@@ -81,11 +106,10 @@ class Simulator:
         v_eval = v
         for _ in range(2):
             bias = bias_forces(model, data, q_half, v_eval) + self.damping * v
-            a, tauf = self._solve(tau, q_half, v, M_eff, bias, data.f.copy(), D)
+            a, tauf = self._solve(tau, q_half, v, M_eff, bias, data.f.copy(), D, h, reference)
             v_eval = v + 0.5 * h * a
         v_new = v + h * a
-        stuck = np.abs(v_new) < self.v_tol * 1e-3  # exact zeros from the stick solve
-        v_new[stuck] = 0.0
+        v_new[np.abs(v_new) < self.v_tol * 1e-3] = 0.0  # exact zeros from the stick solve
         v_mid = 0.5 * (v + v_new)
         self._audit.motor_work += h * float(tau @ v_mid)
         self._audit.friction_dissipation -= h * float(tauf @ v_mid)
@@ -93,15 +117,13 @@ class Simulator:
         self.q = q_half + 0.5 * h * v_new
         self.v = v_new
         self.tau_friction = tauf
-        self.t += h
-        self.steps += 1
 
-    def _solve(self, tau, q, v, M_eff, bias, W0, D):
+    def _solve(self, tau, q, v, M_eff, bias, W0, D, h, reference):
         if D is None:
             return np.linalg.solve(M_eff, tau - bias), np.zeros(self.model.nv)
         a, tauf, report = solve_with_friction(self.model, self.friction, q, v, tau, M_eff, bias,
-                                              W0, D, h=self.dt, v_tol=self.v_tol, tol=self.tol,
-                                              max_iter=self.max_iter)
+                                              W0, D, h=h, v_tol=self.v_tol, tol=self.tol,
+                                              max_iter=self.max_iter, reference=reference)
         self.report = report
         if not report.converged:
             raise FrictionSolveError(report)

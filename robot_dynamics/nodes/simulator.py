@@ -27,6 +27,7 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from std_srvs.srv import Trigger
 
 from ..simulation import Simulator
+from ..stiction import FrictionSolveError
 from .common import (STATE_QOS, declare, declare_robot_parameters, load_robot, run_node,
                      seconds_to_stamp)
 
@@ -121,8 +122,12 @@ class SimulatorNode(Node):
 
     # -- stepping ---------------------------------------------------------------------------
     def advance(self, steps):
-        for _ in range(steps):
-            self.sim.step(self.tau)
+        try:
+            for _ in range(steps):
+                self.sim.step(self.tau)
+        except FrictionSolveError as exc:  # the state stays where it was: nothing invented
+            self.get_logger().error(f"step at t={self.sim.t:.4f} s failed: {exc}; holding the "
+                                    "state", throttle_duration_sec=1.0)
         self.publish_state()
         if self.audit_period > 0 and self.sim.t >= self.next_audit - 1e-12:
             self.next_audit += self.audit_period
