@@ -183,12 +183,13 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
 
     x = a[F].copy()
     r, _ = residual(x)
+    J = None  # Jacobian of the last Newton step
     for it in range(1, max_iter + 1):
         report.iterations += 1
         scale = 1.0 + np.abs(x).max()
         if np.abs(r).max() <= tol * (np.abs(rhs0).max() + 1.0) * scale:
             a[F] = x
-            if it > 1 and np.linalg.eigvalsh(0.5 * (J + J.T)).min() <= 0:
+            if J is not None and np.linalg.eigvalsh(0.5 * (J + J.T)).min() <= 0:
                 report.message = _NON_UNIQUE
             return a, _friction_of(model, friction, q, v, a, W0, D, free, direction, h), True
         J = np.empty((len(F), len(F)))

@@ -1,5 +1,4 @@
 """`robot-dynamics sim` (the pip-mode composition) end to end, and the CLI's dispatch."""
-import os
 import re
 import subprocess
 import sys

@@ -3,7 +3,6 @@ import numpy as np
 
 import robot_dynamics as rd
 from robot_dynamics.friction import friction_from_config
-from robot_dynamics.trajectory import minimum_jerk
 from conftest import bundled
 
 

@@ -77,8 +77,7 @@ def test_several_joints_stick_at_once_and_conditions_hold():
     a = rd.forward_dynamics(model, data, q, np.zeros(7), 0.6 * g, friction=fr)
     rep = data.fd_report
     assert rep.converged and rep.stuck and rep.breaking_away
-    W = rd.joint_wrenches(model, data)  # stale: recompute the reactions of this motion
-    rd.rnea(model, data, q, np.zeros(7), a)
+    rd.rnea(model, data, q, np.zeros(7), a)  # the reactions of the motion FD found
     W = rd.joint_wrenches(model, data)
     for name in rep.stuck:
         i = model.joint_index(name)

@@ -10,7 +10,6 @@ import argparse
 import os
 import sys
 
-import numpy as np
 import yaml
 
 from ..errors import InputError, ModelError

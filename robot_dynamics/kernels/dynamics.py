@@ -80,7 +80,6 @@ def rnea_kernel(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, a, R, p, vel
     placements_kernel(kinds, axes, R0, p0, q, R, p)
     a0 = np.zeros(6)
     a0[0], a0[1], a0[2] = -gravity[0], -gravity[1], -gravity[2]
-    zero = np.zeros(6)
     tmp = np.empty(6)
     Iv = np.empty(6)
     sv = np.empty(6)
@@ -133,6 +132,17 @@ def rnea_kernel(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, a, R, p, vel
         par = parents[i]
         if par >= 0:
             _add_to_parent(R[i], p[i], f[i], f[par])
+
+
+@njit(cache=True)
+def _force_up(X, F, G):
+    """F ← Xᵀ F: carry a force from a body's frame to its parent's (G is scratch)."""
+    for r in range(6):
+        s = 0.0
+        for k in range(6):
+            s += X[k, r] * F[k]
+        G[r] = s
+    F[:] = G
 
 
 @njit(cache=True)
@@ -190,12 +200,7 @@ def crba_kernel(kinds, parents, axes, R0, p0, I6, S, q, R, p, X, Ic, M):
         M[i, i] = s
         j = i
         while parents[j] >= 0:
-            for r in range(6):
-                s = 0.0
-                for k in range(6):
-                    s += X[j, k, r] * F[k]
-                G[r] = s
-            F[:] = G
+            _force_up(X[j], F, G)
             j = parents[j]
             s = 0.0
             for k in range(6):
@@ -224,12 +229,7 @@ def directors_kernel(parents, S, X, Ic, D):
             D[al, al, r] = s
         j = al
         while parents[j] >= 0:
-            for r in range(6):
-                s = 0.0
-                for k in range(6):
-                    s += X[j, k, r] * F[k]
-                G[r] = s
-            F[:] = G
+            _force_up(X[j], F, G)
             j = parents[j]
             D[al, j, :] = F
         inside[:] = False

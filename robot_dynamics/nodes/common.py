@@ -37,6 +37,17 @@ def declare(node, name, default, description, *, low=None, high=None, step=0.0, 
     return node.declare_parameter(name, default, desc).value
 
 
+def per_joint(name, values, n, *, nonnegative=False):
+    """A parameter given as one number for all joints or one per joint → (n,) array."""
+    arr = np.asarray(values, dtype=float)
+    if arr.size == 1:
+        arr = np.full(n, float(arr.ravel()[0]))
+    if arr.shape != (n,) or not np.all(np.isfinite(arr)) or (nonnegative and np.any(arr < 0)):
+        kind = "non-negative" if nonnegative else "finite"
+        raise ValueError(f"parameter {name}: expected 1 or {n} {kind} numbers, got {values}")
+    return arr
+
+
 def declare_robot_parameters(node):
     """The parameters every node uses to know the robot and its friction."""
     declare(node, "robot_description", "",

@@ -29,7 +29,8 @@ from ..errors import InputError
 from ..inverse_dynamics import inverse_dynamics
 from ..trajectory import JointTrajectory
 from .common import (STATE_QOS, TRAJECTORY_QOS, JointStateMatcher, declare,
-                     declare_robot_parameters, load_robot, run_node, stamp_to_seconds)
+                     declare_robot_parameters, load_robot, per_joint, run_node,
+                     stamp_to_seconds)
 
 
 def trajectory_from_msg(msg, joint_names):
@@ -65,7 +66,8 @@ class IdController(Node):
                 "joint order of the effort command (defaults to the URDF order)", read_only=True)
         kp = declare(self, "kp", [400.0], "position gains K_p [1/s²], one per joint or one for all")
         kd = declare(self, "kd", [40.0], "velocity gains K_d [1/s], one per joint or one for all")
-        self.kp, self.kd = self._gains("kp", kp, n), self._gains("kd", kd, n)
+        self.kp = per_joint("kp", kp, n, nonnegative=True)
+        self.kd = per_joint("kd", kd, n, nonnegative=True)
         self.friction_compensation = declare(
             self, "friction_compensation", True, "add the friction map to the computed torque")
         self.stale_timeout = declare(self, "stale_timeout", 0.1,
@@ -104,14 +106,6 @@ class IdController(Node):
             f"computed-torque control of {self.model.name!r} ({n} joints), friction "
             f"{'on' if self.friction is not None and self.friction_compensation else 'off'}, "
             f"commands on {cmd_topic}")
-
-    def _gains(self, name, values, n):
-        arr = np.asarray(values, dtype=float)
-        if arr.size == 1:
-            arr = np.full(n, float(arr[0]))
-        if arr.shape != (n,) or not np.all(np.isfinite(arr)) or np.any(arr < 0):
-            raise ValueError(f"parameter {name}: expected 1 or {n} non-negative numbers, got {values}")
-        return arr
 
     # -- reference ------------------------------------------------------------------------
     def on_trajectory(self, msg):

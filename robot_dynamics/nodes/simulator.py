@@ -28,8 +28,8 @@ from std_srvs.srv import Trigger
 
 from ..simulation import Simulator
 from ..stiction import FrictionSolveError
-from .common import (STATE_QOS, declare, declare_robot_parameters, load_robot, run_node,
-                     seconds_to_stamp)
+from .common import (STATE_QOS, declare, declare_robot_parameters, load_robot, per_joint,
+                     run_node, seconds_to_stamp)
 
 AUDIT_FIELDS = ("kinetic", "potential", "motor_work", "friction_dissipation", "residual",
                 "relative_residual")
@@ -50,8 +50,8 @@ class SimulatorNode(Node):
         q0 = declare(self, "initial_positions", [0.0], "initial joint positions (URDF order); "
                      "[0.0] means all zero")
         v0 = declare(self, "initial_velocities", [0.0], "initial joint velocities; [0.0] = zero")
-        self.q0, self.v0 = self._vector("initial_positions", q0, n), self._vector(
-            "initial_velocities", v0, n)
+        self.q0 = per_joint("initial_positions", q0, n)
+        self.v0 = per_joint("initial_velocities", v0, n)
         self.lockstep_timeout = declare(self, "lockstep_timeout", 0.5,
                                         "lockstep: re-publish the state after this many seconds "
                                         "without a command", low=0.001, high=60.0)
@@ -85,14 +85,6 @@ class SimulatorNode(Node):
         self.get_logger().info(f"simulating {self.model.name!r} ({n} joints) at {rate:g} Hz, "
                                f"mode {self.mode}, friction "
                                f"{'on' if self.friction is not None else 'off'}")
-
-    def _vector(self, name, values, n):
-        arr = np.asarray(values, dtype=float)
-        if arr.size == 1:
-            arr = np.full(n, float(arr[0]))
-        if arr.shape != (n,) or not np.all(np.isfinite(arr)):
-            raise ValueError(f"parameter {name}: expected 1 or {n} finite numbers, got {values}")
-        return arr
 
     # -- input ------------------------------------------------------------------------------
     def on_command(self, msg):
