@@ -14,9 +14,17 @@ from .spatial import motion_transform
 
 
 def forward_kinematics(model, data, q) -> None:
-    """Place every body at configuration ``q`` (nq,). Parents come first, so one loop suffices."""
+    """Place every body at configuration ``q`` (nq,): ``data.liMi_R/liMi_p`` and ``data.oMi``.
+
+    Runs the compiled kernels; :func:`_placements` is the readable version (used by the
+    reference recursions). Parents come first, so one loop suffices.
+    """
+    from .kernels.dynamics import placements_kernel, world_kernel
+
     q = as_vector("q", q, model.nq, where="forward_kinematics")
-    _placements(model, data, q)
+    k = model._kargs
+    placements_kernel(k[0], k[2], k[3], k[4], q, data.liMi_R, data.liMi_p)
+    world_kernel(k[1], data.liMi_R, data.liMi_p, data.oMi)
 
 
 def _placements(model, data, q) -> None:
