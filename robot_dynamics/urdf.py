@@ -164,3 +164,46 @@ def load_urdf(path_or_xml, *, gravity=(0.0, 0.0, -9.81), allow_massless: bool = 
     always a mistake in a URDF used for dynamics).
     """
     return build_model(parse_urdf(path_or_xml), gravity=gravity, allow_massless=allow_massless)
+
+
+def _rpy(R) -> tuple:
+    """URDF roll-pitch-yaw of a rotation matrix (inverse of spatial.rpy_matrix)."""
+    pitch = float(np.arcsin(np.clip(-R[2, 0], -1.0, 1.0)))
+    if abs(R[2, 0]) < 1 - 1e-12:
+        return float(np.arctan2(R[2, 1], R[2, 2])), pitch, float(np.arctan2(R[1, 0], R[0, 0]))
+    return 0.0, pitch, float(np.arctan2(-R[0, 1], R[1, 1]))
+
+
+def write_urdf(desc) -> str:
+    """URDF text of a :class:`~robot_dynamics.description.RobotDescription` (no visuals)."""
+    from lxml import etree
+
+    def fmt(values):
+        return " ".join(f"{float(v):.12g}" for v in values)
+
+    robot = etree.Element("robot", name=desc.name)
+    for link in desc.links:
+        el = etree.SubElement(robot, "link", name=link.name)
+        if link.has_inertial:
+            inertial = etree.SubElement(el, "inertial")
+            etree.SubElement(inertial, "origin", xyz=fmt(link.com),
+                             rpy=fmt(_rpy(link.inertia_rotation)))
+            etree.SubElement(inertial, "mass", value=f"{link.mass:.12g}")
+            I = link.inertia
+            etree.SubElement(inertial, "inertia", ixx=f"{I[0, 0]:.12g}", ixy=f"{I[0, 1]:.12g}",
+                             ixz=f"{I[0, 2]:.12g}", iyy=f"{I[1, 1]:.12g}", iyz=f"{I[1, 2]:.12g}",
+                             izz=f"{I[2, 2]:.12g}")
+    for j in desc.joints:
+        el = etree.SubElement(robot, "joint", name=j.name, type=j.type)
+        etree.SubElement(el, "parent", link=j.parent)
+        etree.SubElement(el, "child", link=j.child)
+        etree.SubElement(el, "origin", xyz=fmt(j.origin[:3, 3]), rpy=fmt(_rpy(j.origin[:3, :3])))
+        if j.type != "fixed":
+            etree.SubElement(el, "axis", xyz=fmt(j.axis))
+            lim = {"effort": j.effort, "velocity": j.velocity}
+            if j.type != "continuous":
+                lim.update(lower=j.lower, upper=j.upper)
+            etree.SubElement(el, "limit", **{k: f"{v:.12g}" for k, v in lim.items()
+                                             if np.isfinite(v)} or {"effort": "0", "velocity": "0"})
+    return etree.tostring(robot, pretty_print=True, xml_declaration=True,
+                          encoding="utf-8").decode("utf-8")
