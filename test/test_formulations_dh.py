@@ -20,7 +20,10 @@ def test_dh_rrp_equals_urdf_rrp():
     for _ in range(5):
         q, v, acc = rng.uniform(-1, 1, (3, 3))
         np.testing.assert_allclose(rd.rnea(b, db, q, v, acc), rd.rnea(a, da, q, v, acc), atol=1e-12)
-        np.testing.assert_allclose(db.f, da.f, atol=1e-12)  # joint frames agree too
+        # joint frames differ (DH vs URDF axes, other points on the axis): the reaction force
+        # magnitudes do not depend on either
+        np.testing.assert_allclose(np.linalg.norm(db.f[:, :3], axis=1),
+                                   np.linalg.norm(da.f[:, :3], axis=1), atol=1e-12)
         np.testing.assert_allclose(rd.mass_matrix(b, db, q), rd.mass_matrix(a, da, q), atol=1e-12)
 
 
