@@ -101,3 +101,42 @@ def test_bad_inputs(arm7, tmp_path):
     save_bag(bag, arm7, t[:10], Q[:10], V[:10], tau[:10], topic="/other")
     with pytest.raises(rd.InputError, match="no topic '/joint_states'"):
         load_bag(str(bag), arm7)
+
+
+@pytest.mark.slow
+def test_simulator_node_bag_round_trip(arm7, tmp_path):
+    """Simulator node → bag → identify → YAML → simulate again: the same friction efforts."""
+    import os
+
+    from ros_helpers import ENV
+    from robot_dynamics.trajectory import JointTrajectory
+    from conftest import REPO
+
+    bag = tmp_path / "node_run"
+    rec = subprocess.run([sys.executable, os.path.join(REPO, "scripts", "record_sim_bag.py"),
+                          "--duration", "4", "--out", str(bag)], env=ENV, capture_output=True,
+                         text=True, timeout=600)
+    assert rec.returncode == 0, rec.stderr[-3000:]
+    out = tmp_path / "identified.yaml"
+    ident = subprocess.run([sys.executable, "-m", "robot_dynamics.cli", "identify", "arm7",
+                            str(bag), "-o", str(out)], capture_output=True, text=True, timeout=600)
+    assert ident.returncode == 0, ident.stderr
+    truth = rd.friction_from_config(os.path.join(REPO, "config", "arm7_friction.yaml"), arm7)
+    found = rd.friction_from_config(yaml.safe_load(out.read_text()), arm7)
+    t, Q, V, A = fourier_excitation(arm7, duration=4.0, rate=50.0)
+    traj = JointTrajectory(t, Q, V, A)
+    runs = []
+    for fr in (truth, found):
+        sim = rd.Simulator(arm7, fr, 1e-3)
+        sim.reset(Q[0], V[0])
+        data = arm7.create_data()
+
+        def ctrl(tt, q, v):
+            qd, vd, ad = traj.sample(tt)
+            return rd.inverse_dynamics(arm7, data, q, v, ad + 40 * (vd - v) + 400 * (qd - q), fr)
+
+        runs.append(sim.run(3.9, ctrl))
+    diff = runs[0]["tau_friction"] - runs[1]["tau_friction"]
+    scale = np.abs(runs[0]["tau_friction"]).max(axis=0)
+    assert np.all(np.sqrt(np.mean(diff ** 2, axis=0)) < 0.02 * scale + 0.01), (
+        np.sqrt(np.mean(diff ** 2, axis=0)), scale)

@@ -21,6 +21,9 @@ from .differentiate import accelerations
 from .regressors import LAWS, regressor
 
 
+ACCEL_WINDOW = 21  # samples of the Savitzky–Golay differentiator (see differentiate.py)
+
+
 @dataclass
 class JointFit:
     joint: str
@@ -117,17 +120,19 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
     if bad.any():
         raise InputError(f"non-finite values in sample(s) {np.flatnonzero(bad)[:10].tolist()}"
                          " — drop or repair those rows")
+    edge = np.zeros(n_samples, dtype=bool)
     if a is None:
         if t is None:
             raise InputError("without recorded accelerations, give the time stamps t")
-        arrays["a"] = accelerations(t, arrays["v"])
+        arrays["a"] = accelerations(t, arrays["v"], window=ACCEL_WINDOW)
+        edge[:ACCEL_WINDOW] = edge[-ACCEL_WINDOW:] = True  # the filter extrapolates there
     Q, V, A, TAU = arrays["q"], arrays["v"], arrays["a"], arrays["tau"]
     W = joint_wrenches_batch(model, Q, V, A)
     axial = np.einsum("nik,ik->ni", W, model.motion_subspaces)
     rng = np.random.default_rng(seed)
     result = FitResult(law)
     for i, joint in enumerate(model.joint_names):
-        moving = np.abs(V[:, i]) > min_velocity
+        moving = (np.abs(V[:, i]) > min_velocity) & ~edge
         if moving.sum() < min_samples:
             raise InputError(f"joint {joint!r}: only {int(moving.sum())} samples with "
                              f"|q̇| > {min_velocity}; need {min_samples} (move the joint more)")
