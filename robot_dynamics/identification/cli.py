@@ -50,8 +50,7 @@ def main(argv=None) -> int:
         print(f"{len(rec['t'])} samples of {model.nv} joints from {log}", file=sys.stderr)
         _progress(0, model.nv)
         result = fit(model, rec["q"], rec["v"], rec["tau"], rec.get("a"), t=rec["t"],
-                     law=args.law, min_velocity=args.min_velocity)
-        _progress(model.nv, model.nv)
+                     law=args.law, min_velocity=args.min_velocity, progress=_progress)
     except (InputError, ModelError) as exc:
         print(f"robot-dynamics identify: {exc}", file=sys.stderr)
         return 2

@@ -100,10 +100,11 @@ def _cv(PhiC, PhiL, y, folds, rng):
 
 
 def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=0.05, folds=5,
-        min_samples=50, seed=0) -> FitResult:
+        min_samples=50, seed=0, progress=None) -> FitResult:
     """Identify ``law`` ("classic" or "load_dependent") per joint from samples (N, nv).
 
     ``a`` (q̈) is differentiated from ``v`` with a zero-phase filter when not given (needs ``t``).
+    ``progress(done, total)`` is called after each joint.
     """
     if law not in LAWS:
         raise InputError(f"law must be one of {sorted(LAWS)}, got {law!r}")
@@ -152,4 +153,6 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
         sd = diff.std(ddof=1) / np.sqrt(folds) if folds > 1 else np.inf
         jf.improvement_supported = bool(np.all(diff > 0) and diff.mean() > 2 * sd)
         result.joints.append(jf)
+        if progress is not None:
+            progress(i + 1, model.nv)
     return result
