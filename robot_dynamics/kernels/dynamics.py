@@ -273,3 +273,22 @@ def world_kernel(parents, R, p, oMi):
         oMi[i, 3, 1] = 0.0
         oMi[i, 3, 2] = 0.0
         oMi[i, 3, 3] = 1.0
+
+
+@njit(cache=True)
+def all_finite(q, v, a):
+    """True when the three state vectors hold only finite numbers (checked in the kernel, so a
+    caller with well-formed arrays pays no NumPy reduction)."""
+    for i in range(q.shape[0]):
+        if not (np.isfinite(q[i]) and np.isfinite(v[i]) and np.isfinite(a[i])):
+            return False
+    return True
+
+
+@njit(cache=True)
+def rnea_entry(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, a, R, p, vel, acc, f, tau):
+    """:func:`rnea_kernel` behind a finiteness check; returns False (nothing computed) on NaN/Inf."""
+    if not all_finite(q, v, a):
+        return False
+    rnea_kernel(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, a, R, p, vel, acc, f, tau)
+    return True

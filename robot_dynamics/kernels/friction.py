@@ -11,6 +11,8 @@ import math
 import numpy as np
 from numba import njit
 
+from .dynamics import rnea_entry
+
 NONE, CLASSIC, LOAD_DEPENDENT, LOAD_DEPENDENT_255, BEARING = 0, 1, 2, 3, 4
 
 
@@ -116,3 +118,16 @@ def id_friction_kernel(codes, params, kinds, axes, W, q, v, a, fn_axial, tol, ta
     for i in range(n):
         tauf[i] = -mag[i] * d[i]
         tau[i] = fn_axial[i] - tauf[i]
+
+
+
+@njit(cache=True)
+def id_entry(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, a, R, p, vel, acc, f, fn_axial,
+             codes, params, tol, tauf, tau):
+    """Friction-aware inverse dynamics in one call (RNEA + seed 004 §2.7 steps 2–4); returns
+    False (nothing computed) when an input is not finite."""
+    if not rnea_entry(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, a, R, p, vel, acc, f,
+                      fn_axial):
+        return False
+    id_friction_kernel(codes, params, kinds, axes, f, q, v, a, fn_axial, tol, tauf, tau)
+    return True
