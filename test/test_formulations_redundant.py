@@ -74,3 +74,53 @@ def test_gibbs_appell_lagrange_kane_equal_newton_euler(robot):
 def test_refuses_large_or_branched_robots():
     with pytest.raises(rd.ModelError, match="7 joints: symbolic derivation is limited to 4"):
         from_model(rd.load_urdf(bundled("arm7.urdf")))
+
+
+def test_seed_rrp_equations_equal_sympy_mechanics_kane(rrp):
+    """Independent cross-check with symbolic parameters: SymPy's own KanesMethod, built from the
+    seed's description of the RRP (frames, CoMs, body-frame inertias), gives the same equations
+    as our Gibbs–Appell, Lagrange and Kane at random parameter values and states."""
+    import sympy.physics.mechanics as me
+
+    q1, q2, q3 = me.dynamicsymbols("q1 q2 q3")
+    u1, u2, u3 = me.dynamicsymbols("u1 u2 u3")
+    m, g = sp.symbols("m1 m2 m3"), sp.Symbol("g")
+    I = [sp.symbols(f"I{i}x I{i}y I{i}z") for i in (1, 2, 3)]
+    N = me.ReferenceFrame("N")
+    B1 = N.orientnew("B1", "Axis", (q1, N.z))
+    B2 = B1.orientnew("B2", "Axis", (q2, B1.x))
+    B1.set_ang_vel(N, u1 * N.z)
+    B2.set_ang_vel(B1, u2 * B1.x)
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    O1 = O.locatenew("O1", h * N.z)
+    O2 = O1.locatenew("O2", l1 * B1.z)
+    G1 = O1.locatenew("G1", l1g * B1.z)
+    G2 = O2.locatenew("G2", l2g * B2.y)
+    G3 = O2.locatenew("G3", (l2 + q3 - l3 + l3g) * B2.y)
+    for P in (O1, O2, G1, G2, G3):
+        P.set_vel(N, P.pos_from(O).dt(N).subs({q1.diff(): u1, q2.diff(): u2, q3.diff(): u3}))
+    bodies = [me.RigidBody(f"b{i}", G, F, m[i], (me.inertia(F, *I[i]), G))
+              for i, (G, F) in enumerate([(G1, B1), (G2, B2), (G3, B2)])]
+    loads = [(G, -m[i] * g * N.z) for i, G in enumerate((G1, G2, G3))]
+    kane = me.KanesMethod(N, [q1, q2, q3], [u1, u2, u3],
+                          kd_eqs=[q1.diff() - u1, q2.diff() - u2, q3.diff() - u3])
+    fr, frstar = kane.kanes_equations(bodies, loads)
+    ud = [u.diff() for u in (u1, u2, u3)]
+    # with no actuators Fr + Fr* = 0; the actuator efforts that produce a motion are −(Fr + Fr*)
+    state = dict(zip(ud, rrp.qdd)) | dict(zip((u1, u2, u3), rrp.qd)) | dict(zip((q1, q2, q3), rrp.q))
+    reference = (-(fr + frstar)).subs(state)
+    params = [h, l1, l2, l3, l1g, l2g, l3g, *m, *[s for row in I for s in row], g]
+    ours = [rrp.gibbs_appell_equations()[1], rrp.lagrange_equations(), rrp.kane_equations()]
+    args = [rrp.q, rrp.qd, rrp.qdd, params]
+    f_ref = sp.lambdify(args, reference)
+    f_ours = [sp.lambdify(args, e) for e in ours]
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        q, v, a = rng.uniform(-1, 1, (3, 3))
+        p = rng.uniform(0.2, 2.0, len(params))
+        expected = np.asarray(f_ref(q, v, a, p), float).ravel()
+        assert np.abs(expected).max() > 0.1
+        for f in f_ours:
+            np.testing.assert_allclose(np.asarray(f(q, v, a, p), float).ravel(), expected,
+                                       rtol=1e-10, atol=1e-10)

@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import joints as jt
 from ..crba import bias_forces, mass_matrix
-from ..errors import InputError, ModelError, as_vector
+from ..errors import ModelError
 from ..kinematics import forward_kinematics
 
 AXES = {"x": 0, "y": 1, "z": 2}
@@ -292,5 +292,4 @@ def load_loop_closure(config, model) -> ClosedLoopMechanism:
     return ClosedLoopMechanism(model, closures, config["actuated"], end_effector, source)
 
 
-__all__ = ["ClosedLoopMechanism", "LoopClosure", "load_loop_closure", "point_jacobian",
-           "InputError", "as_vector"]
+__all__ = ["ClosedLoopMechanism", "LoopClosure", "load_loop_closure", "point_jacobian"]

@@ -215,6 +215,7 @@ def from_model(model, max_dof=4):
     the joints. Refuses (with the reason) trees, oblique axes and robots too large to be worth a
     symbolic derivation.
     """
+    from .. import joints as jt
     from ..errors import ModelError
 
     if model.nv > max_dof:
@@ -235,7 +236,7 @@ def from_model(model, max_dof=4):
         q.append(qi)
         R0 = sp.Matrix(model.joint_rotations[i].tolist())
         p0 = sp.Matrix(model.joint_translations[i].tolist())
-        if model.kinds[i] == 1:
+        if model.kinds[i] == jt.PRISMATIC:
             e = sp.zeros(3, 1)
             e[k] = sign
             H = homogeneous(R0, p0 + R0 * e * qi)
