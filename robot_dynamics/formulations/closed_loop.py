@@ -243,7 +243,14 @@ class ClosedLoopMechanism:
                 _, J = self.constraints(q)
                 M = mass_matrix(model, data, q)
                 b = bias_forces(model, data, q, qd)
-                sol = np.linalg.lstsq(np.hstack([S.T, J.T]), M @ qdd + b, rcond=None)[0]
+                K = np.hstack([S.T, J.T])
+                # a parallel (type II) singularity: the actuators cannot hold the loop, the
+                # efforts are not determined (unreachable for the bundled five-bar's lengths)
+                if np.linalg.cond(K) > 1e10:
+                    raise ModelError(f"{self.source}: singular configuration at q = "
+                                     f"{np.round(q, 6).tolist()}: the actuated joints cannot "
+                                     "balance the loop (parallel singularity)")
+                sol = np.linalg.solve(K, M @ qdd + b)
                 Q.append(q.copy()), QD.append(qd), QDD.append(qdd), TAU.append(sol[:len(S)])
             return np.array(Q), np.array(QD), np.array(QDD), np.array(TAU)
 
