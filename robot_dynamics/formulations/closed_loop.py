@@ -20,12 +20,12 @@ A singular configuration (J or the KKT matrix loses rank) is an error that says 
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import joints as jt
+from ..config_io import load_mapping
 from ..crba import bias_forces, mass_matrix
 from ..errors import ModelError
 from ..kinematics import forward_kinematics
@@ -259,15 +259,7 @@ class ClosedLoopMechanism:
 
 def load_loop_closure(config, model) -> ClosedLoopMechanism:
     """A :class:`ClosedLoopMechanism` from a loop-closure YAML path or mapping."""
-    source = "loop closure"
-    if isinstance(config, (str, os.PathLike)):
-        import yaml
-
-        source = os.fspath(config)
-        if not os.path.isfile(source):
-            raise ModelError(f"{source}: no such loop-closure file")
-        with open(source, encoding="utf-8") as fh:
-            config = yaml.safe_load(fh) or {}
+    config, source = load_mapping(config, "loop-closure")
     if not isinstance(config, dict) or "closures" not in config:
         raise ModelError(f"{source}: expected a mapping with 'closures' and 'actuated'")
     closures = []

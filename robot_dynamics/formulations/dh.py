@@ -17,10 +17,9 @@ so the model keeps the DH link frames as URDF links.
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
+from ..config_io import load_mapping
 from ..description import JointSpec, LinkSpec, RobotDescription
 from ..errors import ModelError
 from ..model import build_model
@@ -45,16 +44,9 @@ def _tx(a):
     return homogeneous(np.eye(3), [a, 0, 0])
 
 
-def description_from_dh(table, source="DH table") -> RobotDescription:
+def description_from_dh(table) -> RobotDescription:
     """A :class:`RobotDescription` from a DH mapping or YAML path (errors name row and field)."""
-    if isinstance(table, (str, os.PathLike)):
-        import yaml
-
-        source = os.fspath(table)
-        if not os.path.isfile(source):
-            raise ModelError(f"{source}: no such DH file")
-        with open(source, encoding="utf-8") as fh:
-            table = yaml.safe_load(fh) or {}
+    table, source = load_mapping(table, "DH")
     rows = table.get("joints") if isinstance(table, dict) else None
     if not rows:
         raise ModelError(f"{source}: expected a mapping with a non-empty 'joints' list")

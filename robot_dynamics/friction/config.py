@@ -13,8 +13,7 @@ recursions never change.
 """
 from __future__ import annotations
 
-import os
-
+from ..config_io import load_mapping
 from ..errors import ModelError
 from .bearing import BearingFriction
 from .callable_law import CallableFriction
@@ -139,18 +138,7 @@ def law_from_config(params, where: str = "friction"):
 
 def friction_from_config(config, model) -> FrictionModel:
     """A :class:`FrictionModel` for ``model`` from a mapping, or a YAML file path."""
-    source = "friction config"
-    if isinstance(config, (str, os.PathLike)):
-        import yaml
-
-        source = os.fspath(config)
-        if not os.path.isfile(source):
-            raise ModelError(f"{source}: no such friction file")
-        with open(source, encoding="utf-8") as fh:
-            try:
-                config = yaml.safe_load(fh) or {}
-            except yaml.YAMLError as exc:
-                raise ModelError(f"{source}: malformed YAML: {exc}") from None
+    config, source = load_mapping(config, "friction")
     if not isinstance(config, dict):
         raise ModelError(f"{source}: expected a mapping with 'default' and/or 'joints'")
     unknown = sorted(set(config) - {"default", "joints"})
