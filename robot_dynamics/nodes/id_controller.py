@@ -70,6 +70,11 @@ class IdController(Node):
         self.kd = per_joint("kd", kd, n, nonnegative=True)
         self.friction_compensation = declare(
             self, "friction_compensation", True, "add the friction map to the computed torque")
+        self.smoothing = declare(self, "friction_smoothing_velocity", 0.0,
+                                 "friction direction tanh(q̇/ε) instead of sign(q̇) [rad/s or m/s]; "
+                                 "0 = sign, with the commanded q̈'s direction at rest (a small ε "
+                                 "removes compensation chatter at rest on a real arm)",
+                                 low=0.0, high=10.0)
         self.stale_timeout = declare(self, "stale_timeout", 0.1,
                                      "seconds without a valid JointState before holding",
                                      low=0.001, high=60.0)
@@ -143,7 +148,8 @@ class IdController(Node):
         self.last_error = qd - q
         a_cmd = ad + self.kd * (vd - v) + self.kp * (qd - q)
         friction = self.friction if self.friction_compensation else None
-        tau = inverse_dynamics(self.model, self.data, q, v, a_cmd, friction=friction)
+        tau = inverse_dynamics(self.model, self.data, q, v, a_cmd, friction=friction,
+                               smoothing_velocity=self.smoothing)
         self.last_q, self.last_t = q, t
         self.last_valid = time.monotonic()
         self.publish(tau)
