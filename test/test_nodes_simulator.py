@@ -64,8 +64,10 @@ def test_reset_service_restores_initial_state(sim):
     assert probe.wait_for(future.done, timeout=20)
     assert future.result().success
     assert probe.wait_for(lambda: len(states) > n + 50, timeout=10)
-    after = states[n:n + 200]
+    after = states[n:]  # in fast mode hundreds of states may come before the reset lands
     # right after the reset: back at the initial pose, at rest, and time did not jump back
-    assert any(abs(s.position[0] - 0.4) < 1e-3 and abs(s.velocity[0]) < 0.05 for s in after)
+    q0 = np.array([0.4, -0.3])
+    assert any(np.abs(np.array(s.position) - q0).max() < 1e-3
+               and np.abs(np.array(s.velocity)).max() < 0.05 for s in after)
     stamps = [stamp_to_seconds(s.header.stamp) for s in states]
     assert np.all(np.diff(stamps) >= 0)  # the reset is an instantaneous jump at the same time
