@@ -9,53 +9,44 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, fastmath=False)
-def _cross(a, b, out):
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
-
-
 @njit(cache=True)
 def placements_kernel(kinds, axes, R0, p0, q, R, p):
-    """Parent ← child rotation R[i] and translation p[i] at configuration q."""
+    """Parent ← child rotation R[i] and translation p[i] at configuration q (no allocation)."""
     n = q.shape[0]
-    Rj = np.empty((3, 3))
     for i in range(n):
         e0, e1, e2 = axes[i, 0], axes[i, 1], axes[i, 2]
-        if kinds[i] == 1:
+        Ri = R[i]
+        A = R0[i]
+        if kinds[i] == 1:  # prismatic: p = p0 + R0 e q
+            Ri[:, :] = A
             for r in range(3):
-                for c in range(3):
-                    R[i, r, c] = R0[i, r, c]
-                p[i, r] = p0[i, r] + q[i] * (R0[i, r, 0] * e0 + R0[i, r, 1] * e1 + R0[i, r, 2] * e2)
-        else:
-            s, c_ = np.sin(q[i]), np.cos(q[i])
-            t = 1.0 - c_
-            Rj[0, 0] = c_ + t * e0 * e0
-            Rj[0, 1] = t * e0 * e1 - s * e2
-            Rj[0, 2] = t * e0 * e2 + s * e1
-            Rj[1, 0] = t * e0 * e1 + s * e2
-            Rj[1, 1] = c_ + t * e1 * e1
-            Rj[1, 2] = t * e1 * e2 - s * e0
-            Rj[2, 0] = t * e0 * e2 - s * e1
-            Rj[2, 1] = t * e1 * e2 + s * e0
-            Rj[2, 2] = c_ + t * e2 * e2
+                p[i, r] = p0[i, r] + q[i] * (A[r, 0] * e0 + A[r, 1] * e1 + A[r, 2] * e2)
+        else:  # revolute: R = R0 · Rodrigues(e, q)
+            s, c = np.sin(q[i]), np.cos(q[i])
+            t = 1.0 - c
+            j00, j01, j02 = c + t * e0 * e0, t * e0 * e1 - s * e2, t * e0 * e2 + s * e1
+            j10, j11, j12 = t * e0 * e1 + s * e2, c + t * e1 * e1, t * e1 * e2 - s * e0
+            j20, j21, j22 = t * e0 * e2 - s * e1, t * e1 * e2 + s * e0, c + t * e2 * e2
             for r in range(3):
-                for c in range(3):
-                    R[i, r, c] = (R0[i, r, 0] * Rj[0, c] + R0[i, r, 1] * Rj[1, c]
-                                  + R0[i, r, 2] * Rj[2, c])
+                a0, a1, a2 = A[r, 0], A[r, 1], A[r, 2]
+                Ri[r, 0] = a0 * j00 + a1 * j10 + a2 * j20
+                Ri[r, 1] = a0 * j01 + a1 * j11 + a2 * j21
+                Ri[r, 2] = a0 * j02 + a1 * j12 + a2 * j22
                 p[i, r] = p0[i, r]
 
 
 @njit(cache=True)
-def _to_child(R, p, x, out):
-    """Motion transform parent → child: out = [Rᵀ(x_v + x_ω × p); Rᵀ x_ω]."""
-    t0 = x[0] + x[4] * p[2] - x[5] * p[1]
-    t1 = x[1] + x[5] * p[0] - x[3] * p[2]
-    t2 = x[2] + x[3] * p[1] - x[4] * p[0]
-    for r in range(3):
-        out[r] = R[0, r] * t0 + R[1, r] * t1 + R[2, r] * t2
-        out[3 + r] = R[0, r] * x[3] + R[1, r] * x[4] + R[2, r] * x[5]
+def _to_child(R, p, x0, x1, x2, x3, x4, x5):
+    """Motion transform parent → child of x = [x_v; x_ω]: [Rᵀ(x_v + x_ω × p); Rᵀ x_ω]."""
+    t0 = x0 + x4 * p[2] - x5 * p[1]
+    t1 = x1 + x5 * p[0] - x3 * p[2]
+    t2 = x2 + x3 * p[1] - x4 * p[0]
+    return (R[0, 0] * t0 + R[1, 0] * t1 + R[2, 0] * t2,
+            R[0, 1] * t0 + R[1, 1] * t1 + R[2, 1] * t2,
+            R[0, 2] * t0 + R[1, 2] * t1 + R[2, 2] * t2,
+            R[0, 0] * x3 + R[1, 0] * x4 + R[2, 0] * x5,
+            R[0, 1] * x3 + R[1, 1] * x4 + R[2, 1] * x5,
+            R[0, 2] * x3 + R[1, 2] * x4 + R[2, 2] * x5)
 
 
 @njit(cache=True)
@@ -67,71 +58,72 @@ def _add_to_parent(R, p, f, out):
     out[0] += f0
     out[1] += f1
     out[2] += f2
-    fp = (f0, f1, f2)
-    out[3] += p[1] * fp[2] - p[2] * fp[1] + R[0, 0] * f[3] + R[0, 1] * f[4] + R[0, 2] * f[5]
-    out[4] += p[2] * fp[0] - p[0] * fp[2] + R[1, 0] * f[3] + R[1, 1] * f[4] + R[1, 2] * f[5]
-    out[5] += p[0] * fp[1] - p[1] * fp[0] + R[2, 0] * f[3] + R[2, 1] * f[4] + R[2, 2] * f[5]
+    out[3] += p[1] * f2 - p[2] * f1 + R[0, 0] * f[3] + R[0, 1] * f[4] + R[0, 2] * f[5]
+    out[4] += p[2] * f0 - p[0] * f2 + R[1, 0] * f[3] + R[1, 1] * f[4] + R[1, 2] * f[5]
+    out[5] += p[0] * f1 - p[1] * f0 + R[2, 0] * f[3] + R[2, 1] * f[4] + R[2, 2] * f[5]
+
+
+@njit(cache=True)
+def _dot6(x, y):
+    return x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3] + x[4] * y[4] + x[5] * y[5]
 
 
 @njit(cache=True)
 def rnea_kernel(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, a, R, p, vel, acc, f, tau):
-    """τ = RNEA(q, v, a) with gravity ``gravity``; fills R, p, vel, acc, f (joint wrenches)."""
+    """τ = RNEA(q, v, a) with gravity ``gravity``; fills R, p, vel, acc, f (joint wrenches).
+
+    Scalar temporaries only: nothing is allocated per call.
+    """
     n = q.shape[0]
     placements_kernel(kinds, axes, R0, p0, q, R, p)
-    a0 = np.zeros(6)
-    a0[0], a0[1], a0[2] = -gravity[0], -gravity[1], -gravity[2]
-    tmp = np.empty(6)
-    Iv = np.empty(6)
-    sv = np.empty(6)
-    c1 = np.empty(3)
-    c2 = np.empty(3)
     for i in range(n):
         par = parents[i]
         if par >= 0:
-            _to_child(R[i], p[i], vel[par], tmp)
-            for k in range(6):
-                vel[i, k] = tmp[k] + S[i, k] * v[i]
-            _to_child(R[i], p[i], acc[par], tmp)
-        else:
-            for k in range(6):
-                vel[i, k] = S[i, k] * v[i]
-            _to_child(R[i], p[i], a0, tmp)
-        # a_i = X a_p + S q̈ + v_i ×m (S q̇)
-        for k in range(6):
-            sv[k] = S[i, k] * v[i]
-        w = vel[i, 3:]
-        lin = vel[i, :3]
-        _cross(w, sv[:3], c1)
-        _cross(lin, sv[3:], c2)
-        for k in range(3):
-            acc[i, k] = tmp[k] + S[i, k] * a[i] + c1[k] + c2[k]
-        _cross(w, sv[3:], c1)
-        for k in range(3):
-            acc[i, 3 + k] = tmp[3 + k] + S[i, 3 + k] * a[i] + c1[k]
-        # f_i = I a + v ×* I v
+            x0, x1, x2, x3, x4, x5 = _to_child(R[i], p[i], vel[par, 0], vel[par, 1],
+                                               vel[par, 2], vel[par, 3], vel[par, 4], vel[par, 5])
+            y0, y1, y2, y3, y4, y5 = _to_child(R[i], p[i], acc[par, 0], acc[par, 1],
+                                               acc[par, 2], acc[par, 3], acc[par, 4], acc[par, 5])
+        else:  # the base does not move; gravity enters as its acceleration −g
+            x0 = x1 = x2 = x3 = x4 = x5 = 0.0
+            y0, y1, y2, y3, y4, y5 = _to_child(R[i], p[i], -gravity[0], -gravity[1],
+                                               -gravity[2], 0.0, 0.0, 0.0)
+        Si = S[i]
+        qd = v[i]
+        qdd = a[i]
+        s0, s1, s2, s3, s4, s5 = (Si[0] * qd, Si[1] * qd, Si[2] * qd, Si[3] * qd, Si[4] * qd,
+                                  Si[5] * qd)
+        # v_i = X v_p + S q̇
+        l0, l1, l2 = x0 + s0, x1 + s1, x2 + s2
+        w0, w1, w2 = x3 + s3, x4 + s4, x5 + s5
+        vi = vel[i]
+        vi[0], vi[1], vi[2], vi[3], vi[4], vi[5] = l0, l1, l2, w0, w1, w2
+        # a_i = X a_p + S q̈ + v_i ×m (S q̇),  [v; ω] ×m [u; w] = [ω × u + v × w; ω × w]
+        ai = acc[i]
+        ai[0] = y0 + Si[0] * qdd + (w1 * s2 - w2 * s1) + (l1 * s5 - l2 * s4)
+        ai[1] = y1 + Si[1] * qdd + (w2 * s0 - w0 * s2) + (l2 * s3 - l0 * s5)
+        ai[2] = y2 + Si[2] * qdd + (w0 * s1 - w1 * s0) + (l0 * s4 - l1 * s3)
+        ai[3] = y3 + Si[3] * qdd + (w1 * s5 - w2 * s4)
+        ai[4] = y4 + Si[4] * qdd + (w2 * s3 - w0 * s5)
+        ai[5] = y5 + Si[5] * qdd + (w0 * s4 - w1 * s3)
+        # f_i = I a_i + v_i ×* I v_i,  [v; ω] ×* [f; n] = [ω × f; ω × n + v × f]
+        Ii = I6[i]
+        fi = f[i]
         for r in range(6):
-            s1 = 0.0
-            s2 = 0.0
-            for k in range(6):
-                s1 += I6[i, r, k] * acc[i, k]
-                s2 += I6[i, r, k] * vel[i, k]
-            f[i, r] = s1
-            Iv[r] = s2
-        _cross(w, Iv[:3], c1)
-        for k in range(3):
-            f[i, k] += c1[k]
-        _cross(w, Iv[3:], c1)
-        _cross(lin, Iv[:3], c2)
-        for k in range(3):
-            f[i, 3 + k] += c1[k] + c2[k]
+            fi[r] = _dot6(Ii[r], ai)
+        g0, g1, g2 = _dot6(Ii[0], vi), _dot6(Ii[1], vi), _dot6(Ii[2], vi)
+        g3, g4, g5 = _dot6(Ii[3], vi), _dot6(Ii[4], vi), _dot6(Ii[5], vi)
+        fi[0] += w1 * g2 - w2 * g1
+        fi[1] += w2 * g0 - w0 * g2
+        fi[2] += w0 * g1 - w1 * g0
+        fi[3] += w1 * g5 - w2 * g4 + l1 * g2 - l2 * g1
+        fi[4] += w2 * g3 - w0 * g5 + l2 * g0 - l0 * g2
+        fi[5] += w0 * g4 - w1 * g3 + l0 * g1 - l1 * g0
     for i in range(n - 1, -1, -1):
-        s = 0.0
-        for k in range(6):
-            s += S[i, k] * f[i, k]
-        tau[i] = s
+        fi = f[i]
+        tau[i] = _dot6(S[i], fi)
         par = parents[i]
         if par >= 0:
-            _add_to_parent(R[i], p[i], f[i], f[par])
+            _add_to_parent(R[i], p[i], fi, f[par])
 
 
 @njit(cache=True)
