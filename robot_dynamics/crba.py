@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import as_vector
-from .kernels.dynamics import crba_kernel, world_kernel
+from .kernels.dynamics import crba_entry
 from .kinematics import _placements
 from .rnea import _rnea_fast
 
@@ -20,9 +20,13 @@ def mass_matrix(model, data, q) -> np.ndarray:
     Fills ``data.M``, the composite inertias ``data.Ic``, the transforms ``data.X`` and the body
     poses ``data.oMi`` (compiled kernel; :func:`mass_matrix_reference` is the specification).
     """
-    q = as_vector("q", q, model.nq, where="mass_matrix")
-    crba_kernel(*model._kargs, q, data.liMi_R, data.liMi_p, data.X, data.Ic, data.M)
-    world_kernel(model.parents, data.liMi_R, data.liMi_p, data.oMi)
+    try:
+        ok = crba_entry(model._ib, model._fb, q, data._work)
+    except TypeError:  # not a float64 vector: convert, or say what is wrong
+        ok = False
+    if not ok:
+        crba_entry(model._ib, model._fb, as_vector("q", q, model.nq, where="mass_matrix"),
+                   data._work)
     return data.M.copy()
 
 

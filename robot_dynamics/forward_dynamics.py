@@ -15,6 +15,7 @@ import numpy as np
 from .crba import bias_forces, mass_matrix
 from .directors import wrench_directors
 from .errors import as_vector
+from .kernels.fd import ACC as FD_ACC, fd_entry
 from .stiction import FrictionSolveError, FrictionSolveReport, solve_with_friction
 
 
@@ -27,7 +28,38 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
     ``data.fd_report`` (:class:`~robot_dynamics.stiction.FrictionSolveReport`). When the solve
     fails it raises :class:`~robot_dynamics.stiction.FrictionSolveError`, or, with
     ``on_failure="report"``, returns its best estimate with ``data.fd_report.converged == False``.
+
+    Friction made of built-in laws (or none) runs as one compiled call (:mod:`.kernels.fd`);
+    other laws run the steps below in Python, which state the same computation.
     """
+    packed = model._no_friction if friction is None else friction._packed
+    if packed is not None:
+        try:
+            status = fd_entry(model._ib, model._fb, model._g, *packed, q, v, tau,
+                              velocity_tolerance, tol, max_iter, data._work, data._iwork)
+        except TypeError:  # not float64 vectors: converted (or reported) below
+            status = 1
+        if status == 1:
+            q = as_vector("q", q, model.nq, where="forward_dynamics")
+            v = as_vector("v", v, model.nv, where="forward_dynamics")
+            tau = as_vector("tau", tau, model.nv, where="forward_dynamics")
+            status = fd_entry(model._ib, model._fb, model._g, *packed, q, v, tau,
+                              float(velocity_tolerance), float(tol), int(max_iter), data._work,
+                              data._iwork)
+        data.fd_report = data.compiled_report  # built when read
+        if status == 2 and on_failure == "raise":
+            raise FrictionSolveError(data.fd_report)
+        return data._vecs[FD_ACC].copy()
+    return forward_dynamics_reference(model, data, q, v, tau, friction, tol=tol,
+                                      max_iter=max_iter, velocity_tolerance=velocity_tolerance,
+                                      on_failure=on_failure, reference_solver=False)
+
+
+def forward_dynamics_reference(model, data, q, v, tau, friction=None, *, tol=1e-10, max_iter=50,
+                               velocity_tolerance=1e-9, on_failure="raise",
+                               reference_solver=True) -> np.ndarray:
+    """:func:`forward_dynamics` step by step: b and fn(q, q̇, 0), M, the directors, the friction
+    solve (in Python with ``reference_solver``) — the specification of the fused kernel."""
     q = as_vector("q", q, model.nq, where="forward_dynamics")
     v = as_vector("v", v, model.nv, where="forward_dynamics")
     tau = as_vector("tau", tau, model.nv, where="forward_dynamics")
@@ -41,7 +73,8 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
         return a
     D = wrench_directors(model, data)  # uses the composite inertias mass_matrix left in data
     a, tauf, report = solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, h=0.0,
-                                          v_tol=velocity_tolerance, tol=tol, max_iter=max_iter)
+                                          v_tol=velocity_tolerance, tol=tol, max_iter=max_iter,
+                                          reference=reference_solver)
     data.tau_friction[:] = tauf
     data.fd_report = report
     if not report.converged and on_failure == "raise":

@@ -24,7 +24,7 @@ import numpy as np
 
 from .errors import as_vector
 from .kernels.friction import id_entry, id_friction_kernel
-from .rnea import _rnea_fast, _well_formed
+from .rnea import _rnea_fast
 
 
 def friction_directions(v, a, velocity_tolerance=1e-6, smoothing_velocity=0.0) -> np.ndarray:
@@ -40,13 +40,14 @@ def inverse_dynamics(model, data, q, v, a, friction=None, *, velocity_tolerance=
 
     Fills ``data.f`` (joint wrenches fn) and ``data.tau_friction`` (signed τf, q̇_i τf_i ≤ 0).
     """
-    if (friction is not None and friction._packed is not None and smoothing_velocity == 0
-            and _well_formed(q, v, a, model.nv)):  # one compiled call: RNEA + friction map
-        out = np.empty(model.nv)
-        if id_entry(*model._kargs, model._g, q, v, a, data.liMi_R, data.liMi_p, data.v, data.a,
-                    data.f, data.tau, *friction._packed, float(velocity_tolerance),
-                    data.tau_friction, out):
-            return out
+    if friction is not None and friction._packed is not None and smoothing_velocity == 0:
+        out = np.empty(model.nv)  # one compiled call: RNEA + friction map
+        try:
+            if id_entry(model._ib, model._fb, model._g, *friction._packed, q, v, a,
+                        velocity_tolerance, data._work, out):
+                return out
+        except TypeError:  # not float64 vectors (or a non-float tolerance): convert below
+            pass
     q = as_vector("q", q, model.nq, where="inverse_dynamics")
     v = as_vector("v", v, model.nv, where="inverse_dynamics")
     a = as_vector("a", a, model.nv, where="inverse_dynamics")

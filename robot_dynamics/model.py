@@ -17,6 +17,7 @@ import numpy as np
 from . import joints as jt
 from .description import RobotDescription
 from .errors import ModelError
+from .kernels.layout import make_work, pack_model
 from .spatial import homogeneous, skew, spatial_inertia
 
 _TRIANGLE_TOL = 1e-9
@@ -78,19 +79,44 @@ class Data:
 
     def __init__(self, model: Model):
         n = model.nv
-        self.oMi = np.tile(np.eye(4), (n, 1, 1))  # world ← body i
-        self.liMi_R = np.tile(np.eye(3), (n, 1, 1))  # parent body ← body i, rotation
-        self.liMi_p = np.zeros((n, 3))  # parent body ← body i, translation
-        self.X = np.zeros((n, 6, 6))  # motion transform parent → body i
-        self.S = np.zeros((n, 6))  # motion subspaces (constant in the body frame)
-        self.v = np.zeros((n, 6))  # body spatial velocities [v; ω], body frame
-        self.a = np.zeros((n, 6))  # body spatial accelerations (include −g), body frame
-        self.f = np.zeros((n, 6))  # joint wrenches fn_i [f; n] in joint frame i
-        self.tau = np.zeros(n)
-        self.tau_friction = np.zeros(n)  # signed friction effort τf (fn∥_vin), see friction/
-        self.M = np.zeros((n, n))
-        self.Ic = np.zeros((n, 6, 6))  # composite inertias (crba)
-        self.fd_report = None  # set by forward_dynamics
+        # one flat work array for the compiled kernels; the buffers below are views into it
+        # (robot_dynamics.kernels.layout), and a kernel filling it fills them
+        self._work, self._iwork, views = make_work(n)
+        self.oMi = views["oMi"]  # world ← body i
+        self.liMi_R = views["liMi_R"]  # parent body ← body i, rotation
+        self.liMi_p = views["liMi_p"]  # parent body ← body i, translation
+        self.X = views["X"]  # motion transform parent → body i
+        self.S = np.array(model.motion_subspaces)  # motion subspaces (constant, body frame)
+        self.v = views["v"]  # body spatial velocities [v; ω], body frame
+        self.a = views["a"]  # body spatial accelerations (include −g), body frame
+        self.f = views["f"]  # joint wrenches fn_i [f; n] in joint frame i
+        self.tau = views["tau"]
+        self.tau_friction = views["tau_friction"]  # signed friction effort τf (fn∥_vin)
+        self.M = views["M"]
+        self.Ic = views["Ic"]  # composite inertias (crba)
+        self._views = views  # the kernels' scratch fields too (W0, D, stuck, info, …)
+        self._vecs = views["vecs"]
+        self._sums = views["sums"]
+        self._model = model
+        self._report = None  # see fd_report
+
+    @property
+    def fd_report(self):
+        """The :class:`~robot_dynamics.stiction.FrictionSolveReport` of the last forward-dynamics
+        call on this Data (built on first read from the compiled solver's state)."""
+        if self._report is Data.compiled_report:
+            from .stiction import compiled_report
+
+            views = self._views
+            self._report = compiled_report(self._model, views["info"], views["sums"][0],
+                                           views["stuck"], views["at_rest"])
+        return self._report
+
+    @fd_report.setter
+    def fd_report(self, report):
+        self._report = report
+
+    compiled_report = object()  # marker: the report is in the work arrays, not built yet
 
 
 def _frozen(a) -> np.ndarray:
@@ -269,4 +295,6 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81),
     model._kargs = tuple(np.array(x) for x in (  # writable copies for the kernels
         model.kinds, model.parents, model.axes, model.joint_rotations, model.joint_translations,
         model.spatial_inertias, model.motion_subspaces))
+    model._ib, model._fb = pack_model(model)  # the same, flat, for the fused entry points
+    model._no_friction = (np.zeros(n, dtype=np.int64), np.zeros((n, 8)))  # packed "no laws"
     return model

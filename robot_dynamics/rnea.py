@@ -24,25 +24,15 @@ def rnea(model, data, q, v, a) -> np.ndarray:
     Also fills ``data.v``, ``data.a`` (body frame, ``a`` includes −g), ``data.f`` (joint
     wrenches fn, see :func:`joint_wrenches`) and ``data.tau``.
     """
-    if _well_formed(q, v, a, model.nv) and rnea_entry(
-            *model._kargs, model._g, q, v, a, data.liMi_R, data.liMi_p, data.v, data.a, data.f,
-            data.tau):
-        return data.tau.copy()
-    q = as_vector("q", q, model.nq, where="rnea")  # says exactly what is wrong, or converts
+    try:
+        if rnea_entry(model._ib, model._fb, model._g, q, v, a, data._work):
+            return data.tau.copy()
+    except TypeError:  # not three float64 vectors: convert below, or say what is wrong
+        pass
+    q = as_vector("q", q, model.nq, where="rnea")
     v = as_vector("v", v, model.nv, where="rnea")
     a = as_vector("a", a, model.nv, where="rnea")
     return _rnea_fast(model, data, q, v, a)
-
-
-_F64 = np.dtype(np.float64)
-
-
-def _well_formed(q, v, a, n) -> bool:
-    """Float64 vectors of length n (finiteness is checked inside the kernel)."""
-    for x in (q, v, a):
-        if type(x) is not np.ndarray or x.dtype != _F64 or x.shape != (n,):
-            return False
-    return True
 
 
 def rnea_reference(model, data, q, v, a) -> np.ndarray:

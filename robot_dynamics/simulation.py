@@ -23,6 +23,7 @@ from .crba import bias_forces, mass_matrix
 from .directors import wrench_directors
 from .energy import EnergyAudit, kinetic_energy, potential_energy
 from .errors import InputError, as_vector
+from .kernels.fd import Q_NEW, V_NEW, sim_step_entry
 from .stiction import FrictionSolveError, solve_with_friction
 
 
@@ -30,16 +31,30 @@ class Simulator:
     """Fixed-step forward simulation. See the module docstring for the scheme."""
 
     def __init__(self, model, friction=None, dt=1e-3, *, damping=True, velocity_tolerance=1e-9,
-                 tol=1e-10, max_iter=50):
+                 tol=1e-10, max_iter=50, compiled=True):
+        """``compiled=False`` runs every step through the Python statement of the scheme
+        (:meth:`_integrate` with the reference friction solver): the specification the compiled
+        step is tested against, and much slower."""
         if not (np.isfinite(dt) and dt > 0):
             raise InputError(f"dt must be a positive number of seconds, got {dt}")
         self.model, self.friction, self.dt = model, friction, float(dt)
-        self.damping = np.array(model.damping if damping else np.zeros(model.nv))
+        self.damping = np.array(model.damping if damping else np.zeros(model.nv), dtype=float)
         self.data = model.create_data()
-        self.v_tol, self.tol, self.max_iter = velocity_tolerance, tol, max_iter
+        self.v_tol, self.tol, self.max_iter = float(velocity_tolerance), float(tol), int(max_iter)
         self.tau_friction = np.zeros(model.nv)
-        self.report = None
+        # built-in laws (or none) step in one compiled call (kernels/fd.py); others in Python
+        self._packed = model._no_friction if friction is None else friction._packed
+        self._reference_only = not compiled
+        if not compiled:
+            self._packed = None
+        self._report = None
         self.reset(np.zeros(model.nq))
+
+    @property
+    def report(self):
+        """The friction solve's report of the last step
+        (:class:`~robot_dynamics.stiction.FrictionSolveReport`), or None before any step."""
+        return self.data.fd_report if self._report is None else self._report
 
     def reset(self, q, v=None):
         """Start again at (q, q̇) with the clock at 0 and a fresh energy audit."""
@@ -77,11 +92,16 @@ class Simulator:
         self.steps += 1
 
     def _advance(self, tau, h, depth):
-        try:
-            self._integrate(tau, h, reference=False)
-            return
-        except FrictionSolveError as exc:
-            failure = exc
+        if self._packed is not None:
+            if self._step_compiled(tau, h):
+                return
+            failure = FrictionSolveError(self.data.fd_report)
+        elif not self._reference_only:
+            try:
+                self._integrate(tau, h, reference=False)
+                return
+            except FrictionSolveError as exc:
+                failure = exc
         try:
             self._integrate(tau, h, reference=True)
             return
@@ -91,6 +111,25 @@ class Simulator:
             raise failure
         self._advance(tau, 0.5 * h, depth + 1)
         self._advance(tau, 0.5 * h, depth + 1)
+
+    def _step_compiled(self, tau, h) -> bool:
+        """The step below as one compiled call; False (state untouched) if its solve failed."""
+        data = self.data
+        status = sim_step_entry(self.model._ib, self.model._fb, self.model._g, *self._packed,
+                                self.damping, self.q, self.v, tau, h, self.v_tol, self.tol,
+                                self.max_iter, data._work, data._iwork)
+        data.fd_report = data.compiled_report
+        self._report = None
+        if status != 0:
+            return False
+        vecs, sums = data._vecs, data._sums
+        self.q = vecs[Q_NEW].copy()
+        self.v = vecs[V_NEW].copy()
+        self.tau_friction = data.tau_friction.copy()
+        self._audit.motor_work += sums[1]
+        self._audit.friction_dissipation += sums[2]
+        self._audit.damping_dissipation += sums[3]
+        return True
 
     def _integrate(self, tau, h, reference):
         model, data = self.model, self.data
@@ -124,7 +163,7 @@ class Simulator:
         a, tauf, report = solve_with_friction(self.model, self.friction, q, v, tau, M_eff, bias,
                                               W0, D, h=h, v_tol=self.v_tol, tol=self.tol,
                                               max_iter=self.max_iter, reference=reference)
-        self.report = report
+        self._report = report
         if not report.converged:
             raise FrictionSolveError(report)
         return a, tauf

@@ -117,7 +117,8 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
         tauf = np.where(stuck, hold, tauf)
         report.residual = float(np.abs(M @ a + bias - tau - tauf).max())
         report.stuck = [model.joint_names[i] for i in np.flatnonzero(stuck)]
-        report.breaking_away = [model.joint_names[i] for i in np.flatnonzero(at_rest & ~stuck)]
+        report.breaking_away = [model.joint_names[i]
+                                 for i in np.flatnonzero(at_rest & ~stuck & friction.active)]
         report.converged = True
         return a, tauf, report
     else:
@@ -224,28 +225,36 @@ _NON_UNIQUE = ("friction this strong can make the motion non-unique (Painlevé-t
 
 
 def _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, max_iter):
-    from .kernels.stiction import solve_friction_kernel
+    from .kernels.stiction import solve_friction
 
     n = model.nv
     a, tauf = np.empty(n), np.empty(n)
-    stuck, at_rest = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
-    info = np.zeros(5, dtype=np.int64)
+    stuck, at_rest = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    info = np.zeros(8, dtype=np.int64)
     codes, params = friction._packed
-    residual = solve_friction_kernel(
-        np.ascontiguousarray(M), np.asarray(bias, float), np.asarray(tau, float),
-        np.ascontiguousarray(W0), D, codes, params, model._kargs[0], model._kargs[2], friction.active,
-        np.asarray(q, float), np.asarray(v, float), float(h), float(v_tol), float(tol),
-        int(max_iter), a, tauf, stuck, at_rest, info)
-    report = FrictionSolveReport(
-        converged=bool(info[0]), method=_METHODS[info[1]], iterations=int(info[2]),
-        residual=float(residual), active_set_changes=int(info[3]),
-        stuck=[model.joint_names[i] for i in np.flatnonzero(stuck)] if info[0] else [],
-        breaking_away=[model.joint_names[i] for i in np.flatnonzero(at_rest & ~stuck)]
-        if info[0] else [],
-        message="" if info[0] else ("friction solve did not converge (successive approximation"
-                                    " and Newton), or the stick/slip states did not settle"))
-    if info[4] and info[0]:
-        report.message = _NON_UNIQUE
+    residual = solve_friction(
+        np.ascontiguousarray(M, dtype=float), np.ascontiguousarray(bias, dtype=float),
+        np.ascontiguousarray(tau, dtype=float), np.ascontiguousarray(W0, dtype=float),
+        np.ascontiguousarray(D, dtype=float), codes, params, model._kargs[0], model._kargs[2],
+        np.ascontiguousarray(v, dtype=float), float(h), float(v_tol), float(tol), int(max_iter),
+        a, tauf, stuck, at_rest, info, np.empty((n, n)), np.empty((n, 6)), np.empty((24, n)),
+        np.empty((3, n), dtype=np.int64))
     if not info[0]:
         tauf[:] = 0.0
-    return a, tauf, report
+    return a, tauf, compiled_report(model, info, residual, stuck, at_rest)
+
+
+def compiled_report(model, info, residual, stuck, at_rest) -> FrictionSolveReport:
+    """The report of a compiled solve from its ``info`` array and stick/slip flags."""
+    ok = bool(info[0])
+    report = FrictionSolveReport(
+        converged=ok, method=_METHODS[info[1]], iterations=int(info[2]),
+        residual=float(residual), active_set_changes=int(info[3]),
+        stuck=[model.joint_names[i] for i in np.flatnonzero(stuck)] if ok else [],
+        breaking_away=[model.joint_names[i] for i in np.flatnonzero((at_rest != 0) & (stuck == 0))]
+        if ok else [],
+        message="" if ok else ("friction solve did not converge (successive approximation"
+                               " and Newton), or the stick/slip states did not settle"))
+    if info[4] and ok:
+        report.message = _NON_UNIQUE
+    return report

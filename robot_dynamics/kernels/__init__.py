@@ -6,9 +6,13 @@ kernels compute the same numbers on raw arrays without Python-level per-joint wo
 tests compare the two. The first call compiles (or loads the on-disk cache of a previous run);
 :func:`warmup` does that up front so a node's first message is not slow.
 """
-from .dynamics import (crba_kernel, directors_kernel, placements_kernel, rnea_kernel,
+from .cache_guard import guard as _guard
+
+_guard()  # before any compiled module loads its cache (see cache_guard)
+
+from .dynamics import (  # noqa: E402crba_kernel, directors_kernel, placements_kernel, rnea_kernel,
                        world_kernel)
-from .friction import friction_kernel, pack_friction
+from .friction import friction_kernel, pack_friction  # noqa: E402
 
 
 def warmup(model=None) -> None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .layout import model_views, work_views
+
 
 @njit(cache=True)
 def placements_kernel(kinds, axes, R0, p0, q, R, p):
@@ -70,12 +72,18 @@ def _dot6(x, y):
 
 @njit(cache=True)
 def rnea_kernel(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, a, R, p, vel, acc, f, tau):
-    """τ = RNEA(q, v, a) with gravity ``gravity``; fills R, p, vel, acc, f (joint wrenches).
+    """τ = RNEA(q, v, a) with gravity ``gravity``; fills R, p, vel, acc, f (joint wrenches)."""
+    placements_kernel(kinds, axes, R0, p0, q, R, p)
+    rnea_passes(parents, I6, S, gravity, v, a, R, p, vel, acc, f, tau)
+
+
+@njit(cache=True)
+def rnea_passes(parents, I6, S, gravity, v, a, R, p, vel, acc, f, tau):
+    """The two RNEA passes on placements R, p already computed for the configuration.
 
     Scalar temporaries only: nothing is allocated per call.
     """
-    n = q.shape[0]
-    placements_kernel(kinds, axes, R0, p0, q, R, p)
+    n = v.shape[0]
     for i in range(n):
         par = parents[i]
         if par >= 0:
@@ -127,14 +135,21 @@ def rnea_kernel(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, a, R, p, vel
 
 
 @njit(cache=True)
-def _force_up(X, F, G):
-    """F ← Xᵀ F: carry a force from a body's frame to its parent's (G is scratch)."""
-    for r in range(6):
-        s = 0.0
-        for k in range(6):
-            s += X[k, r] * F[k]
-        G[r] = s
-    F[:] = G
+def _force_up(X, F0, F1, F2, F3, F4, F5):
+    """Xᵀ F: a force carried from a body's frame to its parent's."""
+    return (X[0, 0] * F0 + X[1, 0] * F1 + X[2, 0] * F2 + X[3, 0] * F3 + X[4, 0] * F4 + X[5, 0] * F5,
+            X[0, 1] * F0 + X[1, 1] * F1 + X[2, 1] * F2 + X[3, 1] * F3 + X[4, 1] * F4 + X[5, 1] * F5,
+            X[0, 2] * F0 + X[1, 2] * F1 + X[2, 2] * F2 + X[3, 2] * F3 + X[4, 2] * F4 + X[5, 2] * F5,
+            X[0, 3] * F0 + X[1, 3] * F1 + X[2, 3] * F2 + X[3, 3] * F3 + X[4, 3] * F4 + X[5, 3] * F5,
+            X[0, 4] * F0 + X[1, 4] * F1 + X[2, 4] * F2 + X[3, 4] * F3 + X[4, 4] * F4 + X[5, 4] * F5,
+            X[0, 5] * F0 + X[1, 5] * F1 + X[2, 5] * F2 + X[3, 5] * F3 + X[4, 5] * F4 + X[5, 5] * F5)
+
+
+@njit(cache=True)
+def _dot6c(x, Y, c):
+    """x · Y[:, c]."""
+    return (x[0] * Y[0, c] + x[1] * Y[1, c] + x[2] * Y[2, c] + x[3] * Y[3, c] + x[4] * Y[4, c]
+            + x[5] * Y[5, c])
 
 
 @njit(cache=True)
@@ -157,46 +172,58 @@ def _motion_matrix(R, p, X):
 @njit(cache=True)
 def crba_kernel(kinds, parents, axes, R0, p0, I6, S, q, R, p, X, Ic, M):
     """Mass matrix M(q); fills R, p, X (6×6 per joint) and the composite inertias Ic."""
-    n = q.shape[0]
     placements_kernel(kinds, axes, R0, p0, q, R, p)
+    crba_core(parents, I6, S, R, p, X, Ic, M)
+
+
+@njit(cache=True)
+def crba_core(parents, I6, S, R, p, X, Ic, M):
+    """The CRBA on placements R, p already computed for the configuration."""
+    composite_inertias(parents, I6, R, p, X, Ic)
+    mass_from_composite(parents, S, X, Ic, M)
+
+
+@njit(cache=True)
+def composite_inertias(parents, I6, R, p, X, Ic):
+    """Motion transforms X and composite inertias Ic (subtree of each body) from placements."""
+    n = parents.shape[0]
     for i in range(n):
         _motion_matrix(R[i], p[i], X[i])
         Ic[i, :, :] = I6[i]
-    T = np.empty((6, 6))
     for i in range(n - 1, -1, -1):
         par = parents[i]
-        if par >= 0:  # Ic[par] += Xᵀ Ic[i] X
-            for r in range(6):
-                for c in range(6):
-                    s = 0.0
-                    for k in range(6):
-                        s += Ic[i, r, k] * X[i, k, c]
-                    T[r, c] = s
-            for r in range(6):
-                for c in range(6):
-                    s = 0.0
-                    for k in range(6):
-                        s += X[i, k, r] * T[k, c]
-                    Ic[par, r, c] += s
-    F = np.empty(6)
-    G = np.empty(6)
+        if par >= 0:  # Ic[par] += Xᵀ Ic[i] X, one column of T = Ic[i] X at a time
+            Xi = X[i]
+            Ii = Ic[i]
+            Ip = Ic[par]
+            for c in range(6):
+                t0 = _dot6c(Ii[0], Xi, c)
+                t1 = _dot6c(Ii[1], Xi, c)
+                t2 = _dot6c(Ii[2], Xi, c)
+                t3 = _dot6c(Ii[3], Xi, c)
+                t4 = _dot6c(Ii[4], Xi, c)
+                t5 = _dot6c(Ii[5], Xi, c)
+                for r in range(6):
+                    Ip[r, c] += (Xi[0, r] * t0 + Xi[1, r] * t1 + Xi[2, r] * t2 + Xi[3, r] * t3
+                                 + Xi[4, r] * t4 + Xi[5, r] * t5)
+
+
+@njit(cache=True)
+def mass_from_composite(parents, S, X, Ic, M):
+    """M[i, j] = S_jᵀ X_{i→j}ᵀ Ic_i S_i along the path from body i to the base."""
+    n = parents.shape[0]
     for i in range(n):
-        for r in range(6):
-            s = 0.0
-            for k in range(6):
-                s += Ic[i, r, k] * S[i, k]
-            F[r] = s
-        s = 0.0
-        for k in range(6):
-            s += S[i, k] * F[k]
-        M[i, i] = s
+        Ii = Ic[i]
+        Si = S[i]
+        F0, F1, F2 = _dot6(Ii[0], Si), _dot6(Ii[1], Si), _dot6(Ii[2], Si)
+        F3, F4, F5 = _dot6(Ii[3], Si), _dot6(Ii[4], Si), _dot6(Ii[5], Si)
+        M[i, i] = Si[0] * F0 + Si[1] * F1 + Si[2] * F2 + Si[3] * F3 + Si[4] * F4 + Si[5] * F5
         j = i
         while parents[j] >= 0:
-            _force_up(X[j], F, G)
+            F0, F1, F2, F3, F4, F5 = _force_up(X[j], F0, F1, F2, F3, F4, F5)
             j = parents[j]
-            s = 0.0
-            for k in range(6):
-                s += S[j, k] * F[k]
+            Sj = S[j]
+            s = Sj[0] * F0 + Sj[1] * F1 + Sj[2] * F2 + Sj[3] * F3 + Sj[4] * F4 + Sj[5] * F5
             M[i, j] = s
             M[j, i] = s
 
@@ -205,42 +232,57 @@ def crba_kernel(kinds, parents, axes, R0, p0, I6, S, q, R, p, X, Ic, M):
 def directors_kernel(parents, S, X, Ic, D):
     """D[α, i] = pl_α at joint i (see robot_dynamics.directors), from crba_kernel's X and Ic."""
     n = parents.shape[0]
-    F = np.empty(6)
-    G = np.empty(6)
-    motion = np.zeros((n, 6))
-    inside = np.zeros(n, dtype=np.bool_)
+    directors_core(parents, S, X, Ic, D, np.empty((n, 6)), np.empty(n, dtype=np.int64))
+
+
+@njit(cache=True)
+def directors_core(parents, S, X, Ic, D, motion, inside):
+    """:func:`directors_kernel` on caller-provided scratch ``motion`` (n, 6), ``inside`` (n)."""
+    n = parents.shape[0]
     for al in range(n):
+        Dal = D[al]
         for i in range(n):
             for k in range(6):
-                D[al, i, k] = 0.0
-        for r in range(6):
-            s = 0.0
-            for k in range(6):
-                s += Ic[al, r, k] * S[al, k]
-            F[r] = s
-            D[al, al, r] = s
+                Dal[i, k] = 0.0
+        Ia = Ic[al]
+        Sa = S[al]
+        F0, F1, F2 = _dot6(Ia[0], Sa), _dot6(Ia[1], Sa), _dot6(Ia[2], Sa)
+        F3, F4, F5 = _dot6(Ia[3], Sa), _dot6(Ia[4], Sa), _dot6(Ia[5], Sa)
+        Dal[al, 0], Dal[al, 1], Dal[al, 2], Dal[al, 3], Dal[al, 4], Dal[al, 5] = (
+            F0, F1, F2, F3, F4, F5)
         j = al
-        while parents[j] >= 0:
-            _force_up(X[j], F, G)
+        while parents[j] >= 0:  # the path to the base: X_{α→j}ᵀ Ic_α S_α
+            F0, F1, F2, F3, F4, F5 = _force_up(X[j], F0, F1, F2, F3, F4, F5)
             j = parents[j]
-            D[al, j, :] = F
-        inside[:] = False
-        inside[al] = True
-        motion[al, :] = S[al]
-        for i in range(al + 1, n):
+            Dal[j, 0], Dal[j, 1], Dal[j, 2], Dal[j, 3], Dal[j, 4], Dal[j, 5] = (
+                F0, F1, F2, F3, F4, F5)
+        for i in range(n):
+            inside[i] = 0
+        inside[al] = 1
+        for k in range(6):
+            motion[al, k] = Sa[k]
+        for i in range(al + 1, n):  # the subtree: Ic_i X_{i←α} S_α
             par = parents[i]
-            if par >= 0 and inside[par]:
-                inside[i] = True
+            if par >= 0 and inside[par] == 1:
+                inside[i] = 1
+                Xi = X[i]
+                mi = motion[i]
+                mp = motion[par]
                 for r in range(6):
-                    s = 0.0
-                    for k in range(6):
-                        s += X[i, r, k] * motion[par, k]
-                    motion[i, r] = s
+                    mi[r] = _dot6(Xi[r], mp)
+                Ii = Ic[i]
                 for r in range(6):
-                    s = 0.0
-                    for k in range(6):
-                        s += Ic[i, r, k] * motion[i, k]
-                    D[al, i, r] = s
+                    Dal[i, r] = _dot6(Ii[r], mi)
+
+
+@njit(cache=True)
+def mass_from_directors(S, D, M):
+    """M[α, j] = S_jᵀ pl_α[j] (seed 004 §2.6, M = S A) from the directors of directors_core."""
+    n = S.shape[0]
+    for al in range(n):
+        Dal = D[al]
+        for j in range(n):
+            M[al, j] = _dot6(S[j], Dal[j])
 
 
 @njit(cache=True)
@@ -277,10 +319,33 @@ def all_finite(q, v, a):
     return True
 
 
-@njit(cache=True)
-def rnea_entry(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, a, R, p, vel, acc, f, tau):
-    """:func:`rnea_kernel` behind a finiteness check; returns False (nothing computed) on NaN/Inf."""
-    if not all_finite(q, v, a):
+# Entry points carry explicit signatures: an argument of another type (a list, ints, a 2-D or
+# non-contiguous or read-only array) raises TypeError at dispatch instead of compiling a new
+# specialisation, and the Python caller then converts or reports it (robot_dynamics.errors).
+I1, F1, F2 = "int64[::1]", "float64[::1]", "float64[:, ::1]"
+
+
+@njit(f"boolean({I1}, {F1}, {F1}, {F1}, {F1}, {F1}, {F1})", cache=True)
+def rnea_entry(ib, fb, gravity, q, v, a, w):
+    """RNEA on the packed model and work array (:mod:`.layout`) behind a finiteness check.
+
+    Returns False (nothing computed) when q, q̇ or q̈ holds a NaN/Inf or has the wrong length.
+    """
+    n, kinds, parents, axes, R0, p0, I6, S = model_views(ib, fb)
+    if q.shape[0] != n or v.shape[0] != n or a.shape[0] != n or not all_finite(q, v, a):
         return False
+    R, p, vel, acc, f, tau, _, _, _, _, _ = work_views(ib, w)
     rnea_kernel(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, a, R, p, vel, acc, f, tau)
+    return True
+
+
+@njit(f"boolean({I1}, {F1}, {F1}, {F1})", cache=True)
+def crba_entry(ib, fb, q, w):
+    """Mass matrix, composite inertias, transforms and world poses into the work array."""
+    n, kinds, parents, axes, R0, p0, I6, S = model_views(ib, fb)
+    if q.shape[0] != n or not all_finite(q, q, q):
+        return False
+    R, p, _, _, _, _, _, X, Ic, oMi, M = work_views(ib, w)
+    crba_kernel(kinds, parents, axes, R0, p0, I6, S, q, R, p, X, Ic, M)
+    world_kernel(parents, R, p, oMi)
     return True

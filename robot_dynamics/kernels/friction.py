@@ -11,7 +11,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .dynamics import rnea_entry
+from .dynamics import F1, F2, I1, rnea_entry
+from .layout import model_views, unowned, work_views
 
 NONE, CLASSIC, LOAD_DEPENDENT, LOAD_DEPENDENT_255, BEARING = 0, 1, 2, 3, 4
 
@@ -53,81 +54,76 @@ def pack_friction(friction):
 @njit(cache=True)
 def friction_kernel(codes, params, kinds, axes, W, q, qd, direction, out):
     """Magnitudes (≥ 0) of every joint's friction; same formulas as the law classes."""
-    n = codes.shape[0]
-    for i in range(n):
-        code = codes[i]
-        if code == 0:
-            out[i] = 0.0
-            continue
-        pr = params[i]
-        v = qd[i]
-        d = 1.0 if v > 0 else (-1.0 if v < 0 else (1.0 if direction[i] > 0 else
-                                                     (-1.0 if direction[i] < 0 else 0.0)))
-        if code == 1:
-            if d > 0:
-                fc = pr[5]
-            elif d < 0:
-                fc = pr[6]
-            else:
-                fc = min(pr[5], pr[6]) if pr[7] > 0 else pr[0]
-            level = fc
-            if pr[2] > 0:
-                static = pr[3] if pr[7] == 0 else pr[3] * fc / max(pr[0], 1e-300)
-                level = fc + (static - fc) * math.exp(-(v / pr[4]) ** 2)
-            out[i] = level + pr[1] * abs(v)
-            continue
-        e = axes[i]
-        fpar = W[i, 0] * e[0] + W[i, 1] * e[1] + W[i, 2] * e[2]
-        npar = W[i, 3] * e[0] + W[i, 4] * e[1] + W[i, 5] * e[2]
-        ff = W[i, 0] ** 2 + W[i, 1] ** 2 + W[i, 2] ** 2
-        nn = W[i, 3] ** 2 + W[i, 4] ** 2 + W[i, 5] ** 2
-        fperp = math.sqrt(max(ff - fpar * fpar, 0.0))
-        nperp = math.sqrt(max(nn - npar * npar, 0.0))
-        prismatic = kinds[i] == 1
-        if code == 2 or code == 3:
-            if prismatic:
-                x1, x2, x3 = fperp, nperp, abs(npar)
-            elif code == 3:
-                x1, x2, x3 = nperp, math.sqrt(ff), 0.0
-            else:
-                x1, x2, x3 = nperp, fperp, abs(fpar)
-            out[i] = pr[0] + pr[1] * abs(v) + pr[2] * x1 + pr[3] * x2 + pr[4] * x3
-        else:  # bearing
-            mu = pr[0]
-            if pr[5] > 0:
-                mu = pr[0] + (pr[6] - pr[0]) * math.exp(-(v / pr[7]) ** 2)
-            bend = nperp / pr[3] if pr[3] > 0 else 0.0
-            if prismatic:
-                tors = abs(npar) / pr[1] if pr[1] > 0 else 0.0
-                load = fperp + bend + tors
-            else:
-                load = pr[1] * (fperp + bend) + pr[2] * abs(fpar)
-            out[i] = pr[4] + mu * load
+    for i in range(codes.shape[0]):
+        out[i] = friction_one(codes[i], params[i], kinds[i], axes[i], W[i], qd[i], direction[i])
+
+
+@njit(cache=True, inline="always")
+def friction_one(code, pr, kind, e, Wi, v, direction):
+    """One joint's friction magnitude (≥ 0): law ``code`` with parameters ``pr``, joint wrench
+    ``Wi`` (joint frame), velocity ``v``; ``direction`` signs the motion when v = 0."""
+    if code == 0:
+        return 0.0
+    d = 1.0 if v > 0 else (-1.0 if v < 0 else (1.0 if direction > 0 else
+                                                 (-1.0 if direction < 0 else 0.0)))
+    if code == 1:
+        if d > 0:
+            fc = pr[5]
+        elif d < 0:
+            fc = pr[6]
+        else:
+            fc = min(pr[5], pr[6]) if pr[7] > 0 else pr[0]
+        level = fc
+        if pr[2] > 0:
+            static = pr[3] if pr[7] == 0 else pr[3] * fc / max(pr[0], 1e-300)
+            level = fc + (static - fc) * math.exp(-(v / pr[4]) ** 2)
+        return level + pr[1] * abs(v)
+    fpar = Wi[0] * e[0] + Wi[1] * e[1] + Wi[2] * e[2]
+    npar = Wi[3] * e[0] + Wi[4] * e[1] + Wi[5] * e[2]
+    ff = Wi[0] ** 2 + Wi[1] ** 2 + Wi[2] ** 2
+    nn = Wi[3] ** 2 + Wi[4] ** 2 + Wi[5] ** 2
+    fperp = math.sqrt(max(ff - fpar * fpar, 0.0))
+    nperp = math.sqrt(max(nn - npar * npar, 0.0))
+    prismatic = kind == 1
+    if code == 2 or code == 3:
+        if prismatic:
+            x1, x2, x3 = fperp, nperp, abs(npar)
+        elif code == 3:
+            x1, x2, x3 = nperp, math.sqrt(ff), 0.0
+        else:
+            x1, x2, x3 = nperp, fperp, abs(fpar)
+        return pr[0] + pr[1] * abs(v) + pr[2] * x1 + pr[3] * x2 + pr[4] * x3
+    # bearing
+    mu = pr[0]
+    if pr[5] > 0:
+        mu = pr[0] + (pr[6] - pr[0]) * math.exp(-(v / pr[7]) ** 2)
+    bend = nperp / pr[3] if pr[3] > 0 else 0.0
+    if prismatic:
+        tors = abs(npar) / pr[1] if pr[1] > 0 else 0.0
+        load = fperp + bend + tors
+    else:
+        load = pr[1] * (fperp + bend) + pr[2] * abs(fpar)
+    return pr[4] + mu * load
 
 
 @njit(cache=True)
 def id_friction_kernel(codes, params, kinds, axes, W, q, v, a, fn_axial, tol, tauf, tau):
     """Seed 004 §2.7 steps 2–4 after RNEA: τ = fn∥ − τf, τf against q̇ (or q̈ at rest)."""
-    n = q.shape[0]
-    d = np.empty(n)
-    mag = np.empty(n)
-    for i in range(n):
+    for i in range(q.shape[0]):
         src = v[i] if abs(v[i]) > tol else a[i]
-        d[i] = 1.0 if src > 0 else (-1.0 if src < 0 else 0.0)
-    friction_kernel(codes, params, kinds, axes, W, q, v, d, mag)
-    for i in range(n):
-        tauf[i] = -mag[i] * d[i]
+        d = 1.0 if src > 0 else (-1.0 if src < 0 else 0.0)
+        tauf[i] = -friction_one(codes[i], params[i], kinds[i], axes[i], W[i], v[i], d) * d
         tau[i] = fn_axial[i] - tauf[i]
 
 
-
-@njit(cache=True)
-def id_entry(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, a, R, p, vel, acc, f, fn_axial,
-             codes, params, tol, tauf, tau):
-    """Friction-aware inverse dynamics in one call (RNEA + seed 004 §2.7 steps 2–4); returns
-    False (nothing computed) when an input is not finite."""
-    if not rnea_entry(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, a, R, p, vel, acc, f,
-                      fn_axial):
+@njit(f"boolean({I1}, {F1}, {F1}, {I1}, {F2}, {F1}, {F1}, {F1}, float64, {F1}, {F1})",
+      cache=True)
+def id_entry(ib, fb, gravity, codes, params, q, v, a, tol, w, out):
+    """Friction-aware inverse dynamics in one call (RNEA + seed 004 §2.7 steps 2–4) on the packed
+    model and work array; returns False (nothing computed) when an input is not finite."""
+    if not rnea_entry(ib, fb, gravity, q, v, a, w):
         return False
-    id_friction_kernel(codes, params, kinds, axes, f, q, v, a, fn_axial, tol, tauf, tau)
+    n, kinds, parents, axes, R0, p0, I6, S = model_views(ib, fb)
+    R, p, vel, acc, f, fn_axial, tauf, _, _, _, _ = work_views(ib, w)
+    id_friction_kernel(codes, unowned(params), kinds, axes, f, q, v, a, fn_axial, tol, tauf, out)
     return True

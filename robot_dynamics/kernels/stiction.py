@@ -3,82 +3,135 @@
 Same algorithm, same tolerances, same outputs: the Python module is its specification and the
 tests compare the two. ``info`` returns [converged, method (0 direct, 1 fixed point, 2 Newton),
 iterations, active-set changes, non-unique flag].
+
+The free block of M is factorised once per stick/slip assignment (Cholesky, in place in the
+scratch ``L``) and each successive-approximation iteration costs two triangular solves and one
+evaluation of the friction map: O(n²) per iteration after one O(n³) factorisation. Everything
+lives in caller-provided scratch (:mod:`.layout`): nothing is allocated on the fixed-point path.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numba import njit
 
-from .friction import friction_kernel
+from .friction import friction_one
+
+# rows of the ``vecs`` scratch (24, n) used here; kernels/fd.py uses rows 16 and up
+_TARGET, _DIRECTION, _HOLD, _BOUNDS, _RELEASE, _MAG, _QD, _RHS0, _RHS, _X, _NEW, _TF, _TRIAL = (
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
 
 
 @njit(cache=True)
-def _wrenches(W0, D, a, W):
+def wrenches_at(W0, D, a, W):
+    """W = W0 + Σ_α a_α D[α] (eq. 2.3.7)."""
     n = a.shape[0]
     for i in range(n):
         for k in range(6):
-            s = W0[i, k]
-            for al in range(n):
-                s += a[al] * D[al, i, k]
-            W[i, k] = s
+            W[i, k] = W0[i, k]
+    for al in range(n):
+        x = a[al]
+        if x != 0.0:
+            Dal = D[al]
+            for i in range(n):
+                for k in range(6):
+                    W[i, k] += x * Dal[i, k]
 
 
 @njit(cache=True)
-def _friction_of(codes, params, kinds, axes, q, v, a, W0, D, free, direction, h, active, W, mag,
-                 out):
+def cholesky_block(A, idx, m, L):
+    """L (leading m×m block) ← Cholesky factor of A[idx[:m]][:, idx[:m]]; False if not SPD."""
+    for j in range(m):
+        s = A[idx[j], idx[j]]
+        for k in range(j):
+            s -= L[j, k] * L[j, k]
+        if not s > 0.0:
+            return False
+        d = math.sqrt(s)
+        L[j, j] = d
+        for i in range(j + 1, m):
+            t = A[idx[i], idx[j]]
+            for k in range(j):
+                t -= L[i, k] * L[j, k]
+            L[i, j] = t / d
+    return True
+
+
+@njit(cache=True)
+def cholesky_solve(L, m, b, x):
+    """x ← (L Lᵀ)⁻¹ b on the leading m entries (x may be b)."""
+    for i in range(m):
+        s = b[i]
+        for k in range(i):
+            s -= L[i, k] * x[k]
+        x[i] = s / L[i, i]
+    for i in range(m - 1, -1, -1):
+        s = x[i]
+        for k in range(i + 1, m):
+            s -= L[k, i] * x[k]
+        x[i] = s / L[i, i]
+
+
+@njit(cache=True)
+def _friction_of(codes, params, kinds, axes, v, a, W0, D, stuck, direction, h, W, qd, out):
+    """Signed friction of the non-stuck joints for accelerations ``a`` (zero where stuck)."""
     n = a.shape[0]
-    _wrenches(W0, D, a, W)
-    qd = np.empty(n)
+    wrenches_at(W0, D, a, W)
     for i in range(n):
-        qd[i] = (v[i] + h * a[i] if free[i] else 0.0) if h > 0 else v[i]
-    friction_kernel(codes, params, kinds, axes, W, q, qd, direction, mag)
-    for i in range(n):
-        out[i] = -mag[i] * direction[i] if (free[i] and active[i]) else 0.0
+        if stuck[i] or codes[i] == 0:
+            out[i] = 0.0
+            continue
+        u = v[i] + h * a[i] if h > 0 else v[i]
+        out[i] = -friction_one(codes[i], params[i], kinds[i], axes[i], W[i], u,
+                               direction[i]) * direction[i]
 
 
 @njit(cache=True)
-def _solve_free(M, bias, tau, W0, D, codes, params, kinds, axes, q, v, stuck, target, direction,
-                h, tol, max_iter, active, a, tauf, info):
+def _solve_free(M, bias, tau, W0, D, codes, params, kinds, axes, v, stuck, h, tol, max_iter,
+                a, tauf, info, L, W, vecs, idx):
+    """Accelerations of the free joints for the stick/slip assignment in ``stuck``."""
     n = M.shape[0]
-    free = ~stuck
-    F = np.flatnonzero(free)
-    K = np.flatnonzero(stuck)
-    nf = F.shape[0]
-    W = np.empty((n, 6))
-    mag = np.empty(n)
+    target, direction = vecs[_TARGET], vecs[_DIRECTION]
+    qd, rhs0, rhs, x, new = vecs[_QD], vecs[_RHS0], vecs[_RHS], vecs[_X], vecs[_NEW]
+    F, K = idx[0], idx[1]
+    nf = 0
+    nk = 0
+    any_active = False
     for i in range(n):
-        a[i] = target[i] if stuck[i] else 0.0
         tauf[i] = 0.0
+        if stuck[i]:
+            a[i] = target[i]
+            K[nk] = i
+            nk += 1
+        else:
+            a[i] = 0.0
+            F[nf] = i
+            nf += 1
+            any_active = any_active or codes[i] != 0
     if nf == 0:
         return True
-    MFF = np.empty((nf, nf))
-    rhs0 = np.empty(nf)
     for r in range(nf):
         s = tau[F[r]] - bias[F[r]]
-        for c in range(K.shape[0]):
+        for c in range(nk):
             s -= M[F[r], K[c]] * target[K[c]]
         rhs0[r] = s
-        for c in range(nf):
-            MFF[r, c] = M[F[r], F[c]]
-    x = np.linalg.solve(MFF, rhs0)
+    if not cholesky_block(M, F, nf, L):
+        return False
+    cholesky_solve(L, nf, rhs0, x)
     for r in range(nf):
         a[F[r]] = x[r]
-    any_active = False
-    for r in range(nf):
-        if active[F[r]]:
-            any_active = True
     if not any_active:
         return True
     if info[1] < 1:
         info[1] = 1
-    rhs = np.empty(nf)
+    # successive approximation (seed 004 §2.8): friction from the reactions, motion again
     step = np.inf
     for it in range(max_iter):
-        _friction_of(codes, params, kinds, axes, q, v, a, W0, D, free, direction, h, active, W,
-                     mag, tauf)
+        _friction_of(codes, params, kinds, axes, v, a, W0, D, stuck, direction, h, W, qd, tauf)
         for r in range(nf):
             rhs[r] = rhs0[r] + tauf[F[r]]
-        new = np.linalg.solve(MFF, rhs)
+        cholesky_solve(L, nf, rhs, new)
         step = 0.0
         big = 0.0
         for r in range(nf):
@@ -87,22 +140,37 @@ def _solve_free(M, bias, tau, W0, D, codes, params, kinds, axes, q, v, stuck, ta
             a[F[r]] = new[r]
         info[2] += 1
         if step <= tol * (1.0 + big):
-            _friction_of(codes, params, kinds, axes, q, v, a, W0, D, free, direction, h, active,
-                         W, mag, tauf)
+            _friction_of(codes, params, kinds, axes, v, a, W0, D, stuck, direction, h, W, qd,
+                         tauf)
             return True
         if not np.isfinite(step) or step > 1e12:
             break
-    # Newton with a finite-difference Jacobian
+    return _newton(M, rhs0, W0, D, codes, params, kinds, axes, v, stuck, direction, h, tol,
+                   max_iter, a, tauf, info, L, W, vecs, F[:nf])
+
+
+@njit(cache=True)
+def _newton(M, rhs0_buf, W0, D, codes, params, kinds, axes, v, stuck, direction, h, tol,
+            max_iter, a, tauf, info, L, W, vecs, F):
+    """Newton on r(a_F) = M_FF a_F − rhs0 − τf_F(a), finite-difference Jacobian (rare path)."""
+    n = M.shape[0]
+    nf = F.shape[0]
     info[1] = 2
-    x = np.linalg.solve(MFF, rhs0)
-    trial = a.copy()
-    tf = np.empty(n)
+    qd, tf, trial = vecs[_QD], vecs[_TF], vecs[_TRIAL]
+    rhs0 = rhs0_buf[:nf].copy()
+    MFF = np.empty((nf, nf))
+    for r in range(nf):
+        for c in range(nf):
+            MFF[r, c] = M[F[r], F[c]]
+    x = np.empty(nf)
+    cholesky_solve(L, nf, rhs0, x)
+    for i in range(n):
+        trial[i] = a[i]
 
     def_r = np.empty(nf)
     for r in range(nf):
         trial[F[r]] = x[r]
-    _friction_of(codes, params, kinds, axes, q, v, trial, W0, D, free, direction, h, active, W,
-                 mag, tf)
+    _friction_of(codes, params, kinds, axes, v, trial, W0, D, stuck, direction, h, W, qd, tf)
     for r in range(nf):
         def_r[r] = rhs0[r] + tf[F[r]]
     res = MFF @ x - def_r
@@ -116,16 +184,16 @@ def _solve_free(M, bias, tau, W0, D, codes, params, kinds, axes, q, v, stuck, ta
                 a[F[r]] = x[r]
             if it > 0 and np.linalg.eigvalsh(0.5 * (J + J.T)).min() <= 0:
                 info[4] = 1
-            _friction_of(codes, params, kinds, axes, q, v, a, W0, D, free, direction, h, active,
-                         W, mag, tauf)
+            _friction_of(codes, params, kinds, axes, v, a, W0, D, stuck, direction, h, W, qd,
+                         tauf)
             return True
         eps = 1e-7 * scale
         for k in range(nf):
             for r in range(nf):
                 trial[F[r]] = x[r]
             trial[F[k]] += eps
-            _friction_of(codes, params, kinds, axes, q, v, trial, W0, D, free, direction, h,
-                         active, W, mag, tf)
+            _friction_of(codes, params, kinds, axes, v, trial, W0, D, stuck, direction, h, W,
+                         qd, tf)
             xp = x.copy()
             xp[k] += eps
             for r in range(nf):
@@ -138,8 +206,8 @@ def _solve_free(M, bias, tau, W0, D, codes, params, kinds, axes, q, v, stuck, ta
             xn = x + t * dx
             for r in range(nf):
                 trial[F[r]] = xn[r]
-            _friction_of(codes, params, kinds, axes, q, v, trial, W0, D, free, direction, h,
-                         active, W, mag, tf)
+            _friction_of(codes, params, kinds, axes, v, trial, W0, D, stuck, direction, h, W,
+                         qd, tf)
             rn = MFF @ xn - rhs0
             for r in range(nf):
                 rn[r] -= tf[F[r]]
@@ -155,65 +223,69 @@ def _solve_free(M, bias, tau, W0, D, codes, params, kinds, axes, q, v, stuck, ta
 
 
 @njit(cache=True)
-def solve_friction_kernel(M, bias, tau, W0, D, codes, params, kinds, axes, active, q, v, h,
-                          v_tol, tol, max_iter, a, tauf, stuck, at_rest, info):
-    """Returns the residual ‖M a + b − τ − τf‖∞; see robot_dynamics.stiction."""
+def solve_friction(M, bias, tau, W0, D, codes, params, kinds, axes, v, h, v_tol, tol, max_iter,
+                   a, tauf, stuck, at_rest, info, L, W, vecs, idx):
+    """Returns the residual ‖M a + b − τ − τf‖∞ (inf on failure); see robot_dynamics.stiction.
+
+    ``stuck``/``at_rest`` (int64 0/1) and ``info`` are outputs; ``L``, ``W``, ``vecs`` (≥ 13
+    rows), ``idx`` (≥ 2 rows) are scratch.
+    """
     n = M.shape[0]
-    target = np.zeros(n)
-    direction = np.zeros(n)
+    target, direction = vecs[_TARGET], vecs[_DIRECTION]
+    hold, bounds, release = vecs[_HOLD], vecs[_BOUNDS], vecs[_RELEASE]
     for i in range(n):
-        at_rest[i] = abs(v[i]) <= v_tol
-        if h > 0:
-            target[i] = -v[i] / h
-        stuck[i] = at_rest[i] and active[i]
-        direction[i] = 0.0 if at_rest[i] else (1.0 if v[i] > 0 else -1.0)
+        rest = abs(v[i]) <= v_tol
+        at_rest[i] = rest and codes[i] != 0  # a joint without friction never "breaks away"
+        target[i] = -v[i] / h if h > 0 else 0.0
+        stuck[i] = rest and codes[i] != 0
+        direction[i] = 0.0 if rest else (1.0 if v[i] > 0 else -1.0)
     for k in range(5):
         info[k] = 0
-    W = np.empty((n, 6))
-    hold = np.empty(n)
-    bounds = np.empty(n)
-    release = np.empty(n)
-    zeros = np.zeros(n)
     for change in range(4 * n + 10):
-        ok = _solve_free(M, bias, tau, W0, D, codes, params, kinds, axes, q, v, stuck, target,
-                         direction, h, tol, max_iter, active, a, tauf, info)
-        if not ok:
+        if not _solve_free(M, bias, tau, W0, D, codes, params, kinds, axes, v, stuck, h, tol,
+                           max_iter, a, tauf, info, L, W, vecs, idx):
             return np.inf
-        _wrenches(W0, D, a, W)
+        any_stuck = False
+        for i in range(n):
+            any_stuck = any_stuck or stuck[i] != 0
+        if any_stuck:  # the stiction bounds need the reactions at this motion
+            wrenches_at(W0, D, a, W)
         for i in range(n):
             s = bias[i] - tau[i]
             for k in range(n):
                 s += M[i, k] * a[k]
-            hold[i] = s
+            hold[i] = s  # the friction each joint needs for this motion
+        # 1) a sliding/breaking joint moving against its assumed direction must stick
         worst = -1
         worst_val = 0.0
         for i in range(n):
-            if stuck[i] or not active[i]:
+            if stuck[i] or codes[i] == 0:
                 continue
             if h == 0 and not at_rest[i]:
-                continue
+                continue  # at an instant, a sliding joint keeps the direction of q̇
             sp = v[i] + h * a[i] if h > 0 else a[i]
             val = -direction[i] * sp
             if val > tol * (1 + abs(sp)) and val > worst_val:
                 worst, worst_val = i, val
         if worst >= 0:
-            stuck[worst] = True
+            stuck[worst] = 1
             direction[worst] = 0.0
             info[3] += 1
             continue
-        for i in range(n):
-            release[i] = -1.0 if hold[i] > 0 else (1.0 if hold[i] < 0 else 0.0)
-        friction_kernel(codes, params, kinds, axes, W, q, zeros, release, bounds)
+        # 2) a stuck joint whose holding effort exceeds its bound breaks away
         worst = -1
         worst_val = 0.0
         for i in range(n):
+            release[i] = -1.0 if hold[i] > 0 else (1.0 if hold[i] < 0 else 0.0)
             if not stuck[i]:
                 continue
+            bounds[i] = friction_one(codes[i], params[i], kinds[i], axes[i], W[i], 0.0,
+                                     release[i])
             excess = abs(hold[i]) - bounds[i] * (1 + 1e-9) - 1e-12
             if excess > 0 and excess / (1.0 + bounds[i]) > worst_val:
                 worst, worst_val = i, excess / (1.0 + bounds[i])
         if worst >= 0:
-            stuck[worst] = False
+            stuck[worst] = 0
             direction[worst] = release[worst]
             info[3] += 1
             continue

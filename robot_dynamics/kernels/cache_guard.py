@@ -1,0 +1,42 @@
+"""Keep numba's on-disk cache consistent across edits of the kernel sources.
+
+numba keys a cached function on its own file's timestamp only: a kernel inlining a function from
+another file (every entry point here calls into dynamics.py, friction.py, stiction.py, layout.py)
+would load stale machine code after that other file changed. :func:`guard` hashes the sources of
+every module with compiled functions and, when the hash differs from the one stamped beside the
+caches, deletes those caches before any kernel is imported. Best effort: a read-only install
+(caches elsewhere, sources unchanged) is left alone.
+"""
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_SOURCES = ("kernels/layout.py", "kernels/dynamics.py", "kernels/friction.py",
+            "kernels/stiction.py", "kernels/fd.py", "batch.py")
+
+
+def guard() -> None:
+    digest = hashlib.sha256()
+    for rel in _SOURCES:
+        with open(os.path.join(_PKG, rel), "rb") as fh:
+            digest.update(fh.read())
+    stamp = os.path.join(_PKG, "kernels", "__pycache__", "sources.sha256")
+    try:
+        with open(stamp) as fh:
+            if fh.read() == digest.hexdigest():
+                return
+    except OSError:
+        pass
+    try:
+        for folder in (os.path.join(_PKG, "kernels", "__pycache__"),
+                       os.path.join(_PKG, "__pycache__")):
+            for path in glob.glob(os.path.join(folder, "*.nb[ic]")):
+                os.remove(path)
+        os.makedirs(os.path.dirname(stamp), exist_ok=True)
+        with open(stamp, "w") as fh:
+            fh.write(digest.hexdigest())
+    except OSError:
+        pass
