@@ -86,14 +86,21 @@ class Simulator:
         is split in two halves, recursively up to 1/16 of a step, before giving up with
         :class:`~robot_dynamics.stiction.FrictionSolveError` — never a silent wrong state.
         """
-        tau = as_vector("tau", tau, self.model.nv, where="Simulator.step")
-        self._advance(tau, self.dt, 0)
+        status = None
+        if self._packed is not None:
+            try:  # the compiled step checks tau itself (length, finite)
+                status = self._step_compiled(tau, self.dt)
+            except TypeError:  # not a float64 vector: converted (or reported) below
+                pass
+        if status != 0:
+            tau = as_vector("tau", tau, self.model.nv, where="Simulator.step")
+            self._advance(tau, self.dt, 0)
         self.t += self.dt
         self.steps += 1
 
     def _advance(self, tau, h, depth):
         if self._packed is not None:
-            if self._step_compiled(tau, h):
+            if self._step_compiled(tau, h) == 0:
                 return
             failure = FrictionSolveError(self.data.fd_report)
         elif not self._reference_only:
@@ -112,8 +119,9 @@ class Simulator:
         self._advance(tau, 0.5 * h, depth + 1)
         self._advance(tau, 0.5 * h, depth + 1)
 
-    def _step_compiled(self, tau, h) -> bool:
-        """The step below as one compiled call; False (state untouched) if its solve failed."""
+    def _step_compiled(self, tau, h) -> int:
+        """The step below as one compiled call. Returns 0 when done; otherwise the state is
+        untouched: 1 a non-finite or wrongly sized input, 2 the friction solve failed."""
         data = self.data
         status = sim_step_entry(self.model._ib, self.model._fb, self.model._g, *self._packed,
                                 self.damping, self.q, self.v, tau, h, self.v_tol, self.tol,
@@ -121,7 +129,7 @@ class Simulator:
         data.fd_report = data.compiled_report
         self._report = None
         if status != 0:
-            return False
+            return status
         vecs, sums = data._vecs, data._sums
         self.q = vecs[Q_NEW].copy()
         self.v = vecs[V_NEW].copy()
@@ -129,7 +137,7 @@ class Simulator:
         self._audit.motor_work += sums[1]
         self._audit.friction_dissipation += sums[2]
         self._audit.damping_dissipation += sums[3]
-        return True
+        return 0
 
     def _integrate(self, tau, h, reference):
         model, data = self.model, self.data

@@ -9,6 +9,8 @@ last (with zero velocity and acceleration).
 """
 from __future__ import annotations
 
+from bisect import bisect_right
+
 import numpy as np
 
 from .errors import InputError
@@ -38,6 +40,20 @@ class JointTrajectory:
         self.velocities = V
         self.accelerations = A if A is not None else np.zeros_like(Q)
         self.nv = n
+        self._coef = self._coefficients()  # (segments, 6, nv): polynomial in s ∈ [0, 1]
+        self._t = t.tolist()  # plain floats for bisect
+
+    def _coefficients(self) -> np.ndarray:
+        h = np.diff(self.times)[:, None]
+        q0, q1 = self.positions[:-1], self.positions[1:]
+        v0, v1 = self.velocities[:-1] * h, self.velocities[1:] * h
+        a0, a1 = self.accelerations[:-1] * h * h, self.accelerations[1:] * h * h
+        if self.has_acc:  # quintic Hermite
+            c = _quintic(q0, v0, a0, q1, v1, a1)
+        else:  # cubic Hermite
+            zero = np.zeros_like(q0)
+            c = [q0, v0, 3 * (q1 - q0) - 2 * v0 - v1, 2 * (q0 - q1) + v0 + v1, zero, zero]
+        return np.stack(c, axis=1)
 
     @staticmethod
     def _opt(name, arr, shape):
@@ -61,20 +77,15 @@ class JointTrajectory:
             return self.positions[0].copy(), np.zeros(self.nv), np.zeros(self.nv)
         if t >= T[-1]:
             return self.positions[-1].copy(), np.zeros(self.nv), np.zeros(self.nv)
-        k = int(np.searchsorted(T, t, side="right") - 1)
-        h = T[k + 1] - T[k]
-        s = (t - T[k]) / h
-        q0, q1 = self.positions[k], self.positions[k + 1]
-        v0, v1 = self.velocities[k] * h, self.velocities[k + 1] * h
-        a0, a1 = self.accelerations[k] * h * h, self.accelerations[k + 1] * h * h
-        if self.has_acc:  # quintic Hermite
-            c = _quintic(q0, v0, a0, q1, v1, a1)
-        else:  # cubic Hermite
-            c = [q0, v0, 3 * (q1 - q0) - 2 * v0 - v1, 2 * (q0 - q1) + v0 + v1]
-            c += [np.zeros_like(q0), np.zeros_like(q0)]
-        pos = sum(c[i] * s ** i for i in range(6))
-        vel = sum(i * c[i] * s ** (i - 1) for i in range(1, 6)) / h
-        acc = sum(i * (i - 1) * c[i] * s ** (i - 2) for i in range(2, 6)) / (h * h)
+        k = bisect_right(self._t, t) - 1
+        h = self._t[k + 1] - self._t[k]
+        s = (t - self._t[k]) / h
+        s2, s3 = s * s, s * s * s
+        hi, hi2 = 1.0 / h, 1.0 / (h * h)
+        basis = np.array([[1.0, s, s2, s3, s2 * s2, s3 * s2],  # d^m/dt^m of s^i, m = 0, 1, 2
+                          [0.0, hi, 2 * s * hi, 3 * s2 * hi, 4 * s3 * hi, 5 * s2 * s2 * hi],
+                          [0.0, 0.0, 2 * hi2, 6 * s * hi2, 12 * s2 * hi2, 20 * s3 * hi2]])
+        pos, vel, acc = basis @ self._coef[k]
         return pos, vel, acc
 
 

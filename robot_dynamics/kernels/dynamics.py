@@ -232,18 +232,19 @@ def mass_from_composite(parents, S, X, Ic, M):
 def directors_kernel(parents, S, X, Ic, D):
     """D[α, i] = pl_α at joint i (see robot_dynamics.directors), from crba_kernel's X and Ic."""
     n = parents.shape[0]
+    D[:] = 0.0
     directors_core(parents, S, X, Ic, D, np.empty((n, 6)), np.empty(n, dtype=np.int64))
 
 
 @njit(cache=True)
 def directors_core(parents, S, X, Ic, D, motion, inside):
-    """:func:`directors_kernel` on caller-provided scratch ``motion`` (n, 6), ``inside`` (n)."""
+    """:func:`directors_kernel` on caller-provided scratch ``motion`` (n, 6), ``inside`` (n).
+
+    Writes only the entries D[α, i] of related joints (:func:`.layout.relations`); the others,
+    zero by construction, are left as they are."""
     n = parents.shape[0]
     for al in range(n):
         Dal = D[al]
-        for i in range(n):
-            for k in range(6):
-                Dal[i, k] = 0.0
         Ia = Ic[al]
         Sa = S[al]
         F0, F1, F2 = _dot6(Ia[0], Sa), _dot6(Ia[1], Sa), _dot6(Ia[2], Sa)
@@ -276,13 +277,16 @@ def directors_core(parents, S, X, Ic, D, motion, inside):
 
 
 @njit(cache=True)
-def mass_from_directors(S, D, M):
-    """M[α, j] = S_jᵀ pl_α[j] (seed 004 §2.6, M = S A) from the directors of directors_core."""
-    n = S.shape[0]
-    for al in range(n):
-        Dal = D[al]
-        for j in range(n):
-            M[al, j] = _dot6(S[j], Dal[j])
+def mass_from_directors(S, D, rel, M):
+    """M[α, j] = S_jᵀ pl_α[j] (seed 004 §2.6, M = S A) from the directors of directors_core;
+    zero for unrelated joints (``rel``, see :func:`.layout.relations`)."""
+    ptr, idx = rel
+    M[:, :] = 0.0
+    for j in range(S.shape[0]):
+        Sj = S[j]
+        for k in range(ptr[j], ptr[j + 1]):
+            al = idx[k]
+            M[al, j] = _dot6(Sj, D[al, j])
 
 
 @njit(cache=True)

@@ -17,7 +17,7 @@ from numba import njit
 from .dynamics import (F1, F2, I1, all_finite, composite_inertias, directors_core,
                        mass_from_composite, mass_from_directors, placements_kernel, rnea_passes,
                        world_kernel)
-from .layout import model_views, scratch_views, unowned, work_views
+from .layout import model_relations, model_views, scratch_views, unowned, work_views
 from .stiction import solve_friction
 
 # rows of the ``vecs`` scratch used here (rows 0–12 belong to the friction solve)
@@ -32,12 +32,12 @@ def _any_active(codes):
 
 
 @njit(cache=True)
-def _mass_and_directors(codes, parents, I6, S, R, p, X, Ic, M, D, motion, inside):
+def _mass_and_directors(codes, parents, I6, S, R, p, X, Ic, M, D, rel, motion, inside):
     """M, and the directors pl_α when a joint has friction (M then comes from them: M = S A)."""
     composite_inertias(parents, I6, R, p, X, Ic)
     if _any_active(codes):
         directors_core(parents, S, X, Ic, D, motion, inside)
-        mass_from_directors(S, D, M)
+        mass_from_directors(S, D, rel, M)
     else:
         mass_from_composite(parents, S, X, Ic, M)
 
@@ -58,18 +58,19 @@ def fd_entry(ib, fb, gravity, codes, params, q, v, tau, v_tol, tol, max_iter, w,
         return 1
     R, p, vel, acc, f, tau_, tauf, X, Ic, oMi, M = work_views(ib, w)
     params = unowned(params)
+    rel = model_relations(ib)
     W0, D, Meff, L, W, motion, vecs, sums, stuck, at_rest, idx, info = scratch_views(ib, w, iw)
     zero, bias = vecs[ZERO], vecs[BIAS]
     for i in range(n):
         zero[i] = 0.0
     placements_kernel(kinds, axes, R0, p0, q, R, p)
     rnea_passes(parents, I6, S, gravity, v, zero, R, p, vel, acc, f, bias)
-    _mass_and_directors(codes, parents, I6, S, R, p, X, Ic, M, D, motion, idx[2])
+    _mass_and_directors(codes, parents, I6, S, R, p, X, Ic, M, D, rel, motion, idx[2])
     world_kernel(parents, R, p, oMi)
     for i in range(n):
         for k in range(6):
             W0[i, k] = f[i, k]
-    res = solve_friction(M, bias, tau, W0, D, codes, params, kinds, axes, v, 0.0, v_tol, tol,
+    res = solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, 0.0, v_tol, tol,
                          max_iter, vecs[ACC], tauf, stuck, at_rest, info, L, W, vecs, idx)
     if not np.isfinite(res):
         for i in range(n):
@@ -94,6 +95,7 @@ def sim_step_entry(ib, fb, gravity, codes, params, damping, q, v, tau, h, v_tol,
         return 1
     R, p, vel, acc, f, tau_, tauf, X, Ic, oMi, M = work_views(ib, w)
     params = unowned(params)
+    rel = model_relations(ib)
     W0, D, Meff, L, W, motion, vecs, sums, stuck, at_rest, idx, info = scratch_views(ib, w, iw)
     zero, bias, a = vecs[ZERO], vecs[BIAS], vecs[ACC]
     q_half, v_eval, q_new, v_new = vecs[Q_HALF], vecs[V_EVAL], vecs[Q_NEW], vecs[V_NEW]
@@ -102,7 +104,7 @@ def sim_step_entry(ib, fb, gravity, codes, params, damping, q, v, tau, h, v_tol,
         q_half[i] = q[i] + 0.5 * h * v[i]  # 1. drift half a step
         v_eval[i] = v[i]
     placements_kernel(kinds, axes, R0, p0, q_half, R, p)
-    _mass_and_directors(codes, parents, I6, S, R, p, X, Ic, M, D, motion, idx[2])
+    _mass_and_directors(codes, parents, I6, S, R, p, X, Ic, M, D, rel, motion, idx[2])
     for r in range(n):  # implicit damping: −d∘(q̇ + h q̈)
         for c in range(n):
             Meff[r, c] = M[r, c]
@@ -115,7 +117,7 @@ def sim_step_entry(ib, fb, gravity, codes, params, damping, q, v, tau, h, v_tol,
             bias[i] += damping[i] * v[i]
             for k in range(6):
                 W0[i, k] = f[i, k]
-        res = solve_friction(Meff, bias, tau, W0, D, codes, params, kinds, axes, v, h, v_tol,
+        res = solve_friction(Meff, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v_tol,
                              tol, max_iter, a, tauf, stuck, at_rest, info, L, W, vecs, idx)
         if not np.isfinite(res):
             for i in range(n):

@@ -77,11 +77,32 @@ def make_work(n: int):
     return work, iwork, views
 
 
+_NF, _NI = len(WORK_FIELDS) + 1, len(IWORK_FIELDS) + 1  # offsets stored per table
+
+
+def relations(parents):
+    """CSR (ptr, idx) of the joints related to each joint i — its ancestors, itself and its
+    descendants, increasing — the only α with a non-zero director pl_α at joint i."""
+    n = len(parents)
+    related = [set([i]) for i in range(n)]
+    for i in range(n):
+        j = parents[i]
+        while j >= 0:
+            related[i].add(j)
+            related[j].add(i)
+            j = parents[j]
+    ptr = np.cumsum([0] + [len(r) for r in related])
+    idx = np.concatenate([sorted(r) for r in related]) if n else np.zeros(0)
+    return ptr.astype(np.int64), idx.astype(np.int64)
+
+
 def pack_model(model):
-    """(ib, fb): the model's constant arrays and the work offsets, flat and writable."""
+    """(ib, fb): the model's constant arrays, the work offsets and the joint relations (CSR),
+    flat and writable."""
     n = model.nv
+    ptr, idx = relations(model.parents)
     ib = np.concatenate([[n], model.kinds, model.parents, _offsets(WORK_FIELDS, n),
-                         _offsets(IWORK_FIELDS, n)]).astype(np.int64)
+                         _offsets(IWORK_FIELDS, n), ptr, idx]).astype(np.int64)
     fb = np.concatenate([np.asarray(x, dtype=np.float64).ravel() for x in (
         model.axes, model.joint_rotations, model.joint_translations, model.spatial_inertias,
         model.motion_subspaces)])
@@ -123,6 +144,15 @@ def model_views(ib, fb):
 
 
 @njit(cache=True)
+def model_relations(ib):
+    """(ptr, idx): see :func:`relations`."""
+    n = ib[0]
+    start = 1 + 2 * n + _NF + _NI
+    ptr = ib[start:start + n + 1]
+    return ptr, ib[start + n + 1:start + n + 1 + ptr[n]]
+
+
+@njit(cache=True)
 def work_views(ib, w):
     """The Data buffers as views of the work array, in WORK_FIELDS order up to M."""
     n = ib[0]
@@ -139,7 +169,7 @@ def scratch_views(ib, w, iw):
     (W0, D, Meff, L, Wt, motion, vecs, sums, stuck, at_rest, idx, info)."""
     n = ib[0]
     o = ib[1 + 2 * n:]
-    oi = o[len(o) - 5:]
+    oi = o[_NF:_NF + _NI]
     return (_v(w, o[11], (n, 6)), _v(w, o[12], (n, n, 6)), _v(w, o[13], (n, n)),
             _v(w, o[14], (n, n)), _v(w, o[15], (n, 6)), _v(w, o[16], (n, 6)),
             _v(w, o[17], (24, n)), w[o[18]:o[19]], iw[oi[0]:oi[1]], iw[oi[1]:oi[2]],

@@ -24,19 +24,23 @@ _TARGET, _DIRECTION, _HOLD, _BOUNDS, _RELEASE, _MAG, _QD, _RHS0, _RHS, _X, _NEW,
 
 
 @njit(cache=True)
-def wrenches_at(W0, D, a, W):
-    """W = W0 + Σ_α a_α D[α] (eq. 2.3.7)."""
-    n = a.shape[0]
-    for i in range(n):
-        for k in range(6):
-            W[i, k] = W0[i, k]
-    for al in range(n):
-        x = a[al]
-        if x != 0.0:
-            Dal = D[al]
-            for i in range(n):
-                for k in range(6):
-                    W[i, k] += x * Dal[i, k]
+def wrenches_at(W0, D, rel, a, W):
+    """W = W0 + Σ_α a_α D[α] (eq. 2.3.7), summed only over the joints α related to each joint
+    (``rel`` = (ptr, idx), CSR: ancestors, itself, descendants — D[α, i] is zero otherwise)."""
+    ptr, idx = rel
+    for i in range(a.shape[0]):
+        w0, w1, w2, w3, w4, w5 = W0[i, 0], W0[i, 1], W0[i, 2], W0[i, 3], W0[i, 4], W0[i, 5]
+        for k in range(ptr[i], ptr[i + 1]):
+            al = idx[k]
+            x = a[al]
+            d = D[al, i]
+            w0 += x * d[0]
+            w1 += x * d[1]
+            w2 += x * d[2]
+            w3 += x * d[3]
+            w4 += x * d[4]
+            w5 += x * d[5]
+        W[i, 0], W[i, 1], W[i, 2], W[i, 3], W[i, 4], W[i, 5] = w0, w1, w2, w3, w4, w5
 
 
 @njit(cache=True)
@@ -74,10 +78,10 @@ def cholesky_solve(L, m, b, x):
 
 
 @njit(cache=True)
-def _friction_of(codes, params, kinds, axes, v, a, W0, D, stuck, direction, h, W, qd, out):
+def _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction, h, W, qd, out):
     """Signed friction of the non-stuck joints for accelerations ``a`` (zero where stuck)."""
     n = a.shape[0]
-    wrenches_at(W0, D, a, W)
+    wrenches_at(W0, D, rel, a, W)
     for i in range(n):
         if stuck[i] or codes[i] == 0:
             out[i] = 0.0
@@ -88,7 +92,7 @@ def _friction_of(codes, params, kinds, axes, v, a, W0, D, stuck, direction, h, W
 
 
 @njit(cache=True)
-def _solve_free(M, bias, tau, W0, D, codes, params, kinds, axes, v, stuck, h, tol, max_iter,
+def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, h, tol, max_iter,
                 a, tauf, info, L, W, vecs, idx):
     """Accelerations of the free joints for the stick/slip assignment in ``stuck``."""
     n = M.shape[0]
@@ -128,7 +132,7 @@ def _solve_free(M, bias, tau, W0, D, codes, params, kinds, axes, v, stuck, h, to
     # successive approximation (seed 004 §2.8): friction from the reactions, motion again
     step = np.inf
     for it in range(max_iter):
-        _friction_of(codes, params, kinds, axes, v, a, W0, D, stuck, direction, h, W, qd, tauf)
+        _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction, h, W, qd, tauf)
         for r in range(nf):
             rhs[r] = rhs0[r] + tauf[F[r]]
         cholesky_solve(L, nf, rhs, new)
@@ -140,17 +144,17 @@ def _solve_free(M, bias, tau, W0, D, codes, params, kinds, axes, v, stuck, h, to
             a[F[r]] = new[r]
         info[2] += 1
         if step <= tol * (1.0 + big):
-            _friction_of(codes, params, kinds, axes, v, a, W0, D, stuck, direction, h, W, qd,
+            _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction, h, W, qd,
                          tauf)
             return True
         if not np.isfinite(step) or step > 1e12:
             break
-    return _newton(M, rhs0, W0, D, codes, params, kinds, axes, v, stuck, direction, h, tol,
+    return _newton(M, rhs0, W0, D, rel, codes, params, kinds, axes, v, stuck, direction, h, tol,
                    max_iter, a, tauf, info, L, W, vecs, F[:nf])
 
 
 @njit(cache=True)
-def _newton(M, rhs0_buf, W0, D, codes, params, kinds, axes, v, stuck, direction, h, tol,
+def _newton(M, rhs0_buf, W0, D, rel, codes, params, kinds, axes, v, stuck, direction, h, tol,
             max_iter, a, tauf, info, L, W, vecs, F):
     """Newton on r(a_F) = M_FF a_F − rhs0 − τf_F(a), finite-difference Jacobian (rare path)."""
     n = M.shape[0]
@@ -170,7 +174,7 @@ def _newton(M, rhs0_buf, W0, D, codes, params, kinds, axes, v, stuck, direction,
     def_r = np.empty(nf)
     for r in range(nf):
         trial[F[r]] = x[r]
-    _friction_of(codes, params, kinds, axes, v, trial, W0, D, stuck, direction, h, W, qd, tf)
+    _friction_of(codes, params, kinds, axes, v, trial, W0, D, rel, stuck, direction, h, W, qd, tf)
     for r in range(nf):
         def_r[r] = rhs0[r] + tf[F[r]]
     res = MFF @ x - def_r
@@ -184,7 +188,7 @@ def _newton(M, rhs0_buf, W0, D, codes, params, kinds, axes, v, stuck, direction,
                 a[F[r]] = x[r]
             if it > 0 and np.linalg.eigvalsh(0.5 * (J + J.T)).min() <= 0:
                 info[4] = 1
-            _friction_of(codes, params, kinds, axes, v, a, W0, D, stuck, direction, h, W, qd,
+            _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction, h, W, qd,
                          tauf)
             return True
         eps = 1e-7 * scale
@@ -192,7 +196,7 @@ def _newton(M, rhs0_buf, W0, D, codes, params, kinds, axes, v, stuck, direction,
             for r in range(nf):
                 trial[F[r]] = x[r]
             trial[F[k]] += eps
-            _friction_of(codes, params, kinds, axes, v, trial, W0, D, stuck, direction, h, W,
+            _friction_of(codes, params, kinds, axes, v, trial, W0, D, rel, stuck, direction, h, W,
                          qd, tf)
             xp = x.copy()
             xp[k] += eps
@@ -206,7 +210,7 @@ def _newton(M, rhs0_buf, W0, D, codes, params, kinds, axes, v, stuck, direction,
             xn = x + t * dx
             for r in range(nf):
                 trial[F[r]] = xn[r]
-            _friction_of(codes, params, kinds, axes, v, trial, W0, D, stuck, direction, h, W,
+            _friction_of(codes, params, kinds, axes, v, trial, W0, D, rel, stuck, direction, h, W,
                          qd, tf)
             rn = MFF @ xn - rhs0
             for r in range(nf):
@@ -223,7 +227,7 @@ def _newton(M, rhs0_buf, W0, D, codes, params, kinds, axes, v, stuck, direction,
 
 
 @njit(cache=True)
-def solve_friction(M, bias, tau, W0, D, codes, params, kinds, axes, v, h, v_tol, tol, max_iter,
+def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v_tol, tol, max_iter,
                    a, tauf, stuck, at_rest, info, L, W, vecs, idx):
     """Returns the residual ‖M a + b − τ − τf‖∞ (inf on failure); see robot_dynamics.stiction.
 
@@ -242,14 +246,14 @@ def solve_friction(M, bias, tau, W0, D, codes, params, kinds, axes, v, h, v_tol,
     for k in range(5):
         info[k] = 0
     for change in range(4 * n + 10):
-        if not _solve_free(M, bias, tau, W0, D, codes, params, kinds, axes, v, stuck, h, tol,
+        if not _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, h, tol,
                            max_iter, a, tauf, info, L, W, vecs, idx):
             return np.inf
         any_stuck = False
         for i in range(n):
             any_stuck = any_stuck or stuck[i] != 0
         if any_stuck:  # the stiction bounds need the reactions at this motion
-            wrenches_at(W0, D, a, W)
+            wrenches_at(W0, D, rel, a, W)
         for i in range(n):
             s = bias[i] - tau[i]
             for k in range(n):
