@@ -15,7 +15,7 @@ import numpy as np
 from .crba import bias_forces, mass_matrix
 from .directors import wrench_directors
 from .errors import as_vector
-from .kernels.fd import ACC as FD_ACC, fd_entry
+from .kernels.fd import fd_entry
 from .stiction import FrictionSolveError, FrictionSolveReport, solve_with_friction
 
 
@@ -46,10 +46,10 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
             status = fd_entry(model._ib, model._fb, model._g, *packed, q, v, tau,
                               float(velocity_tolerance), float(tol), int(max_iter), data._work,
                               data._iwork)
-        data.fd_report = data.compiled_report  # built when read
+        data._report = data.compiled_report  # built when read (Data.fd_report)
         if status == 2 and on_failure == "raise":
             raise FrictionSolveError(data.fd_report)
-        return data._vecs[FD_ACC].copy()
+        return data._acc.copy()
     return forward_dynamics_reference(model, data, q, v, tau, friction, tol=tol,
                                       max_iter=max_iter, velocity_tolerance=velocity_tolerance,
                                       on_failure=on_failure, reference_solver=False)

@@ -96,6 +96,7 @@ class Data:
         self.Ic = views["Ic"]  # composite inertias (crba)
         self._views = views  # the kernels' scratch fields too (W0, D, stuck, info, …)
         self._vecs = views["vecs"]
+        self._acc = self._vecs[16]  # forward dynamics' q̈ (kernels/fd.py ACC)
         self._sums = views["sums"]
         self._model = model
         self._report = None  # see fd_report

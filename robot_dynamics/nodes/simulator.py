@@ -6,7 +6,8 @@ commands), publishes ``/joint_states`` (position, velocity, and the applied moto
 with simulated time) and ``/clock`` (for ``use_sim_time``). Modes:
 
 * ``realtime`` — simulated time follows the wall clock;
-* ``fast`` — as fast as possible, commands applied whenever they arrive;
+* ``fast`` — as fast as possible, commands applied whenever they arrive (``publish_every``: steps
+  per published state);
 * ``lockstep`` — as fast as possible but deterministic: after publishing a state it waits for the
   command computed from that state, then steps (re-publishing if none comes within
   ``lockstep_timeout``).
@@ -58,6 +59,10 @@ class SimulatorNode(Node):
         self.audit_period = declare(self, "audit_period", 1.0,
                                     "simulated seconds between energy-audit reports (0: never)",
                                     low=0.0, high=3600.0)
+        self.publish_every = declare(self, "publish_every", 1,
+                                     "fast mode: steps integrated per published state (a "
+                                     "JointState per 1 kHz step caps fast mode at the rate rclpy "
+                                     "can publish)", low=1, high=100000)
         self.publish_clock = declare(self, "publish_clock", True, "publish /clock (sim time)")
         cmd_topic = declare(self, "command_topic", "/effort_controller/commands",
                             "effort command input (Float64MultiArray, URDF joint order)")
@@ -132,7 +137,7 @@ class SimulatorNode(Node):
             self.advance(min(due, 100))  # never more than 0.1 s of catching up per tick
 
     def fast_tick(self):
-        self.advance(1)
+        self.advance(self.publish_every)
 
     def lockstep_watchdog(self):
         if time.monotonic() - self.last_publish > self.lockstep_timeout:
