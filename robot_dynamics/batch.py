@@ -12,7 +12,8 @@ from numba import njit, prange
 
 from .errors import InputError
 from .kernels.dynamics import rnea_kernel
-from .kernels.friction import friction_kernel
+from .kernels.friction import id_friction_kernel
+from .kernels.layout import _v, model_views, unowned
 
 
 def _as_batch(name, X, nv):
@@ -25,57 +26,59 @@ def _as_batch(name, X, nv):
     return X
 
 
-@njit(parallel=True, cache=True)
-def _rnea_batch(kinds, parents, axes, R0, p0, I6, S, gravity, Q, V, A, TAU, F):
-    N, n = Q.shape
-    for k in prange(N):
-        R = np.empty((n, 3, 3))
-        p = np.empty((n, 3))
-        vel = np.empty((n, 6))
-        acc = np.empty((n, 6))
-        tau = np.empty(n)
-        rnea_kernel(kinds, parents, axes, R0, p0, I6, S, gravity, Q[k], V[k], A[k], R, p, vel,
-                    acc, F[k], tau)
-        TAU[k] = tau
+_CHUNKS = 64  # work units of the parallel loop (each reuses one scratch block)
 
 
 @njit(parallel=True, cache=True)
-def _friction_batch(codes, params, kinds, axes, F, Q, V, A, tol, TAUF):
-    N, n = Q.shape
-    for k in prange(N):
-        d = np.empty(n)
-        mag = np.empty(n)
-        for i in range(n):
-            vi = V[k, i]
-            src = vi if abs(vi) > tol else A[k, i]
-            d[i] = 1.0 if src > 0 else (-1.0 if src < 0 else 0.0)
-        friction_kernel(codes, params, kinds, axes, F[k], Q[k], V[k], d, mag)
-        for i in range(n):
-            TAUF[k, i] = -mag[i] * d[i]
+def _id_batch(ib, fb, gravity, codes, params, Q, V, A, tol, with_friction, scratch, TAU, F, TAUF):
+    """RNEA (and, with friction, seed 004 §2.7 steps 2–4) for every sample, in parallel over
+    chunks of samples; every array is viewed without reference counts (see layout.unowned)."""
+    N = Q.shape[0]
+    n, kinds, parents, axes, R0, p0, I6, S = model_views(ib, fb)
+    params, Q, V, A, TAU, F, TAUF = (unowned(params), unowned(Q), unowned(V), unowned(A),
+                                     unowned(TAU), unowned(F), unowned(TAUF))
+    scratch = unowned(scratch)
+    chunks = scratch.shape[0]
+    for c in prange(chunks):
+        block = scratch[c]
+        R = _v(block, 0, (n, 3, 3))
+        p = _v(block, 9 * n, (n, 3))
+        vel = _v(block, 12 * n, (n, 6))
+        acc = _v(block, 18 * n, (n, 6))
+        for k in range(c * N // chunks, (c + 1) * N // chunks):
+            rnea_kernel(kinds, parents, axes, R0, p0, I6, S, gravity, Q[k], V[k], A[k], R, p, vel,
+                        acc, F[k], TAU[k])
+            if with_friction:  # τ = fn∥ − τf in place
+                id_friction_kernel(codes, params, kinds, axes, F[k], Q[k], V[k], A[k], TAU[k], tol,
+                                   TAUF[k], TAU[k])
 
 
-def _run_rnea(model, Q, V, A):
+def _run(model, Q, V, A, friction=None, tol=1e-6):
     Q = _as_batch("Q", Q, model.nv)
     V = _as_batch("V", V, model.nv)
     A = _as_batch("A", A, model.nv)
     if not (Q.shape == V.shape == A.shape):
         raise InputError(f"Q, V, A must have the same shape, got {Q.shape}, {V.shape}, {A.shape}")
+    N, n = Q.shape
     TAU = np.empty_like(Q)
-    F = np.empty((Q.shape[0], model.nv, 6))
-    _rnea_batch(model.kinds, model.parents, model.axes, model.joint_rotations,
-                model.joint_translations, model.spatial_inertias, model.motion_subspaces,
-                np.asarray(model.gravity, float), Q, V, A, TAU, F)
-    return Q, V, A, TAU, F
+    TAUF = np.zeros_like(Q)
+    F = np.empty((N, n, 6))
+    packed = friction._packed if friction is not None else None
+    codes, params = packed if packed is not None else model._no_friction
+    scratch = np.empty((max(1, min(N, _CHUNKS)), 24 * n))
+    _id_batch(model._ib, model._fb, model._g, codes, params, Q, V, A, float(tol),
+              packed is not None, scratch, TAU, F, TAUF)
+    return Q, V, A, TAU, F, TAUF
 
 
 def rnea_batch(model, Q, V, A) -> np.ndarray:
     """Frictionless inverse dynamics for every sample: (N, nv)."""
-    return _run_rnea(model, Q, V, A)[3]
+    return _run(model, Q, V, A)[3]
 
 
 def joint_wrenches_batch(model, Q, V, A) -> np.ndarray:
     """Joint wrenches fn (seed 004) for every sample: (N, nv, 6), joint frames."""
-    return _run_rnea(model, Q, V, A)[4]
+    return _run(model, Q, V, A)[4]
 
 
 def inverse_dynamics_batch(model, Q, V, A, friction=None, *, velocity_tolerance=1e-6,
@@ -85,16 +88,11 @@ def inverse_dynamics_batch(model, Q, V, A, friction=None, *, velocity_tolerance=
     Same convention as :func:`~robot_dynamics.inverse_dynamics.inverse_dynamics` at q̇ = 0 (the
     commanded acceleration's direction). With ``return_friction`` also returns τf (N, nv).
     """
-    Q, V, A, TAU, F = _run_rnea(model, Q, V, A)
-    TAUF = np.zeros_like(TAU)
-    if friction is not None:
-        if friction._packed is not None:
-            codes, params = friction._packed
-            _friction_batch(codes, params, model.kinds, model.axes, F, Q, V, A,
-                            float(velocity_tolerance), TAUF)
-        else:  # Python laws: sample by sample through the reference path
-            for k in range(Q.shape[0]):
-                d = np.where(np.abs(V[k]) > velocity_tolerance, np.sign(V[k]), np.sign(A[k]))
-                TAUF[k] = -friction.magnitudes(model, F[k], Q[k], V[k], d) * d
-    out = TAU - TAUF
-    return (out, TAUF) if return_friction else out
+    Q, V, A, TAU, F, TAUF = _run(model, Q, V, A, friction, velocity_tolerance)
+    if friction is not None and friction._packed is None:
+        # Python laws: sample by sample through the reference path
+        for k in range(Q.shape[0]):
+            d = np.where(np.abs(V[k]) > velocity_tolerance, np.sign(V[k]), np.sign(A[k]))
+            TAUF[k] = -friction.magnitudes(model, F[k], Q[k], V[k], d) * d
+        TAU = TAU - TAUF
+    return (TAU, TAUF) if return_friction else TAU

@@ -29,7 +29,8 @@ def wrench_directors(model, data, q=None) -> np.ndarray:
     if q is not None:
         mass_matrix(model, data, q)
     D = np.empty((model.nv, model.nv, 6))
-    directors_kernel(model.parents, model.motion_subspaces, data.X, data.Ic, D)
+    directors_kernel(model._kargs[1], model._kargs[6], data.liMi_R, data.liMi_p, data.X, data.Ic,
+                     D, model._rel)
     return D
 
 

@@ -297,6 +297,6 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81),
         model.kinds, model.parents, model.axes, model.joint_rotations, model.joint_translations,
         model.spatial_inertias, model.motion_subspaces))
     model._ib, model._fb = pack_model(model)  # the same, flat, for the fused entry points
-    model._rel = relations(model.parents)  # joints with non-zero directors, see kernels/layout
+    model._rel = (*relations(model.parents), np.array(model.parents))  # see kernels/layout
     model._no_friction = (np.zeros(n, dtype=np.int64), np.zeros((n, 8)))  # packed "no laws"
     return model

@@ -238,7 +238,7 @@ def _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, m
         np.ascontiguousarray(D, dtype=float), model._rel, codes, params, model._kargs[0], model._kargs[2],
         np.ascontiguousarray(v, dtype=float), float(h), float(v_tol), float(tol), int(max_iter),
         a, tauf, stuck, at_rest, info, np.empty((n, n)), np.empty((n, 6)), np.empty((24, n)),
-        np.empty((3, n), dtype=np.int64))
+        np.empty((5, n), dtype=np.int64))
     if not info[0]:
         tauf[:] = 0.0
     return a, tauf, compiled_report(model, info, residual, stuck, at_rest)

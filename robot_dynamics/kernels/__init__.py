@@ -10,8 +10,8 @@ from .cache_guard import guard as _guard
 
 _guard()  # before any compiled module loads its cache (see cache_guard)
 
-from .dynamics import (  # noqa: E402crba_kernel, directors_kernel, placements_kernel, rnea_kernel,
-                       world_kernel)
+from .dynamics import (  # noqa: E402
+    crba_kernel, directors_kernel, placements_kernel, rnea_kernel, world_kernel)
 from .friction import friction_kernel, pack_friction  # noqa: E402
 
 

@@ -192,20 +192,50 @@ def composite_inertias(parents, I6, R, p, X, Ic):
         Ic[i, :, :] = I6[i]
     for i in range(n - 1, -1, -1):
         par = parents[i]
-        if par >= 0:  # Ic[par] += Xᵀ Ic[i] X, one column of T = Ic[i] X at a time
-            Xi = X[i]
-            Ii = Ic[i]
-            Ip = Ic[par]
-            for c in range(6):
-                t0 = _dot6c(Ii[0], Xi, c)
-                t1 = _dot6c(Ii[1], Xi, c)
-                t2 = _dot6c(Ii[2], Xi, c)
-                t3 = _dot6c(Ii[3], Xi, c)
-                t4 = _dot6c(Ii[4], Xi, c)
-                t5 = _dot6c(Ii[5], Xi, c)
-                for r in range(6):
-                    Ip[r, c] += (Xi[0, r] * t0 + Xi[1, r] * t1 + Xi[2, r] * t2 + Xi[3, r] * t3
-                                 + Xi[4, r] * t4 + Xi[5, r] * t5)
+        if par >= 0:
+            _inertia_to_parent(R[i], p[i], Ic[i], Ic[par])
+
+
+@njit(cache=True)
+def _inertia_to_parent(R, p, I, out):
+    """out += Xᵀ I X: the spatial inertia I = [[m1, −ĥ], [ĥ, Ī]] of a body (its frame) seen from
+    its parent's frame (rotation R, origin p): h' = R h + m p and
+    Ī' = R Ī Rᵀ − (p h_Rᵀ + h_R pᵀ − 2 h_R·p 1) − m (p pᵀ − |p|² 1) with h_R = R h
+    (~110 flops instead of two 6×6 products)."""
+    m = I[0, 0]
+    h0, h1, h2 = I[5, 1], I[3, 2], I[4, 0]
+    a0 = R[0, 0] * h0 + R[0, 1] * h1 + R[0, 2] * h2
+    a1 = R[1, 0] * h0 + R[1, 1] * h1 + R[1, 2] * h2
+    a2 = R[2, 0] * h0 + R[2, 1] * h1 + R[2, 2] * h2
+    p0, p1, p2 = p[0], p[1], p[2]
+    g0, g1, g2 = a0 + m * p0, a1 + m * p1, a2 + m * p2
+    diag = 2.0 * (a0 * p0 + a1 * p1 + a2 * p2) + m * (p0 * p0 + p1 * p1 + p2 * p2)
+    for r in range(3):
+        t0 = R[r, 0] * I[3, 3] + R[r, 1] * I[4, 3] + R[r, 2] * I[5, 3]
+        t1 = R[r, 0] * I[3, 4] + R[r, 1] * I[4, 4] + R[r, 2] * I[5, 4]
+        t2 = R[r, 0] * I[3, 5] + R[r, 1] * I[4, 5] + R[r, 2] * I[5, 5]
+        pr = p[r]
+        ar = a0 if r == 0 else (a1 if r == 1 else a2)
+        for c in range(3):
+            pc = p[c]
+            ac = a0 if c == 0 else (a1 if c == 1 else a2)
+            val = (t0 * R[c, 0] + t1 * R[c, 1] + t2 * R[c, 2] - (pr * ac + ar * pc) - m * pr * pc)
+            if r == c:
+                val += diag
+            out[3 + r, 3 + c] += val
+        out[r, r] += m
+    out[0, 4] += g2  # −ĝ
+    out[0, 5] -= g1
+    out[1, 3] -= g2
+    out[1, 5] += g0
+    out[2, 3] += g1
+    out[2, 4] -= g0
+    out[4, 0] += g2  # ĝ
+    out[5, 0] -= g1
+    out[3, 1] -= g2
+    out[5, 1] += g0
+    out[3, 2] += g1
+    out[4, 2] -= g0
 
 
 @njit(cache=True)
@@ -229,58 +259,61 @@ def mass_from_composite(parents, S, X, Ic, M):
 
 
 @njit(cache=True)
-def directors_kernel(parents, S, X, Ic, D):
-    """D[α, i] = pl_α at joint i (see robot_dynamics.directors), from crba_kernel's X and Ic."""
+def directors_kernel(parents, S, R, p, X, Ic, D, rel):
+    """D[α, i] = pl_α at joint i (see robot_dynamics.directors), from crba_kernel's R, p, X, Ic;
+    ``rel`` = (ptr, idx, parents) from :func:`.layout.model_relations`."""
     n = parents.shape[0]
     D[:] = 0.0
-    directors_core(parents, S, X, Ic, D, np.empty((n, 6)), np.empty(n, dtype=np.int64))
+    directors_core(parents, S, R, p, X, Ic, D, np.empty((n, 6)), rel)
 
 
 @njit(cache=True)
-def directors_core(parents, S, X, Ic, D, motion, inside):
-    """:func:`directors_kernel` on caller-provided scratch ``motion`` (n, 6), ``inside`` (n).
+def _ic_times(I, m0, m1, m2, m3, m4, m5, out):
+    """out = I m for a 6×6 inertia I."""
+    for r in range(6):
+        Ir = I[r]
+        out[r] = Ir[0] * m0 + Ir[1] * m1 + Ir[2] * m2 + Ir[3] * m3 + Ir[4] * m4 + Ir[5] * m5
 
-    Writes only the entries D[α, i] of related joints (:func:`.layout.relations`); the others,
-    zero by construction, are left as they are."""
+
+@njit(cache=True)
+def directors_core(parents, S, R, p, X, Ic, D, motion, rel):
+    """:func:`directors_kernel` on caller-provided scratch ``motion`` (n, 6).
+
+    Writes only the entries D[α, i] of related joints (``rel``); the others, zero by
+    construction, are left as they are."""
+    ptr, idx = rel[0], rel[1]
     n = parents.shape[0]
     for al in range(n):
         Dal = D[al]
-        Ia = Ic[al]
         Sa = S[al]
-        F0, F1, F2 = _dot6(Ia[0], Sa), _dot6(Ia[1], Sa), _dot6(Ia[2], Sa)
-        F3, F4, F5 = _dot6(Ia[3], Sa), _dot6(Ia[4], Sa), _dot6(Ia[5], Sa)
-        Dal[al, 0], Dal[al, 1], Dal[al, 2], Dal[al, 3], Dal[al, 4], Dal[al, 5] = (
-            F0, F1, F2, F3, F4, F5)
+        _ic_times(Ic[al], Sa[0], Sa[1], Sa[2], Sa[3], Sa[4], Sa[5], Dal[al])
+        F0, F1, F2, F3, F4, F5 = Dal[al, 0], Dal[al, 1], Dal[al, 2], Dal[al, 3], Dal[al, 4], Dal[al, 5]
         j = al
         while parents[j] >= 0:  # the path to the base: X_{α→j}ᵀ Ic_α S_α
             F0, F1, F2, F3, F4, F5 = _force_up(X[j], F0, F1, F2, F3, F4, F5)
             j = parents[j]
             Dal[j, 0], Dal[j, 1], Dal[j, 2], Dal[j, 3], Dal[j, 4], Dal[j, 5] = (
                 F0, F1, F2, F3, F4, F5)
-        for i in range(n):
-            inside[i] = 0
-        inside[al] = 1
+        ma = motion[al]
         for k in range(6):
-            motion[al, k] = Sa[k]
-        for i in range(al + 1, n):  # the subtree: Ic_i X_{i←α} S_α
-            par = parents[i]
-            if par >= 0 and inside[par] == 1:
-                inside[i] = 1
-                Xi = X[i]
-                mi = motion[i]
-                mp = motion[par]
-                for r in range(6):
-                    mi[r] = _dot6(Xi[r], mp)
-                Ii = Ic[i]
-                for r in range(6):
-                    Dal[i, r] = _dot6(Ii[r], mi)
+            ma[k] = Sa[k]
+        for k in range(ptr[al], ptr[al + 1]):  # the subtree (related joints after α, parents
+            i = idx[k]                          # first): Ic_i X_{i←α} S_α
+            if i <= al:
+                continue
+            mp = motion[parents[i]]
+            m0, m1, m2, m3, m4, m5 = _to_child(R[i], p[i], mp[0], mp[1], mp[2], mp[3], mp[4],
+                                               mp[5])
+            mi = motion[i]
+            mi[0], mi[1], mi[2], mi[3], mi[4], mi[5] = m0, m1, m2, m3, m4, m5
+            _ic_times(Ic[i], m0, m1, m2, m3, m4, m5, Dal[i])
 
 
 @njit(cache=True)
 def mass_from_directors(S, D, rel, M):
     """M[α, j] = S_jᵀ pl_α[j] (seed 004 §2.6, M = S A) from the directors of directors_core;
-    zero for unrelated joints (``rel``, see :func:`.layout.relations`)."""
-    ptr, idx = rel
+    zero for unrelated joints (``rel``, see :func:`.layout.model_relations`)."""
+    ptr, idx = rel[0], rel[1]
     M[:, :] = 0.0
     for j in range(S.shape[0]):
         Sj = S[j]

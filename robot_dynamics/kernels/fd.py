@@ -32,11 +32,11 @@ def _any_active(codes):
 
 
 @njit(cache=True)
-def _mass_and_directors(codes, parents, I6, S, R, p, X, Ic, M, D, rel, motion, inside):
+def _mass_and_directors(codes, parents, I6, S, R, p, X, Ic, M, D, rel, motion):
     """M, and the directors pl_α when a joint has friction (M then comes from them: M = S A)."""
     composite_inertias(parents, I6, R, p, X, Ic)
     if _any_active(codes):
-        directors_core(parents, S, X, Ic, D, motion, inside)
+        directors_core(parents, S, R, p, X, Ic, D, motion, rel)
         mass_from_directors(S, D, rel, M)
     else:
         mass_from_composite(parents, S, X, Ic, M)
@@ -65,7 +65,7 @@ def fd_entry(ib, fb, gravity, codes, params, q, v, tau, v_tol, tol, max_iter, w,
         zero[i] = 0.0
     placements_kernel(kinds, axes, R0, p0, q, R, p)
     rnea_passes(parents, I6, S, gravity, v, zero, R, p, vel, acc, f, bias)
-    _mass_and_directors(codes, parents, I6, S, R, p, X, Ic, M, D, rel, motion, idx[2])
+    _mass_and_directors(codes, parents, I6, S, R, p, X, Ic, M, D, rel, motion)
     world_kernel(parents, R, p, oMi)
     for i in range(n):
         for k in range(6):
@@ -104,7 +104,7 @@ def sim_step_entry(ib, fb, gravity, codes, params, damping, q, v, tau, h, v_tol,
         q_half[i] = q[i] + 0.5 * h * v[i]  # 1. drift half a step
         v_eval[i] = v[i]
     placements_kernel(kinds, axes, R0, p0, q_half, R, p)
-    _mass_and_directors(codes, parents, I6, S, R, p, X, Ic, M, D, rel, motion, idx[2])
+    _mass_and_directors(codes, parents, I6, S, R, p, X, Ic, M, D, rel, motion)
     for r in range(n):  # implicit damping: −d∘(q̇ + h q̈)
         for c in range(n):
             Meff[r, c] = M[r, c]

@@ -49,7 +49,7 @@ WORK_FIELDS = (
 IWORK_FIELDS = (
     ("stuck", lambda n: (n,)),
     ("at_rest", lambda n: (n,)),
-    ("idx", lambda n: (3, n)),  # free joints, stuck joints, directors' subtree flags
+    ("idx", lambda n: (5, n)),  # free joints, stuck joints, subtree flags, free position, free parent
     ("info", lambda n: (8,)),  # converged, method, iterations, active-set changes, non-unique
 )
 
@@ -145,11 +145,11 @@ def model_views(ib, fb):
 
 @njit(cache=True)
 def model_relations(ib):
-    """(ptr, idx): see :func:`relations`."""
+    """(ptr, idx, parents): the CSR of :func:`relations` and the parent array."""
     n = ib[0]
     start = 1 + 2 * n + _NF + _NI
     ptr = ib[start:start + n + 1]
-    return ptr, ib[start + n + 1:start + n + 1 + ptr[n]]
+    return ptr, ib[start + n + 1:start + n + 1 + ptr[n]], ib[1 + n:1 + 2 * n]
 
 
 @njit(cache=True)
@@ -173,4 +173,4 @@ def scratch_views(ib, w, iw):
     return (_v(w, o[11], (n, 6)), _v(w, o[12], (n, n, 6)), _v(w, o[13], (n, n)),
             _v(w, o[14], (n, n)), _v(w, o[15], (n, 6)), _v(w, o[16], (n, 6)),
             _v(w, o[17], (24, n)), w[o[18]:o[19]], iw[oi[0]:oi[1]], iw[oi[1]:oi[2]],
-            _v(iw, oi[2], (3, n)), iw[oi[3]:oi[4]])
+            _v(iw, oi[2], (5, n)), iw[oi[3]:oi[4]])
