@@ -35,7 +35,7 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
     packed = model._no_friction if friction is None else friction._packed
     if packed is not None:
         try:
-            status = fd_entry(model._ib, model._fb, model._g, *packed, q, v, tau,
+            status = fd_entry(model._ib, model._fb, *packed, q, v, tau,
                               velocity_tolerance, tol, max_iter, data._work, data._iwork)
         except TypeError:  # not float64 vectors: converted (or reported) below
             status = 1
@@ -43,7 +43,7 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
             q = as_vector("q", q, model.nq, where="forward_dynamics")
             v = as_vector("v", v, model.nv, where="forward_dynamics")
             tau = as_vector("tau", tau, model.nv, where="forward_dynamics")
-            status = fd_entry(model._ib, model._fb, model._g, *packed, q, v, tau,
+            status = fd_entry(model._ib, model._fb, *packed, q, v, tau,
                               float(velocity_tolerance), float(tol), int(max_iter), data._work,
                               data._iwork)
         data._report = data.compiled_report  # built when read (Data.fd_report)

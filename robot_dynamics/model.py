@@ -17,7 +17,7 @@ import numpy as np
 from . import joints as jt
 from .description import RobotDescription
 from .errors import ModelError
-from .kernels.layout import make_work, pack_model, relations
+from .kernels.layout import gravity_view, make_work, pack_model, relations
 from .spatial import homogeneous, skew, spatial_inertia
 
 _TRIANGLE_TOL = 1e-9
@@ -55,8 +55,11 @@ class Model:
         if g.shape != (3,) or not np.all(np.isfinite(g)):
             raise ModelError(f"gravity: expected 3 finite numbers, got {g!r}")
         g = g.copy()
-        self._g = g.copy()  # writable copy handed to the compiled kernels (numba types
-        g.setflags(write=False)  # read-only arrays separately and dispatches them slower)
+        if "_fb" in self.__dict__:  # the packed model's gravity slot, read by the kernels
+            self._g[:] = g
+        else:
+            self._g = g.copy()  # writable copy for the kernels until the model is packed
+        g.setflags(write=False)
         self._gravity = g
 
     def create_data(self) -> "Data":
@@ -297,6 +300,7 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81),
         model.kinds, model.parents, model.axes, model.joint_rotations, model.joint_translations,
         model.spatial_inertias, model.motion_subspaces))
     model._ib, model._fb = pack_model(model)  # the same, flat, for the fused entry points
+    model._g = gravity_view(model)  # gravity lives in the packed model; the setter writes it
     model._rel = (*relations(model.parents), np.array(model.parents))  # see kernels/layout
     model._no_friction = (np.zeros(n, dtype=np.int64), np.zeros((n, 8)))  # packed "no laws"
     return model

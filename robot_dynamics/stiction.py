@@ -127,6 +127,14 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
     return a, np.zeros(n), report
 
 
+def converged_step(step, prev, bound):
+    """Stop the successive approximation: the last step is below ``bound``, or the error left,
+    estimated for a contraction of rate ρ = step/prev as step·ρ/(1 − ρ), is."""
+    if step <= bound:
+        return True
+    return step < prev < np.inf and step * step <= bound * (prev - step)
+
+
 def _friction_of(model, friction, q, v, a, W0, D, free, direction, h):
     """Signed friction (nv,) of the non-stuck joints for accelerations ``a``."""
     W = wrenches_at(W0, D, a)
@@ -162,10 +170,10 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
     for it in range(1, max_iter + 1):
         tauf = _friction_of(model, friction, q, v, a, W0, D, free, direction, h)
         new = solve(rhs0 + tauf[F])
-        step = np.abs(new - a[F]).max()
+        prev, step = step, np.abs(new - a[F]).max()
         a[F] = new
         report.iterations += 1
-        if step <= tol * (1.0 + np.abs(new).max()):
+        if converged_step(step, prev, tol * (1.0 + np.abs(new).max())):
             tauf = _friction_of(model, friction, q, v, a, W0, D, free, direction, h)
             if report.method != "newton":
                 report.method = "fixed_point"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .layout import model_views, work_views
+from .layout import model_gravity, model_views, work_views
 
 
 @njit(cache=True)
@@ -362,8 +362,8 @@ def all_finite(q, v, a):
 I1, F1, F2 = "int64[::1]", "float64[::1]", "float64[:, ::1]"
 
 
-@njit(f"boolean({I1}, {F1}, {F1}, {F1}, {F1}, {F1}, {F1})", cache=True)
-def rnea_entry(ib, fb, gravity, q, v, a, w):
+@njit(f"boolean({I1}, {F1}, {F1}, {F1}, {F1}, {F1})", cache=True)
+def rnea_entry(ib, fb, q, v, a, w):
     """RNEA on the packed model and work array (:mod:`.layout`) behind a finiteness check.
 
     Returns False (nothing computed) when q, q̇ or q̈ holds a NaN/Inf or has the wrong length.
@@ -372,7 +372,8 @@ def rnea_entry(ib, fb, gravity, q, v, a, w):
     if q.shape[0] != n or v.shape[0] != n or a.shape[0] != n or not all_finite(q, v, a):
         return False
     R, p, vel, acc, f, tau, _, _, _, _, _ = work_views(ib, w)
-    rnea_kernel(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, a, R, p, vel, acc, f, tau)
+    rnea_kernel(kinds, parents, axes, R0, p0, I6, S, model_gravity(ib, fb), q, v, a, R, p, vel,
+                acc, f, tau)
     return True
 
 

@@ -17,7 +17,8 @@ from numba import njit
 from .dynamics import (F1, F2, I1, all_finite, composite_inertias, directors_core,
                        mass_from_composite, mass_from_directors, placements_kernel, rnea_passes,
                        world_kernel)
-from .layout import model_relations, model_views, scratch_views, unowned, work_views
+from .layout import (model_gravity, model_relations, model_views, scratch_views, unowned,
+                     work_views)
 from .stiction import solve_friction
 
 # rows of the ``vecs`` scratch used here (rows 0–12 belong to the friction solve)
@@ -42,12 +43,12 @@ def _mass_and_directors(codes, parents, I6, S, R, p, X, Ic, M, D, rel, motion):
         mass_from_composite(parents, S, X, Ic, M)
 
 
-_SIG = ("int64({I1}, {F1}, {F1}, {I1}, {F2}, {extra}{F1}, {F1}, {F1}, {h}float64, float64, int64,"
+_SIG = ("int64({I1}, {F1}, {I1}, {F2}, {extra}{F1}, {F1}, {F1}, {h}float64, float64, int64,"
         " {F1}, {I1})")
 
 
 @njit(_SIG.format(I1=I1, F1=F1, F2=F2, extra="", h=""), cache=True)
-def fd_entry(ib, fb, gravity, codes, params, q, v, tau, v_tol, tol, max_iter, w, iw):
+def fd_entry(ib, fb, codes, params, q, v, tau, v_tol, tol, max_iter, w, iw):
     """q̈ under motor efforts τ, gravity and friction (seed 004 §2.8 + stiction) into vecs[ACC].
 
     Joints with |q̇| ≤ v_tol are at rest. Fills Data's f (= fn(q, q̇, 0)), M, Ic, X,
@@ -59,6 +60,7 @@ def fd_entry(ib, fb, gravity, codes, params, q, v, tau, v_tol, tol, max_iter, w,
     R, p, vel, acc, f, tau_, tauf, X, Ic, oMi, M = work_views(ib, w)
     params = unowned(params)
     rel = model_relations(ib)
+    gravity = model_gravity(ib, fb)
     W0, D, Meff, L, W, motion, vecs, sums, stuck, at_rest, idx, info = scratch_views(ib, w, iw)
     zero, bias = vecs[ZERO], vecs[BIAS]
     for i in range(n):
@@ -81,7 +83,7 @@ def fd_entry(ib, fb, gravity, codes, params, q, v, tau, v_tol, tol, max_iter, w,
 
 
 @njit(_SIG.format(I1=I1, F1=F1, F2=F2, extra=F1 + ", ", h="float64, "), cache=True)
-def sim_step_entry(ib, fb, gravity, codes, params, damping, q, v, tau, h, v_tol, tol, max_iter,
+def sim_step_entry(ib, fb, codes, params, damping, q, v, tau, h, v_tol, tol, max_iter,
                    w, iw):
     """One step of :class:`robot_dynamics.simulation.Simulator` (see its module docstring).
 
@@ -96,6 +98,7 @@ def sim_step_entry(ib, fb, gravity, codes, params, damping, q, v, tau, h, v_tol,
     R, p, vel, acc, f, tau_, tauf, X, Ic, oMi, M = work_views(ib, w)
     params = unowned(params)
     rel = model_relations(ib)
+    gravity = model_gravity(ib, fb)
     W0, D, Meff, L, W, motion, vecs, sums, stuck, at_rest, idx, info = scratch_views(ib, w, iw)
     zero, bias, a = vecs[ZERO], vecs[BIAS], vecs[ACC]
     q_half, v_eval, q_new, v_new = vecs[Q_HALF], vecs[V_EVAL], vecs[Q_NEW], vecs[V_NEW]

@@ -116,12 +116,11 @@ def id_friction_kernel(codes, params, kinds, axes, W, q, v, a, fn_axial, tol, ta
         tau[i] = fn_axial[i] - tauf[i]
 
 
-@njit(f"boolean({I1}, {F1}, {F1}, {I1}, {F2}, {F1}, {F1}, {F1}, float64, {F1}, {F1})",
-      cache=True)
-def id_entry(ib, fb, gravity, codes, params, q, v, a, tol, w, out):
+@njit(f"boolean({I1}, {F1}, {I1}, {F2}, {F1}, {F1}, {F1}, float64, {F1}, {F1})", cache=True)
+def id_entry(ib, fb, codes, params, q, v, a, tol, w, out):
     """Friction-aware inverse dynamics in one call (RNEA + seed 004 §2.7 steps 2–4) on the packed
     model and work array; returns False (nothing computed) when an input is not finite."""
-    if not rnea_entry(ib, fb, gravity, q, v, a, w):
+    if not rnea_entry(ib, fb, q, v, a, w):
         return False
     n, kinds, parents, axes, R0, p0, I6, S = model_views(ib, fb)
     R, p, vel, acc, f, fn_axial, tauf, _, _, _, _ = work_views(ib, w)

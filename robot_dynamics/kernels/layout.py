@@ -5,8 +5,8 @@ points take few arguments:
 
 * the model as two flat arrays built once per model by :func:`pack_model`: ``ib`` (int64: n,
   joint kinds, parents, then the offsets of the work fields below) and ``fb`` (float64: axes,
-  joint rotations and translations at q = 0, spatial inertias, motion subspaces). Gravity, which
-  a user may set, travels on its own as ``model._g``;
+  joint rotations and translations at q = 0, spatial inertias, motion subspaces, gravity; the
+  Model's gravity setter writes that last slot, and ``model._g`` is a view of it);
 * the workspace as one flat float64 array ``data._work`` and one int64 array ``data._iwork``.
   ``data.liMi_R``, ``data.v``, ``data.f``, ``data.M`` … are views into ``_work``
   (:func:`make_work`), so a kernel that fills the flat array fills the documented Data buffers.
@@ -105,7 +105,7 @@ def pack_model(model):
                          _offsets(IWORK_FIELDS, n), ptr, idx]).astype(np.int64)
     fb = np.concatenate([np.asarray(x, dtype=np.float64).ravel() for x in (
         model.axes, model.joint_rotations, model.joint_translations, model.spatial_inertias,
-        model.motion_subspaces)])
+        model.motion_subspaces, model.gravity)])
     return ib, fb
 
 
@@ -141,6 +141,19 @@ def model_views(ib, fb):
     n = ib[0]
     return (n, ib[1:1 + n], ib[1 + n:1 + 2 * n], _v(fb, 0, (n, 3)), _v(fb, 3 * n, (n, 3, 3)),
             _v(fb, 12 * n, (n, 3)), _v(fb, 15 * n, (n, 6, 6)), _v(fb, 51 * n, (n, 6)))
+
+
+@njit(cache=True)
+def model_gravity(ib, fb):
+    """Gravity (3,), the last entries of the packed model (``model._g`` is a view of them)."""
+    n = ib[0]
+    return fb[57 * n:57 * n + 3]
+
+
+def gravity_view(model):
+    """``model._fb``'s gravity slot, written by the Model's gravity setter."""
+    n = model.nv
+    return model._fb[57 * n:57 * n + 3]
 
 
 @njit(cache=True)

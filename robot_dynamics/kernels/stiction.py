@@ -23,7 +23,7 @@ _TARGET, _DIRECTION, _HOLD, _BOUNDS, _RELEASE, _MAG, _QD, _RHS0, _RHS, _X, _NEW,
     0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def wrenches_at(W0, D, rel, a, W):
     """W = W0 + Σ_α a_α D[α] (eq. 2.3.7), summed only over the joints α related to each joint
     (``rel`` = (ptr, idx, parents), CSR: ancestors, itself, descendants — D[α, i] is zero
@@ -86,7 +86,7 @@ def factor_free(A, F, nf, parents, pos, fpar, L):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def solve_free(L, fpar, nf, b, x):
     """x ← H⁻¹ b on the leading nf entries with H = Lᵀ L from :func:`factor_free`."""
     for r in range(nf):
@@ -107,7 +107,7 @@ def solve_free(L, fpar, nf, b, x):
         x[k] = s / L[k, k]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction, h, W, qd, out):
     """Signed friction of the non-stuck joints for accelerations ``a`` (zero where stuck)."""
     n = a.shape[0]
@@ -167,6 +167,7 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
         for r in range(nf):
             rhs[r] = rhs0[r] + tauf[F[r]]
         solve_free(L, fpar, nf, rhs, new)
+        prev = step
         step = 0.0
         big = 0.0
         for r in range(nf):
@@ -174,7 +175,8 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
             big = max(big, abs(new[r]))
             a[F[r]] = new[r]
         info[2] += 1
-        if step <= tol * (1.0 + big):
+        bound = tol * (1.0 + big)  # the rule of robot_dynamics.stiction.converged_step
+        if step <= bound or (step < prev < np.inf and step * step <= bound * (prev - step)):
             _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction, h, W, qd,
                          tauf)
             return True
