@@ -16,7 +16,11 @@ from .crba import bias_forces, mass_matrix
 from .directors import wrench_directors
 from .errors import as_vector
 from .kernels.fd import fd_entry
+from .model import Data
 from .stiction import FrictionSolveError, FrictionSolveReport, solve_with_friction
+
+
+_COMPILED = Data.compiled_report
 
 
 def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_iter=50,
@@ -35,7 +39,7 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
     packed = model._no_friction if friction is None else friction._packed
     if packed is not None:
         try:
-            status = fd_entry(model._ib, model._fb, *packed, q, v, tau,
+            status = fd_entry(model._ib, model._fb, packed[0], packed[1], q, v, tau,
                               velocity_tolerance, tol, max_iter, data._work, data._iwork)
         except TypeError:  # not float64 vectors: converted (or reported) below
             status = 1
@@ -43,10 +47,10 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
             q = as_vector("q", q, model.nq, where="forward_dynamics")
             v = as_vector("v", v, model.nv, where="forward_dynamics")
             tau = as_vector("tau", tau, model.nv, where="forward_dynamics")
-            status = fd_entry(model._ib, model._fb, *packed, q, v, tau,
+            status = fd_entry(model._ib, model._fb, packed[0], packed[1], q, v, tau,
                               float(velocity_tolerance), float(tol), int(max_iter), data._work,
                               data._iwork)
-        data._report = data.compiled_report  # built when read (Data.fd_report)
+        data._report = _COMPILED  # built when read (Data.fd_report)
         if status == 2 and on_failure == "raise":
             raise FrictionSolveError(data.fd_report)
         return data._acc.copy()

@@ -43,7 +43,8 @@ def inverse_dynamics(model, data, q, v, a, friction=None, *, velocity_tolerance=
     if friction is not None and friction._packed is not None and smoothing_velocity == 0:
         out = np.empty(model.nv)  # one compiled call: RNEA + friction map
         try:
-            if id_entry(model._ib, model._fb, *friction._packed, q, v, a,
+            packed = friction._packed
+            if id_entry(model._ib, model._fb, packed[0], packed[1], q, v, a,
                         velocity_tolerance, data._work, out):
                 return out
         except TypeError:  # not float64 vectors (or a non-float tolerance): convert below

@@ -123,7 +123,8 @@ class Simulator:
         """The step below as one compiled call. Returns 0 when done; otherwise the state is
         untouched: 1 a non-finite or wrongly sized input, 2 the friction solve failed."""
         data = self.data
-        status = sim_step_entry(self.model._ib, self.model._fb, *self._packed,
+        packed = self._packed
+        status = sim_step_entry(self.model._ib, self.model._fb, packed[0], packed[1],
                                 self.damping, self.q, self.v, tau, h, self.v_tol, self.tol,
                                 self.max_iter, data._work, data._iwork)
         data.fd_report = data.compiled_report

@@ -44,7 +44,7 @@ def wrenches_at(W0, D, rel, a, W):
         W[i, 0], W[i, 1], W[i, 2], W[i, 3], W[i, 4], W[i, 5] = w0, w1, w2, w3, w4, w5
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def factor_free(A, F, nf, parents, pos, fpar, L):
     """Factor the free block H = A[F][:, F] as H = Lᵀ L without fill-in (Featherstone's LTL,
     RBDA §6.5): the free joints F (increasing) form a tree through their nearest free ancestor
@@ -121,7 +121,7 @@ def _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction,
                                direction[i]) * direction[i]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, h, tol, max_iter,
                 a, tauf, info, L, W, vecs, idx):
     """Accelerations of the free joints for the stick/slip assignment in ``stuck``."""
