@@ -108,7 +108,7 @@ def bench_robot(name, path):
     for k in range(N):
         pin.rnea(pm.pmodel, pm.pdata, PQ[k], PV[k], PA[k])
     pin_loop = (time.perf_counter() - t0) / N * 1e6
-    data_bytes = data._work.nbytes + data._iwork.nbytes + data.S.nbytes  # the rest are views
+    data_bytes = data._work.nbytes + data.S.nbytes  # the rest are views
     print(f"\n{name} ({model.nv} dof)")
     for k, val in t.items():
         print(f"  {k:<14} {val:9.2f} µs")

@@ -13,7 +13,7 @@ from numba import njit, prange
 from .errors import InputError
 from .kernels.dynamics import rnea_kernel
 from .kernels.friction import id_friction_kernel
-from .kernels.layout import _v, model_gravity, model_views, unowned
+from .kernels.layout import _v, laws_views, model_gravity, model_views, unowned
 
 
 def _as_batch(name, X, nv):
@@ -30,13 +30,14 @@ _CHUNKS = 64  # work units of the parallel loop (each reuses one scratch block)
 
 
 @njit(parallel=True, cache=True)
-def _id_batch(ib, fb, codes, params, Q, V, A, tol, with_friction, scratch, TAU, F, TAUF):
+def _id_batch(mb, fr, Q, V, A, tol, with_friction, scratch, TAU, F, TAUF):
     """RNEA (and, with friction, seed 004 §2.7 steps 2–4) for every sample, in parallel over
     chunks of samples; every array is viewed without reference counts (see layout.unowned)."""
     N = Q.shape[0]
-    n, kinds, parents, axes, R0, p0, I6, S = model_views(ib, fb)
-    gravity = model_gravity(ib, fb)
-    params, Q, V, A, TAU, F, TAUF = (unowned(params), unowned(Q), unowned(V), unowned(A),
+    n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
+    gravity = model_gravity(mb)
+    codes, params = laws_views(fr, n)
+    Q, V, A, TAU, F, TAUF = (unowned(Q), unowned(V), unowned(A),
                                      unowned(TAU), unowned(F), unowned(TAUF))
     scratch = unowned(scratch)
     chunks = scratch.shape[0]
@@ -65,9 +66,8 @@ def _run(model, Q, V, A, friction=None, tol=1e-6):
     TAUF = np.zeros_like(Q)
     F = np.empty((N, n, 6))
     packed = friction._packed if friction is not None else None
-    codes, params = packed if packed is not None else model._no_friction
     scratch = np.empty((max(1, min(N, _CHUNKS)), 24 * n))
-    _id_batch(model._ib, model._fb, codes, params, Q, V, A, float(tol),
+    _id_batch(model._mb, (packed or model._no_friction)[2], Q, V, A, float(tol),
               packed is not None, scratch, TAU, F, TAUF)
     return Q, V, A, TAU, F, TAUF
 

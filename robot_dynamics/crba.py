@@ -21,11 +21,11 @@ def mass_matrix(model, data, q) -> np.ndarray:
     poses ``data.oMi`` (compiled kernel; :func:`mass_matrix_reference` is the specification).
     """
     try:
-        ok = crba_entry(model._ib, model._fb, q, data._work)
+        ok = crba_entry(model._mb, q, data._work)
     except TypeError:  # not a float64 vector: convert, or say what is wrong
         ok = False
     if not ok:
-        crba_entry(model._ib, model._fb, as_vector("q", q, model.nq, where="mass_matrix"),
+        crba_entry(model._mb, as_vector("q", q, model.nq, where="mass_matrix"),
                    data._work)
     return data.M.copy()
 

@@ -39,17 +39,16 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
     packed = model._no_friction if friction is None else friction._packed
     if packed is not None:
         try:
-            status = fd_entry(model._ib, model._fb, packed[0], packed[1], q, v, tau,
-                              velocity_tolerance, tol, max_iter, data._work, data._iwork)
+            status = fd_entry(model._mb, packed[2], q, v, tau, velocity_tolerance, tol, max_iter,
+                              data._work)
         except TypeError:  # not float64 vectors: converted (or reported) below
             status = 1
         if status == 1:
             q = as_vector("q", q, model.nq, where="forward_dynamics")
             v = as_vector("v", v, model.nv, where="forward_dynamics")
             tau = as_vector("tau", tau, model.nv, where="forward_dynamics")
-            status = fd_entry(model._ib, model._fb, packed[0], packed[1], q, v, tau,
-                              float(velocity_tolerance), float(tol), int(max_iter), data._work,
-                              data._iwork)
+            status = fd_entry(model._mb, packed[2], q, v, tau, float(velocity_tolerance),
+                              float(tol), int(max_iter), data._work)
         data._report = _COMPILED  # built when read (Data.fd_report)
         if status == 2 and on_failure == "raise":
             raise FrictionSolveError(data.fd_report)

@@ -41,12 +41,9 @@ def inverse_dynamics(model, data, q, v, a, friction=None, *, velocity_tolerance=
     Fills ``data.f`` (joint wrenches fn) and ``data.tau_friction`` (signed τf, q̇_i τf_i ≤ 0).
     """
     if friction is not None and friction._packed is not None and smoothing_velocity == 0:
-        out = np.empty(model.nv)  # one compiled call: RNEA + friction map
-        try:
-            packed = friction._packed
-            if id_entry(model._ib, model._fb, packed[0], packed[1], q, v, a,
-                        velocity_tolerance, data._work, out):
-                return out
+        try:  # one compiled call: RNEA + friction map
+            if id_entry(model._mb, friction._packed[2], q, v, a, velocity_tolerance, data._work):
+                return data._id_out.copy()
         except TypeError:  # not float64 vectors (or a non-float tolerance): convert below
             pass
     q = as_vector("q", q, model.nq, where="inverse_dynamics")
@@ -58,7 +55,7 @@ def inverse_dynamics(model, data, q, v, a, friction=None, *, velocity_tolerance=
         return fn_axial
     if friction._packed is not None and smoothing_velocity == 0:  # compiled steps 2–4
         out = np.empty(model.nv)
-        id_friction_kernel(*friction._packed, model._kargs[0], model._kargs[2], data.f, q, v, a,
+        id_friction_kernel(*friction._packed[:2], model._kargs[0], model._kargs[2], data.f, q, v, a,
                            fn_axial, float(velocity_tolerance), data.tau_friction, out)
         return out
     d = friction_directions(v, a, velocity_tolerance, smoothing_velocity)

@@ -17,7 +17,9 @@ import numpy as np
 from . import joints as jt
 from .description import RobotDescription
 from .errors import ModelError
-from .kernels.layout import gravity_view, make_work, pack_model, relations
+from .kernels.fd import ACC
+from .kernels.friction import ID_OUT
+from .kernels.layout import gravity_view, make_work, pack_laws, pack_model, relations
 from .spatial import homogeneous, skew, spatial_inertia
 
 _TRIANGLE_TOL = 1e-9
@@ -55,7 +57,7 @@ class Model:
         if g.shape != (3,) or not np.all(np.isfinite(g)):
             raise ModelError(f"gravity: expected 3 finite numbers, got {g!r}")
         g = g.copy()
-        if "_fb" in self.__dict__:  # the packed model's gravity slot, read by the kernels
+        if "_mb" in self.__dict__:  # the packed model's gravity slot, read by the kernels
             self._g[:] = g
         else:
             self._g = g.copy()  # writable copy for the kernels until the model is packed
@@ -84,7 +86,7 @@ class Data:
         n = model.nv
         # one flat work array for the compiled kernels; the buffers below are views into it
         # (robot_dynamics.kernels.layout), and a kernel filling it fills them
-        self._work, self._iwork, views = make_work(n)
+        self._work, views = make_work(n)
         self.oMi = views["oMi"]  # world ← body i
         self.liMi_R = views["liMi_R"]  # parent body ← body i, rotation
         self.liMi_p = views["liMi_p"]  # parent body ← body i, translation
@@ -99,7 +101,8 @@ class Data:
         self.Ic = views["Ic"]  # composite inertias (crba)
         self._views = views  # the kernels' scratch fields too (W0, D, stuck, info, …)
         self._vecs = views["vecs"]
-        self._acc = self._vecs[16]  # forward dynamics' q̈ (kernels/fd.py ACC)
+        self._acc = self._vecs[ACC]  # forward dynamics' q̈
+        self._id_out = self._vecs[ID_OUT]  # friction-aware inverse dynamics' τ
         self._sums = views["sums"]
         self._model = model
         self._report = None  # see fd_report
@@ -299,8 +302,8 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81),
     model._kargs = tuple(np.array(x) for x in (  # writable copies for the kernels
         model.kinds, model.parents, model.axes, model.joint_rotations, model.joint_translations,
         model.spatial_inertias, model.motion_subspaces))
-    model._ib, model._fb = pack_model(model)  # the same, flat, for the fused entry points
+    model._mb = pack_model(model)  # the same, flat, for the fused entry points
     model._g = gravity_view(model)  # gravity lives in the packed model; the setter writes it
     model._rel = (*relations(model.parents), np.array(model.parents))  # see kernels/layout
-    model._no_friction = (np.zeros(n, dtype=np.int64), np.zeros((n, 8)))  # packed "no laws"
+    model._no_friction = pack_laws(np.zeros(n, dtype=np.int64), np.zeros((n, 8)))  # "no laws"
     return model

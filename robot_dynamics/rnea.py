@@ -25,7 +25,7 @@ def rnea(model, data, q, v, a) -> np.ndarray:
     wrenches fn, see :func:`joint_wrenches`) and ``data.tau``.
     """
     try:
-        if rnea_entry(model._ib, model._fb, q, v, a, data._work):
+        if rnea_entry(model._mb, q, v, a, data._work):
             return data.tau.copy()
     except TypeError:  # not three float64 vectors: convert below, or say what is wrong
         pass

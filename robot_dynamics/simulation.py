@@ -124,9 +124,8 @@ class Simulator:
         untouched: 1 a non-finite or wrongly sized input, 2 the friction solve failed."""
         data = self.data
         packed = self._packed
-        status = sim_step_entry(self.model._ib, self.model._fb, packed[0], packed[1],
-                                self.damping, self.q, self.v, tau, h, self.v_tol, self.tol,
-                                self.max_iter, data._work, data._iwork)
+        status = sim_step_entry(self.model._mb, packed[2], self.damping, self.q, self.v, tau, h,
+                                self.v_tol, self.tol, self.max_iter, data._work)
         data.fd_report = data.compiled_report
         self._report = None
         if status != 0:

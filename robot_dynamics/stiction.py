@@ -239,7 +239,7 @@ def _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, m
     a, tauf = np.empty(n), np.empty(n)
     stuck, at_rest = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
     info = np.zeros(8, dtype=np.int64)
-    codes, params = friction._packed
+    codes, params = friction._packed[:2]
     residual = solve_friction(
         np.ascontiguousarray(M, dtype=float), np.ascontiguousarray(bias, dtype=float),
         np.ascontiguousarray(tau, dtype=float), np.ascontiguousarray(W0, dtype=float),

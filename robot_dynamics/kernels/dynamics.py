@@ -362,28 +362,28 @@ def all_finite(q, v, a):
 I1, F1, F2 = "int64[::1]", "float64[::1]", "float64[:, ::1]"
 
 
-@njit(f"boolean({I1}, {F1}, {F1}, {F1}, {F1}, {F1})", cache=True)
-def rnea_entry(ib, fb, q, v, a, w):
+@njit(f"boolean({F1}, {F1}, {F1}, {F1}, {F1})", cache=True)
+def rnea_entry(mb, q, v, a, w):
     """RNEA on the packed model and work array (:mod:`.layout`) behind a finiteness check.
 
     Returns False (nothing computed) when q, q̇ or q̈ holds a NaN/Inf or has the wrong length.
     """
-    n, kinds, parents, axes, R0, p0, I6, S = model_views(ib, fb)
+    n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
     if q.shape[0] != n or v.shape[0] != n or a.shape[0] != n or not all_finite(q, v, a):
         return False
-    R, p, vel, acc, f, tau, _, _, _, _, _ = work_views(ib, w)
-    rnea_kernel(kinds, parents, axes, R0, p0, I6, S, model_gravity(ib, fb), q, v, a, R, p, vel,
+    R, p, vel, acc, f, tau, _, _, _, _, _ = work_views(mb, w)
+    rnea_kernel(kinds, parents, axes, R0, p0, I6, S, model_gravity(mb), q, v, a, R, p, vel,
                 acc, f, tau)
     return True
 
 
-@njit(f"boolean({I1}, {F1}, {F1}, {F1})", cache=True)
-def crba_entry(ib, fb, q, w):
+@njit(f"boolean({F1}, {F1}, {F1})", cache=True)
+def crba_entry(mb, q, w):
     """Mass matrix, composite inertias, transforms and world poses into the work array."""
-    n, kinds, parents, axes, R0, p0, I6, S = model_views(ib, fb)
+    n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
     if q.shape[0] != n or not all_finite(q, q, q):
         return False
-    R, p, _, _, _, _, _, X, Ic, oMi, M = work_views(ib, w)
+    R, p, _, _, _, _, _, X, Ic, oMi, M = work_views(mb, w)
     crba_kernel(kinds, parents, axes, R0, p0, I6, S, q, R, p, X, Ic, M)
     world_kernel(parents, R, p, oMi)
     return True

@@ -14,11 +14,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .dynamics import (F1, F2, I1, all_finite, composite_inertias, directors_core,
+from .dynamics import (F1, all_finite, composite_inertias, directors_core,
                        mass_from_composite, mass_from_directors, placements_kernel, rnea_passes,
                        world_kernel)
-from .layout import (model_gravity, model_relations, model_views, scratch_views, unowned,
-                     work_views)
+from .layout import laws_views, model_gravity, model_relations, model_views, scratch_views, work_views
 from .stiction import solve_friction
 
 # rows of the ``vecs`` scratch used here (rows 0–12 belong to the friction solve)
@@ -43,25 +42,24 @@ def _mass_and_directors(codes, parents, I6, S, R, p, X, Ic, M, D, rel, motion):
         mass_from_composite(parents, S, X, Ic, M)
 
 
-_SIG = ("int64({I1}, {F1}, {I1}, {F2}, {extra}{F1}, {F1}, {F1}, {h}float64, float64, int64,"
-        " {F1}, {I1})")
+_SIG = "int64({F1}, {F1}, {extra}{F1}, {F1}, {F1}, {h}float64, float64, int64, {F1})"
 
 
-@njit(_SIG.format(I1=I1, F1=F1, F2=F2, extra="", h=""), cache=True)
-def fd_entry(ib, fb, codes, params, q, v, tau, v_tol, tol, max_iter, w, iw):
+@njit(_SIG.format(F1=F1, extra="", h=""), cache=True)
+def fd_entry(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
     """q̈ under motor efforts τ, gravity and friction (seed 004 §2.8 + stiction) into vecs[ACC].
 
     Joints with |q̇| ≤ v_tol are at rest. Fills Data's f (= fn(q, q̇, 0)), M, Ic, X,
     oMi, tau_friction and the solver's report fields (stuck, at_rest, info).
     """
-    n, kinds, parents, axes, R0, p0, I6, S = model_views(ib, fb)
+    n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
     if q.shape[0] != n or v.shape[0] != n or tau.shape[0] != n or not all_finite(q, v, tau):
         return 1
-    R, p, vel, acc, f, tau_, tauf, X, Ic, oMi, M = work_views(ib, w)
-    params = unowned(params)
-    rel = model_relations(ib)
-    gravity = model_gravity(ib, fb)
-    W0, D, Meff, L, W, motion, vecs, sums, stuck, at_rest, idx, info = scratch_views(ib, w, iw)
+    R, p, vel, acc, f, tau_, tauf, X, Ic, oMi, M = work_views(mb, w)
+    codes, params = laws_views(fr, n)
+    rel = model_relations(mb)
+    gravity = model_gravity(mb)
+    W0, D, Meff, L, W, motion, vecs, sums, stuck, at_rest, idx, info = scratch_views(mb, w)
     zero, bias = vecs[ZERO], vecs[BIAS]
     for i in range(n):
         zero[i] = 0.0
@@ -82,24 +80,23 @@ def fd_entry(ib, fb, codes, params, q, v, tau, v_tol, tol, max_iter, w, iw):
     return 0
 
 
-@njit(_SIG.format(I1=I1, F1=F1, F2=F2, extra=F1 + ", ", h="float64, "), cache=True)
-def sim_step_entry(ib, fb, codes, params, damping, q, v, tau, h, v_tol, tol, max_iter,
-                   w, iw):
+@njit(_SIG.format(F1=F1, extra=F1 + ", ", h="float64, "), cache=True)
+def sim_step_entry(mb, fr, damping, q, v, tau, h, v_tol, tol, max_iter, w):
     """One step of :class:`robot_dynamics.simulation.Simulator` (see its module docstring).
 
     Step length h; joints with |q̇| ≤ v_tol are at rest. Leaves q⁺, q̇⁺ in vecs[Q_NEW], vecs[V_NEW],
     τf in tau_friction, and the energy-audit increments (motor work, friction dissipation,
     damping dissipation) in sums[1:4].
     """
-    n, kinds, parents, axes, R0, p0, I6, S = model_views(ib, fb)
+    n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
     if (q.shape[0] != n or v.shape[0] != n or tau.shape[0] != n or damping.shape[0] != n
             or not all_finite(q, v, tau)):
         return 1
-    R, p, vel, acc, f, tau_, tauf, X, Ic, oMi, M = work_views(ib, w)
-    params = unowned(params)
-    rel = model_relations(ib)
-    gravity = model_gravity(ib, fb)
-    W0, D, Meff, L, W, motion, vecs, sums, stuck, at_rest, idx, info = scratch_views(ib, w, iw)
+    R, p, vel, acc, f, tau_, tauf, X, Ic, oMi, M = work_views(mb, w)
+    codes, params = laws_views(fr, n)
+    rel = model_relations(mb)
+    gravity = model_gravity(mb)
+    W0, D, Meff, L, W, motion, vecs, sums, stuck, at_rest, idx, info = scratch_views(mb, w)
     zero, bias, a = vecs[ZERO], vecs[BIAS], vecs[ACC]
     q_half, v_eval, q_new, v_new = vecs[Q_HALF], vecs[V_EVAL], vecs[Q_NEW], vecs[V_NEW]
     for i in range(n):

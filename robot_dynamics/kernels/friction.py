@@ -1,6 +1,7 @@
 """The built-in friction laws on arrays: one code and eight parameters per joint.
 
-``pack_friction`` turns a :class:`~robot_dynamics.friction.FrictionModel` into (codes, params), or
+``pack_friction`` turns a :class:`~robot_dynamics.friction.FrictionModel` into (codes, params, buffer)
+(:func:`.layout.pack_laws`), or
 returns None when a joint uses a law the kernel does not know (a Python callable, function-valued
 coefficients, a registered user law): callers then use the reference path, which is always right.
 """
@@ -11,8 +12,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .dynamics import F1, F2, I1, rnea_entry
-from .layout import model_views, unowned, work_views
+from .dynamics import F1, rnea_entry
+from .layout import laws_views, model_views, pack_laws, scratch_views, work_views
 
 NONE, CLASSIC, LOAD_DEPENDENT, LOAD_DEPENDENT_255, BEARING = 0, 1, 2, 3, 4
 
@@ -48,7 +49,7 @@ def pack_friction(friction):
                          1.0 if st is None else st[1]]
         else:
             return None
-    return codes, params
+    return pack_laws(codes, params)
 
 
 @njit(cache=True)
@@ -116,13 +117,20 @@ def id_friction_kernel(codes, params, kinds, axes, W, q, v, a, fn_axial, tol, ta
         tau[i] = fn_axial[i] - tauf[i]
 
 
-@njit(f"boolean({I1}, {F1}, {I1}, {F2}, {F1}, {F1}, {F1}, float64, {F1}, {F1})", cache=True)
-def id_entry(ib, fb, codes, params, q, v, a, tol, w, out):
+#: row of the work array's ``vecs`` scratch that receives id_entry's τ (fd.py uses 16–22)
+ID_OUT = 23
+
+
+@njit(f"boolean({F1}, {F1}, {F1}, {F1}, {F1}, float64, {F1})", cache=True)
+def id_entry(mb, fr, q, v, a, tol, w):
     """Friction-aware inverse dynamics in one call (RNEA + seed 004 §2.7 steps 2–4) on the packed
-    model and work array; returns False (nothing computed) when an input is not finite."""
-    if not rnea_entry(ib, fb, q, v, a, w):
+    model, laws (:func:`.layout.pack_laws`) and work array; τ goes to row ID_OUT of ``vecs``.
+    Returns False (nothing computed) when an input is not finite."""
+    if not rnea_entry(mb, q, v, a, w):
         return False
-    n, kinds, parents, axes, R0, p0, I6, S = model_views(ib, fb)
-    R, p, vel, acc, f, fn_axial, tauf, _, _, _, _ = work_views(ib, w)
-    id_friction_kernel(codes, unowned(params), kinds, axes, f, q, v, a, fn_axial, tol, tauf, out)
+    n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
+    R, p, vel, acc, f, fn_axial, tauf, _, _, _, _ = work_views(mb, w)
+    codes, params = laws_views(fr, n)
+    out = scratch_views(mb, w)[6][ID_OUT]
+    id_friction_kernel(codes, params, kinds, axes, f, q, v, a, fn_axial, tol, tauf, out)
     return True

@@ -1,19 +1,21 @@
 """Flat memory layout shared by the compiled entry points and :class:`~robot_dynamics.model.Data`.
 
-A numba call costs about 0.08 µs per argument before any work is done, so the per-call entry
-points take few arguments:
+A numba call costs about 0.08 µs per array argument before any work is done, so the per-call
+entry points take few arguments, each one flat float64 array:
 
-* the model as two flat arrays built once per model by :func:`pack_model`: ``ib`` (int64: n,
-  joint kinds, parents, then the offsets of the work fields below) and ``fb`` (float64: axes,
-  joint rotations and translations at q = 0, spatial inertias, motion subspaces, gravity; the
-  Model's gravity setter writes that last slot, and ``model._g`` is a view of it);
-* the workspace as one flat float64 array ``data._work`` and one int64 array ``data._iwork``.
-  ``data.liMi_R``, ``data.v``, ``data.f``, ``data.M`` … are views into ``_work``
-  (:func:`make_work`), so a kernel that fills the flat array fills the documented Data buffers.
+* the model, built once per model by :func:`pack_model`: an int section (n, joint kinds,
+  parents, the offsets of the work fields below, the joint relations) kept as int64 bit
+  patterns, then the floats (axes, joint rotations and translations at q = 0, spatial inertias,
+  motion subspaces, gravity; the Model's gravity setter writes that last slot, and ``model._g``
+  is a view of it);
+* the friction laws (:func:`pack_laws`): one int code and eight parameters per joint;
+* the workspace ``data._work``. ``data.liMi_R``, ``data.v``, ``data.f``, ``data.M`` … are views
+  into it (:func:`make_work`), so a kernel that fills the flat array fills the documented Data
+  buffers; the int fields (the friction solve's stick/slip state and report) are int64 views.
 
 The field tables below are the single statement of the layout: :func:`pack_model` turns them into
-offsets (stored in ``ib``), and :func:`model_views` / :func:`work_views` (compiled) cut the flat
-arrays back into shaped views with those offsets.
+offsets, and :func:`model_views` / :func:`work_views` / :func:`scratch_views` (compiled) cut the
+flat arrays back into shaped views with those offsets.
 """
 from __future__ import annotations
 
@@ -54,30 +56,34 @@ IWORK_FIELDS = (
 )
 
 
-def _offsets(fields, n):
-    out = [0]
+def _offsets(fields, n, start=0):
+    out = [start]
     for _, shape in fields:
         out.append(out[-1] + int(np.prod(shape(n))))
     return out
 
 
-def _views(buffer, fields, offsets, n):
-    return {name: buffer[offsets[k]:offsets[k + 1]].reshape(shape(n))
-            for k, (name, shape) in enumerate(fields)}
+def work_offsets(n):
+    """Offsets in the work array of every float field, then every int field (one list)."""
+    fo = _offsets(WORK_FIELDS, n)
+    return fo + _offsets(IWORK_FIELDS, n, fo[-1])[1:]
 
 
 def make_work(n: int):
-    """(work, iwork, views): the flat arrays for ``n`` joints and every field as a view (dict)."""
-    fo, io = _offsets(WORK_FIELDS, n), _offsets(IWORK_FIELDS, n)
-    work, iwork = np.zeros(fo[-1]), np.zeros(io[-1], dtype=np.int64)
-    views = _views(work, WORK_FIELDS, fo, n)
-    views.update(_views(iwork, IWORK_FIELDS, io, n))
+    """(work, views): the flat array for ``n`` joints and every field as a view (dict); the int
+    fields are int64 views of their slots."""
+    o = work_offsets(n)
+    work = np.zeros(o[-1])
+    views = {}
+    for k, (name, shape) in enumerate(WORK_FIELDS + IWORK_FIELDS):
+        chunk = work[o[k]:o[k + 1]]
+        views[name] = (chunk if k < len(WORK_FIELDS) else chunk.view(np.int64)).reshape(shape(n))
     views["liMi_R"][:] = np.eye(3)
     views["oMi"][:] = np.eye(4)
-    return work, iwork, views
+    return work, views
 
 
-_NF, _NI = len(WORK_FIELDS) + 1, len(IWORK_FIELDS) + 1  # offsets stored per table
+_NO = len(WORK_FIELDS) + len(IWORK_FIELDS) + 1  # work offsets stored in the packed model
 
 
 def relations(parents):
@@ -97,16 +103,31 @@ def relations(parents):
 
 
 def pack_model(model):
-    """(ib, fb): the model's constant arrays, the work offsets and the joint relations (CSR),
-    flat and writable."""
+    """The model as one flat writable float64 array: an int section (n, the start of the float
+    section, joint kinds, parents, the work offsets, the joint relations as CSR) stored as int64
+    bit patterns, then the floats (axes, R0, p0, spatial inertias, motion subspaces, gravity)."""
     n = model.nv
     ptr, idx = relations(model.parents)
-    ib = np.concatenate([[n], model.kinds, model.parents, _offsets(WORK_FIELDS, n),
-                         _offsets(IWORK_FIELDS, n), ptr, idx]).astype(np.int64)
-    fb = np.concatenate([np.asarray(x, dtype=np.float64).ravel() for x in (
+    ints = np.concatenate([[n, 0], model.kinds, model.parents, work_offsets(n), ptr, idx])
+    ints = ints.astype(np.int64)
+    ints[1] = len(ints)
+    floats = np.concatenate([np.asarray(x, dtype=np.float64).ravel() for x in (
         model.axes, model.joint_rotations, model.joint_translations, model.spatial_inertias,
         model.motion_subspaces, model.gravity)])
-    return ib, fb
+    mb = np.empty(len(ints) + len(floats))
+    mb[:len(ints)].view(np.int64)[:] = ints
+    mb[len(ints):] = floats
+    return mb
+
+
+def pack_laws(codes, params):
+    """Friction laws as one flat float64 array: the n law codes (int64 bit patterns), then the
+    (n, 8) parameters. Returns (codes, params, buffer), the first two views of the third."""
+    n = len(codes)
+    buf = np.zeros(9 * n)
+    c, p = buf[:n].view(np.int64), buf[n:].reshape(n, 8)
+    c[:], p[:] = codes, params
+    return c, p, buf
 
 
 @intrinsic
@@ -129,6 +150,12 @@ def _v(buf, start, shape):
 
 
 @njit(cache=True)
+def _vi(buf, start, shape):
+    """:func:`_v` of int64 slots of the float64 array ``buf``."""
+    return carray(_pointer(buf.ctypes.data + start * 8), shape, dtype=np.int64)
+
+
+@njit(cache=True)
 def unowned(x):
     """The C-contiguous array ``x`` as a view without a reference count: sub-views of it
     (``params[i]``) then cost no atomic increments in the hot loops. The caller keeps ``x`` alive."""
@@ -136,54 +163,61 @@ def unowned(x):
 
 
 @njit(cache=True)
-def model_views(ib, fb):
+def model_views(mb):
     """(n, kinds, parents, axes, R0, p0, I6, S) as shaped views of the packed model."""
-    n = ib[0]
-    return (n, ib[1:1 + n], ib[1 + n:1 + 2 * n], _v(fb, 0, (n, 3)), _v(fb, 3 * n, (n, 3, 3)),
-            _v(fb, 12 * n, (n, 3)), _v(fb, 15 * n, (n, 6, 6)), _v(fb, 51 * n, (n, 6)))
+    head = _vi(mb, 0, (2,))
+    n, b = head[0], head[1]
+    return (n, _vi(mb, 2, (n,)), _vi(mb, 2 + n, (n,)), _v(mb, b, (n, 3)),
+            _v(mb, b + 3 * n, (n, 3, 3)), _v(mb, b + 12 * n, (n, 3)),
+            _v(mb, b + 15 * n, (n, 6, 6)), _v(mb, b + 51 * n, (n, 6)))
 
 
 @njit(cache=True)
-def model_gravity(ib, fb):
+def model_gravity(mb):
     """Gravity (3,), the last entries of the packed model (``model._g`` is a view of them)."""
-    n = ib[0]
-    return fb[57 * n:57 * n + 3]
+    head = _vi(mb, 0, (2,))
+    return _v(mb, head[1] + 57 * head[0], (3,))
 
 
 def gravity_view(model):
-    """``model._fb``'s gravity slot, written by the Model's gravity setter."""
-    n = model.nv
-    return model._fb[57 * n:57 * n + 3]
+    """``model._mb``'s gravity slot, written by the Model's gravity setter."""
+    return model._mb[-3:]
 
 
 @njit(cache=True)
-def model_relations(ib):
+def model_relations(mb):
     """(ptr, idx, parents): the CSR of :func:`relations` and the parent array."""
-    n = ib[0]
-    start = 1 + 2 * n + _NF + _NI
-    ptr = ib[start:start + n + 1]
-    return ptr, ib[start + n + 1:start + n + 1 + ptr[n]], ib[1 + n:1 + 2 * n]
+    head = _vi(mb, 0, (2,))
+    n = head[0]
+    start = 2 + 2 * n + _NO
+    ptr = _vi(mb, start, (n + 1,))
+    return ptr, _vi(mb, start + n + 1, (ptr[n],)), _vi(mb, 2 + n, (n,))
 
 
 @njit(cache=True)
-def work_views(ib, w):
+def laws_views(fr, n):
+    """(codes, params) of :func:`pack_laws`' buffer, without reference counts."""
+    return _vi(fr, 0, (n,)), _v(fr, n, (n, 8))
+
+
+@njit(cache=True)
+def work_views(mb, w):
     """The Data buffers as views of the work array, in WORK_FIELDS order up to M."""
-    n = ib[0]
-    o = ib[1 + 2 * n:]
+    n = _vi(mb, 0, (1,))[0]
+    o = _vi(mb, 2 + 2 * n, (_NO,))
     return (_v(w, o[0], (n, 3, 3)), _v(w, o[1], (n, 3)), _v(w, o[2], (n, 6)),
-            _v(w, o[3], (n, 6)), _v(w, o[4], (n, 6)), w[o[5]:o[6]], w[o[6]:o[7]],
+            _v(w, o[3], (n, 6)), _v(w, o[4], (n, 6)), _v(w, o[5], (n,)), _v(w, o[6], (n,)),
             _v(w, o[7], (n, 6, 6)), _v(w, o[8], (n, 6, 6)), _v(w, o[9], (n, 4, 4)),
             _v(w, o[10], (n, n)))
 
 
 @njit(cache=True)
-def scratch_views(ib, w, iw):
+def scratch_views(mb, w):
     """The scratch fields after M:
     (W0, D, Meff, L, Wt, motion, vecs, sums, stuck, at_rest, idx, info)."""
-    n = ib[0]
-    o = ib[1 + 2 * n:]
-    oi = o[_NF:_NF + _NI]
+    n = _vi(mb, 0, (1,))[0]
+    o = _vi(mb, 2 + 2 * n, (_NO,))
     return (_v(w, o[11], (n, 6)), _v(w, o[12], (n, n, 6)), _v(w, o[13], (n, n)),
             _v(w, o[14], (n, n)), _v(w, o[15], (n, 6)), _v(w, o[16], (n, 6)),
-            _v(w, o[17], (24, n)), w[o[18]:o[19]], iw[oi[0]:oi[1]], iw[oi[1]:oi[2]],
-            _v(iw, oi[2], (5, n)), iw[oi[3]:oi[4]])
+            _v(w, o[17], (24, n)), _v(w, o[18], (8,)), _vi(w, o[19], (n,)), _vi(w, o[20], (n,)),
+            _vi(w, o[21], (5, n)), _vi(w, o[22], (8,)))
