@@ -7,7 +7,8 @@
 2. simulator node in ``fast`` mode (no controller): simulated seconds per wall second, publishing
    every step and every 20th step (``publish_every``).
 3. id_controller latency: a probe publishes JointState messages and times the effort command that
-   answers each (JointState → effort, including both DDS hops): p50, p99.
+   answers each (JointState → effort, including both DDS hops): p50, p99, with the controller's
+   joint_states served by its own thread (default) and by the executor.
 """
 from __future__ import annotations
 
@@ -49,7 +50,6 @@ def core_rtf():
 def node_rates():
     from ros_helpers import NodeProcess, RosProbe
     from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
 
     from robot_dynamics.nodes.common import STATE_QOS, stamp_to_seconds
 
@@ -69,44 +69,80 @@ def node_rates():
             sim.stop()
         time.sleep(1.0)
 
-    ctrl = NodeProcess("id_controller", {"robot": "arm7", "stale_timeout": 10.0})
+    probe.close()
+    for state_thread in (True, False):
+        ctrl = NodeProcess("id_controller", {"robot": "arm7", "stale_timeout": 10.0,
+                                             "state_thread": state_thread})
+        try:
+            lat = round_trips(rd.load_urdf(robot_path("arm7")).joint_names, 2000)
+            how = "its own thread" if state_thread else "the executor"
+            print(f"id_controller JointState→effort round trip, joint_states served by {how} "
+                  f"({len(lat)} samples): p50 {np.percentile(lat, 50):.3f} ms, "
+                  f"p99 {np.percentile(lat, 99):.3f} ms")
+        finally:
+            ctrl.stop()
+
+
+def round_trips(joint_names, count):
+    """Latencies [ms] of JointState → effort command, from a probe that adds as little as it can:
+    one thread publishes a pre-serialised JointState and waits on the command subscription alone
+    (rclpy's wait set, as rclpy.wait_for_message does); no executor on this side."""
+    import rclpy
+    from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
+    from rclpy.serialization import serialize_message
+    from ros_helpers import DOMAIN_ID
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    from robot_dynamics.nodes.common import STATE_QOS
+
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=int(DOMAIN_ID))
+    node = rclpy.create_node("latency_probe", context=context, start_parameter_services=False)
     try:
-        import threading
-
-        efforts = []
-        arrived = threading.Event()
-
-        def on_effort(_msg):
-            efforts.append(time.perf_counter())
-            arrived.set()
-
-        probe.node.create_subscription(Float64MultiArray, "/effort_controller/commands",
-                                       on_effort, STATE_QOS)
-        pub = probe.node.create_publisher(JointState, "/joint_states", STATE_QOS)
-        model = rd.load_urdf(robot_path("arm7"))
+        sub = node.create_subscription(Float64MultiArray, "/effort_controller/commands",
+                                       lambda _m: None, STATE_QOS, raw=True)
+        pub = node.create_publisher(JointState, "/joint_states", STATE_QOS)
+        wait_set = _rclpy.WaitSet(1, 0, 0, 0, 0, 0, context.handle)
         msg = JointState()
-        msg.name = list(model.joint_names)
-        msg.position, msg.velocity = [0.1] * 7, [0.2] * 7
+        msg.name = list(joint_names)
+        msg.position, msg.velocity = [0.1] * len(joint_names), [0.2] * len(joint_names)
+        raw = serialize_message(msg)
+
+        def drain():
+            while sub.handle.take_message(sub.msg_type, True) is not None:
+                pass
+
+        def answer(timeout):
+            deadline = time.perf_counter() + timeout
+            while (left := deadline - time.perf_counter()) > 0:
+                wait_set.clear_entities()
+                wait_set.add_subscription(sub.handle)
+                wait_set.wait(int(left * 1e9))
+                if sub.handle.take_message(sub.msg_type, True) is not None:
+                    return time.perf_counter()
+            return None
+
         deadline = time.time() + 60
-        while not efforts and time.time() < deadline:
-            pub.publish(msg)
-            time.sleep(0.05)
+        while time.time() < deadline:  # discovery: until the controller answers
+            pub.publish(raw)
+            if answer(0.05):
+                break
+        time.sleep(0.3)
+        drain()
         lat = []
-        for k in range(2000):
-            n = len(efforts)
-            arrived.clear()
+        for _ in range(count):
             t0 = time.perf_counter()
-            pub.publish(msg)
-            arrived.wait(0.5)  # no busy loop: the probe's executor thread needs the GIL
-            if len(efforts) > n:
-                lat.append(efforts[n] - t0)
+            pub.publish(raw)
+            t1 = answer(0.5)
+            if t1 is not None:
+                lat.append(t1 - t0)
             time.sleep(0.001)
-        lat = np.array(lat) * 1e3
-        print(f"id_controller JointState→effort round trip ({len(lat)} samples): "
-              f"p50 {np.percentile(lat, 50):.3f} ms, p99 {np.percentile(lat, 99):.3f} ms")
+            drain()
+        return np.array(lat) * 1e3
     finally:
-        ctrl.stop()
-        probe.close()
+        node.destroy_node()
+        rclpy.shutdown(context=context)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,10 @@ Subscribes ``joint_states`` (sensor_msgs/JointState, matched by name) and ``~/jo
 installed (MoveIt's simple controller manager talks to it); publishes the efforts as
 std_msgs/Float64MultiArray on ``/effort_controller/commands`` (ros2_control's effort controller).
 
+Latency: by default the JointState subscription is served by its own thread
+(:mod:`.state_loop`, parameter ``state_thread``), not by the executor, which keeps the
+trajectory topic, the stale-state timer, the parameters and the action server.
+
 Time: the reference is evaluated at the JointState's stamp, so the loop runs the same on a
 real arm, in real-time simulation and in lock-step simulation. Safety: when no valid JointState
 arrives for ``stale_timeout`` seconds (wall clock), it holds gravity compensation at the last
@@ -15,6 +19,8 @@ state (or zero effort, ``stale_behavior``) and warns.
 """
 from __future__ import annotations
 
+import array
+import threading
 import time
 
 import numpy as np
@@ -31,6 +37,7 @@ from ..trajectory import JointTrajectory
 from .common import (STATE_QOS, TRAJECTORY_QOS, JointStateMatcher, declare,
                      declare_robot_parameters, load_robot, per_joint, run_node,
                      stamp_to_seconds)
+from .state_loop import StateLoop
 
 
 def trajectory_from_msg(msg, joint_names):
@@ -91,7 +98,21 @@ class IdController(Node):
         self.matcher = JointStateMatcher(self.model.joint_names)
         self.limits = np.where(np.isfinite(self.model.effort_limits), self.model.effort_limits, np.inf)
         self.pub = self.create_publisher(Float64MultiArray, cmd_topic, STATE_QOS)
-        self.create_subscription(JointState, state_topic, self.on_state, STATE_QOS)
+        self._command = Float64MultiArray()
+        self._command.layout.dim = [MultiArrayDimension(label="joints", size=n, stride=n)]
+        self._zeros = np.zeros(n)
+        self._lock = threading.Lock()  # the state thread and the executor share the state below
+        self.state_loop = None
+        if declare(self, "state_thread", True,
+                   "serve joint_states from a dedicated thread instead of the executor (lower "
+                   "latency: see robot_dynamics.nodes.state_loop)", read_only=True):
+            try:
+                self.state_loop = StateLoop(self, JointState, state_topic, STATE_QOS,
+                                            self.on_state, self._state_error)
+            except RuntimeError as exc:
+                self.get_logger().warning(f"no state thread ({exc}): joint_states via the executor")
+        if self.state_loop is None:
+            self.create_subscription(JointState, state_topic, self.on_state, STATE_QOS)
         self.create_subscription(JointTrajectoryMsg, "~/joint_trajectory", self.on_trajectory,
                                  TRAJECTORY_QOS)
         self.trajectory = None
@@ -123,7 +144,8 @@ class IdController(Node):
 
     def set_trajectory(self, traj, start=None):
         """Track ``traj`` from stamp time ``start`` (None: from the next state received)."""
-        self.trajectory, self.traj_start = traj, start
+        with self._lock:
+            self.trajectory, self.traj_start = traj, start
         self.get_logger().info(f"tracking a trajectory of {len(traj.times)} points, "
                                f"{traj.duration:.3f} s")
 
@@ -131,13 +153,20 @@ class IdController(Node):
         if self.trajectory is None:
             if self.hold is None:
                 self.hold = q.copy()
-            return self.hold, np.zeros_like(q), np.zeros_like(q)
+            return self.hold, self._zeros, self._zeros
         if self.traj_start is None:
             self.traj_start = t
         return self.trajectory.sample(t - self.traj_start)
 
     # -- control --------------------------------------------------------------------------
     def on_state(self, msg):
+        with self._lock:
+            self._on_state(msg)
+
+    def _state_error(self, exc):
+        self.get_logger().error(f"state callback failed: {exc!r}", throttle_duration_sec=1.0)
+
+    def _on_state(self, msg):
         try:
             q, v, _ = self.matcher.read(msg)
         except InputError as exc:
@@ -160,12 +189,15 @@ class IdController(Node):
             self.get_logger().error("computed a non-finite effort; not sent",
                                     throttle_duration_sec=1.0)
             return
-        msg = Float64MultiArray()
-        msg.layout.dim = [MultiArrayDimension(label="joints", size=len(tau), stride=len(tau))]
-        msg.data = tau[self.order].tolist()
+        msg = self._command  # reused: publish() serialises it before returning
+        msg.data = array.array("d", tau[self.order].tobytes())
         self.pub.publish(msg)
 
     def check_stale(self):
+        with self._lock:
+            self._check_stale()
+
+    def _check_stale(self):
         if self.last_valid is None or time.monotonic() - self.last_valid < self.stale_timeout:
             return
         self.get_logger().warning(
@@ -176,6 +208,11 @@ class IdController(Node):
             self.publish(gravity_torques(self.model, self.data, self.last_q))
         else:
             self.publish(np.zeros(self.model.nv))
+
+    def destroy_node(self):
+        if self.state_loop is not None:
+            self.state_loop.close()
+        return super().destroy_node()
 
     # -- FollowJointTrajectory (MoveIt) -----------------------------------------------------
     def _make_action_server(self):

@@ -1,0 +1,92 @@
+"""The controller's state thread (nodes/state_loop.py): same answers as the executor path, a
+callback error does not stop it, and it ends with the node."""
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from ros_helpers import DOMAIN_ID, NodeProcess, RosProbe
+
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+
+import rclpy  # noqa: E402
+
+import robot_dynamics as rd  # noqa: E402
+from robot_dynamics.nodes.common import STATE_QOS  # noqa: E402
+from robot_dynamics.resources import robot_path  # noqa: E402
+
+ROBOT = "planar_2r"
+
+
+@pytest.fixture
+def context():
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=int(DOMAIN_ID) + 1)  # not the node processes' domain
+    yield ctx
+    rclpy.shutdown(context=ctx)
+
+
+@pytest.mark.parametrize("state_thread", [True, False])
+def test_controller_answers_a_state_with_the_core_effort(state_thread):
+    """At rest with no trajectory the controller holds the first state: τ = ID(q, 0, 0) with
+    friction, which at rest and q̈ = 0 is the gravity torque — on either path."""
+    model = rd.load_urdf(robot_path(ROBOT))
+    proc = NodeProcess("id_controller", {"robot": ROBOT, "stale_timeout": 30.0,
+                                         "state_thread": state_thread})
+    probe = RosProbe(f"state_loop_probe_{int(state_thread)}")
+    try:
+        efforts = probe.collect(Float64MultiArray, "/effort_controller/commands")
+        pub = probe.node.create_publisher(JointState, "/joint_states", STATE_QOS)
+        q = np.array([0.4, -0.9])
+        msg = JointState()
+        msg.name, msg.position, msg.velocity = list(model.joint_names), list(q), [0.0, 0.0]
+        deadline = time.monotonic() + 30
+        while not efforts and time.monotonic() < deadline:
+            pub.publish(msg)
+            probe.wait_for(lambda: bool(efforts), 0.2)
+        assert efforts, proc.log
+        g = rd.gravity_torques(model, model.create_data(), q)
+        np.testing.assert_allclose(efforts[-1].data, g, atol=1e-9)
+        assert np.abs(g).max() > 1.0  # a non-trivial answer
+        assert "no state thread" not in proc.log
+    finally:
+        probe.close()
+        proc.stop()
+
+
+def test_state_loop_survives_a_failing_callback_and_stops_with_close(context):
+    from robot_dynamics.nodes.state_loop import StateLoop
+
+    owner = rclpy.create_node("owner", context=context)
+    seen, errors = [], []
+    got = threading.Event()
+
+    def callback(msg):
+        if msg.data == "boom":
+            raise ValueError("bad message")
+        seen.append(msg.data)
+        got.set()
+
+    from std_msgs.msg import String
+
+    loop = StateLoop(owner, String, "/loop_test", STATE_QOS, callback, errors.append)
+    assert loop.alive() and loop.topic == "/loop_test"
+    assert loop.node.get_name() == "owner_state_loop"
+    pub = owner.create_publisher(String, "/loop_test", STATE_QOS)
+    deadline = time.monotonic() + 20
+    while not got.is_set() and time.monotonic() < deadline:  # until discovery completes
+        pub.publish(String(data="hello"))
+        got.wait(0.1)
+    assert seen and seen[0] == "hello"
+    pub.publish(String(data="boom"))
+    pub.publish(String(data="after"))
+    deadline = time.monotonic() + 5
+    while "after" not in seen and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert "after" in seen, (seen, errors)
+    assert len(errors) == 1 and isinstance(errors[0], ValueError)
+    loop.close()
+    assert not loop.alive()
+    owner.destroy_node()
