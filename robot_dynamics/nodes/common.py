@@ -5,6 +5,7 @@ Callbacks go message → numpy → core → message; everything here is the mess
 from __future__ import annotations
 
 import gc
+import math
 import os
 
 import numpy as np
@@ -93,6 +94,7 @@ class JointStateMatcher:
     def __init__(self, joint_names):
         self.joint_names = list(joint_names)
         self._cache_key = None
+        self._cache_names = None
         self._perm = None
 
     def _permutation(self, names):
@@ -106,12 +108,14 @@ class JointStateMatcher:
                 raise InputError(f"JointState lacks joint(s) {missing} (got {list(names)})")
             self._perm = np.array([index[n] for n in self.joint_names])
             self._cache_key = key
+            self._cache_names = list(names)
         return self._perm
 
     def read(self, msg, *, need_velocity=True, need_effort=False):
         """Return (q, v, effort-or-None) in model order."""
-        perm = self._permutation(msg.name)
-        n = len(msg.name)
+        names = msg.name
+        perm = self._perm if names == self._cache_names else self._permutation(names)
+        n = len(names)
         out = []
         for field, required in (("position", True), ("velocity", need_velocity),
                                 ("effort", need_effort)):
@@ -122,10 +126,11 @@ class JointStateMatcher:
             if len(values) != n:
                 raise InputError(f"JointState.{field} has {len(values)} values for {n} names")
             arr = np.asarray(values, dtype=float)[perm]
-            bad = ~np.isfinite(arr)
-            if bad.any():
-                raise InputError(f"JointState.{field} is not finite for joint(s) "
-                                 f"{[self.joint_names[i] for i in np.flatnonzero(bad)]}")
+            if not math.isfinite(arr.sum()):  # one reduction; the per-joint check only then
+                bad = ~np.isfinite(arr)
+                if bad.any():
+                    raise InputError(f"JointState.{field} is not finite for joint(s) "
+                                     f"{[self.joint_names[i] for i in np.flatnonzero(bad)]}")
             out.append(arr)
         return tuple(out)
 
