@@ -71,7 +71,9 @@ def test_state_loop_survives_a_failing_callback_and_stops_with_close(context):
 
     from std_msgs.msg import String
 
-    loop = StateLoop(owner, String, "/loop_test", STATE_QOS, callback, errors.append)
+    ticks = []
+    loop = StateLoop(owner, String, "/loop_test", STATE_QOS, callback, errors.append,
+                     periodic=lambda: ticks.append(time.monotonic()), period=0.01)
     assert loop.alive() and loop.topic == "/loop_test"
     assert loop.node.get_name() == "owner_state_loop"
     pub = owner.create_publisher(String, "/loop_test", STATE_QOS)
@@ -87,6 +89,14 @@ def test_state_loop_survives_a_failing_callback_and_stops_with_close(context):
         time.sleep(0.01)
     assert "after" in seen, (seen, errors)
     assert len(errors) == 1 and isinstance(errors[0], ValueError)
+    # the periodic function runs on the loop's thread whether messages come or not
+    deadline = time.monotonic() + 5
+    while len(ticks) < 5 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(ticks) >= 5 and np.all(np.diff(ticks) >= 0.0099)
     loop.close()
     assert not loop.alive()
+    n_ticks = len(ticks)
+    time.sleep(0.05)
+    assert len(ticks) == n_ticks  # and stopped with it
     owner.destroy_node()

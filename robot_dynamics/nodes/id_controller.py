@@ -63,6 +63,10 @@ def trajectory_from_msg(msg, joint_names):
     return JointTrajectory(times, np.array(pos), V, A)
 
 
+#: how often the controller looks for stale state [s]
+STALE_CHECK = 0.02
+
+
 class IdController(Node):
     def __init__(self, **kwargs):
         super().__init__("id_controller", **kwargs)
@@ -101,18 +105,11 @@ class IdController(Node):
         self._command = Float64MultiArray()
         self._command.layout.dim = [MultiArrayDimension(label="joints", size=n, stride=n)]
         self._zeros = np.zeros(n)
+        state_thread = declare(self, "state_thread", True,
+                               "serve joint_states from a dedicated thread instead of the "
+                               "executor (lower latency: see robot_dynamics.nodes.state_loop)",
+                               read_only=True)
         self._lock = threading.Lock()  # the state thread and the executor share the state below
-        self.state_loop = None
-        if declare(self, "state_thread", True,
-                   "serve joint_states from a dedicated thread instead of the executor (lower "
-                   "latency: see robot_dynamics.nodes.state_loop)", read_only=True):
-            try:
-                self.state_loop = StateLoop(self, JointState, state_topic, STATE_QOS,
-                                            self.on_state, self._state_error)
-            except RuntimeError as exc:
-                self.get_logger().warning(f"no state thread ({exc}): joint_states via the executor")
-        if self.state_loop is None:
-            self.create_subscription(JointState, state_topic, self.on_state, STATE_QOS)
         self.create_subscription(JointTrajectoryMsg, "~/joint_trajectory", self.on_trajectory,
                                  TRAJECTORY_QOS)
         self.trajectory = None
@@ -125,7 +122,17 @@ class IdController(Node):
         self.goal_tolerance = declare(self, "goal_tolerance", 0.01,
                                       "max |q_d − q| [rad or m] for a FollowJointTrajectory goal "
                                       "to succeed at its end", low=1e-6, high=10.0)
-        self.create_timer(0.02, self.check_stale)
+        self.state_loop = None
+        if state_thread:  # started once everything its callbacks read exists
+            try:
+                self.state_loop = StateLoop(self, JointState, state_topic, STATE_QOS,
+                                            self.on_state, self._state_error,
+                                            periodic=self.check_stale, period=STALE_CHECK)
+            except RuntimeError as exc:
+                self.get_logger().warning(f"no state thread ({exc}): joint_states via the executor")
+        if self.state_loop is None:  # the executor serves the states and the stale check
+            self.create_subscription(JointState, state_topic, self.on_state, STATE_QOS)
+            self.create_timer(STALE_CHECK, self.check_stale)
         self._action = self._make_action_server()
         self.needs_threads = self._action is not None
         self.get_logger().info(

@@ -14,6 +14,7 @@ the caller subscribes the usual way.
 from __future__ import annotations
 
 import threading
+import time
 
 from rclpy.node import Node
 
@@ -26,10 +27,14 @@ class StateLoop:
 
     ``owner`` is the main node: the companion node ``<owner>_state_loop`` shares its context and
     namespace, so remappings of the process apply to both. ``on_error(exc)`` is called when the
-    callback raises (the loop goes on). ``close()`` stops the thread and destroys the companion.
+    callback raises (the loop goes on). ``periodic`` (a function) runs on this thread every
+    ``period`` seconds whether messages come or not — a watchdog on the messages belongs here,
+    where a timer on the executor would wake another thread that competes for the interpreter.
+    ``close()`` stops the thread and destroys the companion.
     """
 
-    def __init__(self, owner: Node, msg_type, topic: str, qos, callback, on_error):
+    def __init__(self, owner: Node, msg_type, topic: str, qos, callback, on_error, *,
+                 periodic=None, period=0.02):
         from rclpy.impl.implementation_singleton import rclpy_implementation
 
         self._rclpy = rclpy_implementation
@@ -40,6 +45,7 @@ class StateLoop:
                          enable_rosout=False)
         self._sub = self.node.create_subscription(msg_type, topic, _unused, qos)
         self._callback, self._on_error = callback, on_error
+        self._periodic, self._period = periodic, float(period)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="state_loop", daemon=True)
         self._thread.start()
@@ -55,11 +61,19 @@ class StateLoop:
         context = self.node.context
         wait_set = self._rclpy.WaitSet(1, 0, 0, 0, 0, 0, context.handle)
         handle, msg_type = self._sub.handle, self._sub.msg_type
+        timeout = _POLL_NS if self._periodic is None else min(_POLL_NS, int(self._period * 1e9))
+        next_periodic = time.monotonic() + self._period
         while not self._stop.is_set() and context.ok():
             try:
+                if self._periodic is not None and time.monotonic() >= next_periodic:
+                    next_periodic = time.monotonic() + self._period
+                    try:
+                        self._periodic()
+                    except Exception as exc:
+                        self._on_error(exc)
                 wait_set.clear_entities()
                 wait_set.add_subscription(handle)
-                wait_set.wait(_POLL_NS)
+                wait_set.wait(timeout)
                 if not wait_set.get_ready_entities("subscription"):
                     continue
                 while not self._stop.is_set():
