@@ -100,3 +100,30 @@ def test_state_loop_survives_a_failing_callback_and_stops_with_close(context):
     time.sleep(0.05)
     assert len(ticks) == n_ticks  # and stopped with it
     owner.destroy_node()
+
+
+
+def test_controller_falls_back_to_the_executor_without_the_wait_set_api(context, monkeypatch):
+    """An rclpy without the wait-set calls: the state loop refuses at construction, and the
+    controller subscribes joint_states through its executor instead (and says so)."""
+    from rclpy.impl.implementation_singleton import rclpy_implementation
+    from rclpy.parameter import Parameter
+
+    from robot_dynamics.nodes.id_controller import IdController
+
+    monkeypatch.delattr(rclpy_implementation, "WaitSet")
+    node = IdController(context=context,
+                        parameter_overrides=[Parameter("robot", value=ROBOT)])
+    try:
+        assert node.state_loop is None
+        assert "/joint_states" in [sub.topic_name for sub in node.subscriptions]
+    finally:
+        node.destroy_node()
+    monkeypatch.undo()
+    node = IdController(context=context, parameter_overrides=[Parameter("robot", value=ROBOT)])
+    try:  # with the API: the state thread serves joint_states, the executor does not
+        assert node.state_loop is not None and node.state_loop.alive()
+        assert "/joint_states" not in [sub.topic_name for sub in node.subscriptions]
+    finally:
+        node.destroy_node()
+    assert not node.state_loop.alive()

@@ -37,13 +37,20 @@ class StateLoop:
                  periodic=None, period=0.02):
         from rclpy.impl.implementation_singleton import rclpy_implementation
 
-        self._rclpy = rclpy_implementation
-        if not hasattr(self._rclpy, "WaitSet"):
-            raise RuntimeError("this rclpy has no wait-set API")
         self.node = Node(f"{owner.get_name()}_state_loop", namespace=owner.get_namespace(),
                          context=owner.context, start_parameter_services=False,
                          enable_rosout=False)
         self._sub = self.node.create_subscription(msg_type, topic, _unused, qos)
+        try:  # the wait-set calls the thread makes, checked here so the caller can fall back
+            self._wait_set = rclpy_implementation.WaitSet(1, 0, 0, 0, 0, 0,
+                                                          owner.context.handle)
+            self._wait_set.clear_entities()
+            self._wait_set.add_subscription(self._sub.handle)
+            self._wait_set.get_ready_entities("subscription")
+            self._sub.handle.take_message  # noqa: B018 - attribute check
+        except (AttributeError, TypeError) as exc:
+            self.node.destroy_node()
+            raise RuntimeError(f"this rclpy lacks the wait-set API ({exc})") from None
         self._callback, self._on_error = callback, on_error
         self._periodic, self._period = periodic, float(period)
         self._stop = threading.Event()
@@ -58,8 +65,7 @@ class StateLoop:
         return self._thread.is_alive()
 
     def _run(self):
-        context = self.node.context
-        wait_set = self._rclpy.WaitSet(1, 0, 0, 0, 0, 0, context.handle)
+        context, wait_set = self.node.context, self._wait_set
         handle, msg_type = self._sub.handle, self._sub.msg_type
         timeout = _POLL_NS if self._periodic is None else min(_POLL_NS, int(self._period * 1e9))
         next_periodic = time.monotonic() + self._period
