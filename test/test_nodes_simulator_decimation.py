@@ -6,7 +6,9 @@ from ros_helpers import NodeProcess, RosProbe
 
 from sensor_msgs.msg import JointState  # noqa: E402
 
-from robot_dynamics.nodes.common import STATE_QOS, stamp_to_seconds  # noqa: E402
+from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
+
+from robot_dynamics.nodes.common import stamp_to_seconds  # noqa: E402
 
 
 @pytest.mark.parametrize("every", [10])
@@ -17,7 +19,9 @@ def test_fast_mode_publishes_every_kth_step(every):
     probe = RosProbe("decimation_probe")
     try:
         assert node.wait_log("simulating", 30), node.log
-        states = probe.collect(JointState, "/joint_states", STATE_QOS)
+        # a deep queue: fast mode publishes faster than this probe takes messages
+        states = probe.collect(JointState, "/joint_states",
+                               QoSProfile(depth=100000, reliability=ReliabilityPolicy.RELIABLE))
         assert probe.wait_for(lambda: len(states) > 40, timeout=30), node.log
         stamps = np.array([stamp_to_seconds(s.header.stamp) for s in states[5:]])
         gaps = np.diff(stamps)

@@ -7,7 +7,9 @@ with simulated time) and ``/clock`` (for ``use_sim_time``). Modes:
 
 * ``realtime`` — simulated time follows the wall clock;
 * ``fast`` — as fast as possible, commands applied whenever they arrive (``publish_every``: steps
-  per published state);
+  per published state); it integrates for up to FAST_SLICE of wall time per executor turn, so
+  commands and services are served between slices without an executor wake-up per step (a
+  subscriber slower than the stream gets the newest states: /joint_states keeps the last 10);
 * ``lockstep`` — as fast as possible but deterministic: after publishing a state it waits for the
   command computed from that state, then steps (re-publishing if none comes within
   ``lockstep_timeout``).
@@ -18,6 +20,7 @@ relative_residual) and a log line every ``audit_period`` seconds report the ener
 """
 from __future__ import annotations
 
+import array
 import time
 
 import numpy as np
@@ -35,6 +38,8 @@ from .common import (STATE_QOS, declare, declare_robot_parameters, load_robot, p
 AUDIT_FIELDS = ("kinetic", "potential", "motor_work", "friction_dissipation", "residual",
                 "relative_residual")
 MODES = ("realtime", "fast", "lockstep")
+#: fast mode: wall time integrated per executor turn [s]
+FAST_SLICE = 0.002
 
 
 class SimulatorNode(Node):
@@ -73,6 +78,8 @@ class SimulatorNode(Node):
         self.last_publish = time.monotonic()
         self.next_audit = self.audit_period
         self.state_pub = self.create_publisher(JointState, "/joint_states", STATE_QOS)
+        self._state_msg = JointState(name=list(self.model.joint_names))
+        self._clock_msg = Clock()
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if self.publish_clock else None
         self.audit_pub = self.create_publisher(Float64MultiArray, "~/energy_audit", 10)
         self.create_subscription(Float64MultiArray, cmd_topic, self.on_command, STATE_QOS)
@@ -137,7 +144,10 @@ class SimulatorNode(Node):
             self.advance(min(due, 100))  # never more than 0.1 s of catching up per tick
 
     def fast_tick(self):
+        end = time.perf_counter() + FAST_SLICE
         self.advance(self.publish_every)
+        while time.perf_counter() < end:
+            self.advance(self.publish_every)
 
     def lockstep_watchdog(self):
         if time.monotonic() - self.last_publish > self.lockstep_timeout:
@@ -151,15 +161,15 @@ class SimulatorNode(Node):
                                     throttle_duration_sec=1.0)
             self.sim.reset(self.q0, self.v0)
             q, v = self.sim.q, self.sim.v
-        msg = JointState()
+        msg = self._state_msg  # reused: publish() serialises it before returning
         seconds_to_stamp(self.sim.t, msg.header.stamp)
-        msg.name = list(self.model.joint_names)
-        msg.position, msg.velocity, msg.effort = q.tolist(), v.tolist(), self.tau.tolist()
+        msg.position = array.array("d", q.tobytes())
+        msg.velocity = array.array("d", v.tobytes())
+        msg.effort = array.array("d", self.tau.tobytes())
         self.state_pub.publish(msg)
         if self.clock_pub is not None:
-            clock = Clock()
-            seconds_to_stamp(self.sim.t, clock.clock)
-            self.clock_pub.publish(clock)
+            seconds_to_stamp(self.sim.t, self._clock_msg.clock)
+            self.clock_pub.publish(self._clock_msg)
         self.last_publish = time.monotonic()
         self.waiting = self.mode == "lockstep"
 
