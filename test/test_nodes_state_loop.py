@@ -127,3 +127,36 @@ def test_controller_falls_back_to_the_executor_without_the_wait_set_api(context,
     finally:
         node.destroy_node()
     assert not node.state_loop.alive()
+
+
+def test_controller_renamed_and_remapped_like_a_launch_file_does():
+    """launch_ros starts a node with ``-r __node:=<name>`` and topic remaps, process-wide: the
+    state thread follows the controller's remapped topic and keeps a name of its own."""
+    model = rd.load_urdf(robot_path(ROBOT))
+    proc = NodeProcess("id_controller", {"robot": ROBOT, "stale_timeout": 30.0},
+                       remaps={"__node": "arm_ctrl", "/joint_states": "/arm/joint_states"})
+    probe = RosProbe("remap_probe")
+    try:
+        efforts = probe.collect(Float64MultiArray, "/effort_controller/commands")
+        pub = probe.node.create_publisher(JointState, "/arm/joint_states", STATE_QOS)
+        msg = JointState()
+        msg.name, msg.position, msg.velocity = list(model.joint_names), [0.2, 0.5], [0.0, 0.0]
+        deadline = time.monotonic() + 30
+        while not efforts and time.monotonic() < deadline:
+            pub.publish(msg)
+            probe.wait_for(lambda: bool(efforts), 0.2)
+        assert efforts, proc.log
+        g = rd.gravity_torques(model, model.create_data(), np.array([0.2, 0.5]))
+        np.testing.assert_allclose(efforts[-1].data, g, atol=1e-9)
+        names = []
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            names = probe.node.get_node_names()
+            if "arm_ctrl" in names and "arm_ctrl_state_loop" in names:
+                break
+            time.sleep(0.1)
+        assert "arm_ctrl" in names and "arm_ctrl_state_loop" in names, names
+        assert names.count("arm_ctrl") == 1, names
+    finally:
+        probe.close()
+        proc.stop()

@@ -26,7 +26,7 @@ class StateLoop:
     """Serve ``topic`` (``msg_type``, ``qos``) with ``callback`` from a dedicated thread.
 
     ``owner`` is the main node: the companion node ``<owner>_state_loop`` shares its context and
-    namespace, so remappings of the process apply to both. ``on_error(exc)`` is called when the
+    namespace and subscribes the topic as the owner resolves it (its remappings apply). ``on_error(exc)`` is called when the
     callback raises (the loop goes on). ``periodic`` (a function) runs on this thread every
     ``period`` seconds whether messages come or not — a watchdog on the messages belongs here,
     where a timer on the executor would wake another thread that competes for the interpreter.
@@ -37,9 +37,14 @@ class StateLoop:
                  periodic=None, period=0.02):
         from rclpy.impl.implementation_singleton import rclpy_implementation
 
+        # the topic as the owner resolves it (namespace, remappings); the companion takes no
+        # process-wide arguments, or a launch file's ``__node:=<name>`` would rename it too
+        own_rules = hasattr(owner, "resolve_topic_name")
+        if own_rules:
+            topic = owner.resolve_topic_name(topic)
         self.node = Node(f"{owner.get_name()}_state_loop", namespace=owner.get_namespace(),
                          context=owner.context, start_parameter_services=False,
-                         enable_rosout=False)
+                         enable_rosout=False, use_global_arguments=not own_rules)
         self._sub = self.node.create_subscription(msg_type, topic, _unused, qos)
         try:  # the wait-set calls the thread makes, checked here so the caller can fall back
             self._wait_set = rclpy_implementation.WaitSet(1, 0, 0, 0, 0, 0,
