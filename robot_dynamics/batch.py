@@ -37,8 +37,8 @@ def _id_batch(mb, fr, Q, V, A, tol, with_friction, scratch, TAU, F, TAUF):
     n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
     gravity = model_gravity(mb)
     codes, params = laws_views(fr, n)
-    Q, V, A, TAU, F, TAUF = (unowned(Q), unowned(V), unowned(A),
-                                     unowned(TAU), unowned(F), unowned(TAUF))
+    Q, V, A, TAU, F, TAUF = (unowned(Q), unowned(V), unowned(A), unowned(TAU), unowned(F),
+                             unowned(TAUF))
     scratch = unowned(scratch)
     chunks = scratch.shape[0]
     for c in prange(chunks):

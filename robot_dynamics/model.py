@@ -57,10 +57,8 @@ class Model:
         if g.shape != (3,) or not np.all(np.isfinite(g)):
             raise ModelError(f"gravity: expected 3 finite numbers, got {g!r}")
         g = g.copy()
-        if "_mb" in self.__dict__:  # the packed model's gravity slot, read by the kernels
+        if "_g" in self.__dict__:  # the packed model's gravity slot (set by build_model)
             self._g[:] = g
-        else:
-            self._g = g.copy()  # writable copy for the kernels until the model is packed
         g.setflags(write=False)
         self._gravity = g
 

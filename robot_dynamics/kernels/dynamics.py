@@ -359,7 +359,7 @@ def all_finite(q, v, a):
 # Entry points carry explicit signatures: an argument of another type (a list, ints, a 2-D or
 # non-contiguous or read-only array) raises TypeError at dispatch instead of compiling a new
 # specialisation, and the Python caller then converts or reports it (robot_dynamics.errors).
-I1, F1, F2 = "int64[::1]", "float64[::1]", "float64[:, ::1]"
+F1 = "float64[::1]"
 
 
 @njit(f"boolean({F1}, {F1}, {F1}, {F1}, {F1})", cache=True)

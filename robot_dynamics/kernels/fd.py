@@ -17,7 +17,8 @@ from numba import njit
 from .dynamics import (F1, all_finite, composite_inertias, directors_core,
                        mass_from_composite, mass_from_directors, placements_kernel, rnea_passes,
                        world_kernel)
-from .layout import laws_views, model_gravity, model_relations, model_views, scratch_views, work_views
+from .layout import (laws_views, model_gravity, model_relations, model_views, scratch_views,
+                     work_views)
 from .stiction import solve_friction
 
 # rows of the ``vecs`` scratch used here (rows 0–12 belong to the friction solve)

@@ -1,7 +1,7 @@
 """The built-in friction laws on arrays: one code and eight parameters per joint.
 
-``pack_friction`` turns a :class:`~robot_dynamics.friction.FrictionModel` into (codes, params, buffer)
-(:func:`.layout.pack_laws`), or
+``pack_friction`` turns a :class:`~robot_dynamics.friction.FrictionModel` into
+(codes, params, buffer) (:func:`.layout.pack_laws`), or
 returns None when a joint uses a law the kernel does not know (a Python callable, function-valued
 coefficients, a registered user law): callers then use the reference path, which is always right.
 """

@@ -93,13 +93,11 @@ class JointStateMatcher:
 
     def __init__(self, joint_names):
         self.joint_names = list(joint_names)
-        self._cache_key = None
-        self._cache_names = None
+        self._cache_names = None  # the name list the permutation below was built for
         self._perm = None
 
     def _permutation(self, names):
-        key = tuple(names)
-        if key != self._cache_key:
+        if list(names) != self._cache_names:
             index = {n: i for i, n in enumerate(names)}
             if len(index) != len(names):
                 raise InputError(f"JointState.name has duplicates: {list(names)}")
@@ -107,14 +105,13 @@ class JointStateMatcher:
             if missing:
                 raise InputError(f"JointState lacks joint(s) {missing} (got {list(names)})")
             self._perm = np.array([index[n] for n in self.joint_names])
-            self._cache_key = key
             self._cache_names = list(names)
         return self._perm
 
     def read(self, msg, *, need_velocity=True, need_effort=False):
         """Return (q, v, effort-or-None) in model order."""
         names = msg.name
-        perm = self._perm if names == self._cache_names else self._permutation(names)
+        perm = self._permutation(names)
         n = len(names)
         out = []
         for field, required in (("position", True), ("velocity", need_velocity),

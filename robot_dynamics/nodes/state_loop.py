@@ -26,10 +26,11 @@ class StateLoop:
     """Serve ``topic`` (``msg_type``, ``qos``) with ``callback`` from a dedicated thread.
 
     ``owner`` is the main node: the companion node ``<owner>_state_loop`` shares its context and
-    namespace and subscribes the topic as the owner resolves it (its remappings apply). ``on_error(exc)`` is called when the
-    callback raises (the loop goes on). ``periodic`` (a function) runs on this thread every
-    ``period`` seconds whether messages come or not — a watchdog on the messages belongs here,
-    where a timer on the executor would wake another thread that competes for the interpreter.
+    namespace and subscribes the topic as the owner resolves it (its remappings apply).
+    ``on_error(exc)`` is called when the callback raises (the loop goes on). ``periodic`` (a
+    function) runs on this thread every ``period`` seconds whether messages come or not — a
+    watchdog on the messages belongs here, where a timer on the executor would wake another
+    thread that competes for the interpreter.
     ``close()`` stops the thread and destroys the companion.
     """
 
