@@ -117,7 +117,7 @@ def load_bag(path, model, topic="/joint_states"):
     except Exception as exc:  # noqa: BLE001 - rosbags raises several types
         raise InputError(f"{path}: not a readable ROS 2 bag ({str(exc).splitlines()[0]}); logs "
                          "are bag directories, .csv or .npz files") from None
-    with reader:
+    try:
         conns = [c for c in reader.connections if c.topic == topic]
         if conns and conns[0].msgtype != "sensor_msgs/msg/JointState":
             raise InputError(f"{path}: topic {topic!r} carries {conns[0].msgtype}, not "
@@ -141,6 +141,8 @@ def load_bag(path, model, topic="/joint_states"):
             q.append(np.asarray(msg.position)[order])
             v.append(np.asarray(msg.velocity)[order])
             tau.append(np.asarray(msg.effort)[order])
+    finally:
+        reader.close()
     if not t:
         raise InputError(f"{path}: topic {topic!r} has no messages")
     return {"t": np.array(t), "q": np.array(q), "v": np.array(v), "tau": np.array(tau)}
