@@ -199,3 +199,57 @@ def test_simulator_node_bag_round_trip(arm7, tmp_path):
     scale = np.abs(runs[0]["tau_friction"]).max(axis=0)
     assert np.all(np.sqrt(np.mean(diff ** 2, axis=0)) < 0.02 * scale + 0.01), (
         np.sqrt(np.mean(diff ** 2, axis=0)), scale)
+
+
+PLANAR_TRUTH = {"model": "load_dependent", "coulomb": 0.3, "viscous": 0.1, "k1": 0.0,
+                "k2": 0.01, "k3": 0.0}
+
+
+def _planar_log(path, t, Q, V, A, duration):
+    from test_identification_coverage import record
+
+    model = rd.load_urdf(bundled("planar_2r.urdf"))
+    fr = rd.friction_from_config({"default": PLANAR_TRUTH}, model)
+    log = record(model, fr, t, Q, V, A, duration, sigma_tau=0.01, seed=3)
+    np.savez(path, joint_names=np.array(model.joint_names), **log)
+    return model, log
+
+
+def test_planar_log_with_too_little_excitation_is_refused(tmp_path, capsys):
+    """Shoulder at one constant speed: its viscous term cannot be told from Coulomb."""
+    t = np.arange(0.0, 3.5, 0.02)
+    Q = np.column_stack([-1.0 + 0.6 * t, 0.8 * np.sin(2 * np.pi * 0.4 * t)])
+    V = np.column_stack([np.full_like(t, 0.6), 0.8 * 2 * np.pi * 0.4 * np.cos(2 * np.pi * 0.4 * t)])
+    A = np.column_stack([np.zeros_like(t), -0.8 * (2 * np.pi * 0.4) ** 2 *
+                         np.sin(2 * np.pi * 0.4 * t)])
+    _planar_log(tmp_path / "slow.npz", t, Q, V, A, 3.0)
+    out = tmp_path / "friction.yaml"
+    code = identify_main(["planar_2r", str(tmp_path / "slow.npz"), "-o", str(out)])
+    cap = capsys.readouterr()
+    assert code == 3 and not out.exists()
+    refusal = [ln for ln in cap.err.splitlines() if ln.startswith("robot-dynamics identify")]
+    assert len(refusal) == 1
+    assert re.search(r"shoulder\.viscous \(needs several different speeds \|q̇\|", refusal[0])
+    assert "elbow." not in refusal[0]  # the elbow moved at many speeds
+    # the planar arm can never carry an axial load: not applicable, not a refusal
+    assert "k3               not applicable: shoulder cannot carry an axial load" in cap.out
+    code = identify_main(["planar_2r", str(tmp_path / "slow.npz"), "-o", str(out), "--force"])
+    assert code == 0
+    written = yaml.safe_load(out.read_text())["joints"]["shoulder"]
+    assert written["viscous"] == 0.0 and written["coulomb"] > PLANAR_TRUTH["coulomb"]
+
+
+def test_planar_designed_excitation_identifies_every_coefficient(tmp_path, capsys):
+    from robot_dynamics.identification import design_excitation
+
+    model = rd.load_urdf(bundled("planar_2r.urdf"))
+    t, Q, V, A, conds = design_excitation(model, duration=6.5, rate=50.0, evaluations=60)
+    assert np.all(conds < 100), conds
+    _planar_log(tmp_path / "designed.npz", t, Q, V, A, 6.0)
+    out = tmp_path / "friction.yaml"
+    assert identify_main(["planar_2r", str(tmp_path / "designed.npz"), "-o", str(out)]) == 0
+    assert "unidentifiable" not in capsys.readouterr().out
+    written = yaml.safe_load(out.read_text())["joints"]
+    for joint in model.joint_names:
+        for k in ("coulomb", "viscous", "k2"):
+            assert written[joint][k] == pytest.approx(PLANAR_TRUTH[k], rel=0.2, abs=2e-3), (joint, k)

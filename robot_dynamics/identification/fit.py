@@ -37,7 +37,7 @@ from .differentiate import step_states
 from .regressors import FORMULAS, LAWS, column_meaning, load_terms, regressor
 
 #: column-scaled condition number above which a coefficient is declared unidentifiable
-COND_LIMIT = 1e4
+COND_LIMIT = 500.0
 #: a load column below this fraction of the joint's largest possible load is "never carried"
 ABSENT = 1e-9
 OTHER = {"classic": "load_dependent", "load_dependent": "classic"}
