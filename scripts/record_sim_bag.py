@@ -5,8 +5,8 @@
 
 Starts the simulator (lock-step) and the friction-aware id_controller as real rclpy nodes,
 sends a Fourier excitation trajectory (by default designed for a well-conditioned friction
-regressor: robot_dynamics.identification.design_excitation), records /joint_states (position, velocity, applied
-effort) and writes them to a bag with rosbags (sqlite3). Then:
+regressor: robot_dynamics.identification.design_excitation), records /joint_states (position,
+velocity, applied effort) and writes them to a bag with rosbags (sqlite3). Then:
 
     robot-dynamics identify arm7 run_bag -o friction.yaml --plot fit.png
 """

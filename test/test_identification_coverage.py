@@ -6,10 +6,12 @@ recording), with the load-dependent friction of config/arm7_friction.yaml, Gauss
 σ_q = 1e-4 rad on the logged positions and σ_τ = 0.05 N·m on the logged efforts; then
 :func:`robot_dynamics.identification.fit` with its defaults.
 
-Binomial bound: N = 8 recordings × 7 joints × 5 coefficients = 280 cases. If the intervals have
-their nominal 95 % coverage and the cases were independent, the probability that fewer than
-85 % of them (≤ 238) contain the truth is P[Binomial(280, 0.95) ≤ 238] ≈ 7.7e-11 — so a failure
-means the intervals are too narrow, not bad luck. (Coefficients of one joint are correlated
+Binomial bound: N = 8 recordings × 7 joints × 5 coefficients = 280 cases, of which a random
+excitation leaves a few unidentifiable (joint_a1's axial load barely varies: reported, not
+fitted; at least 90 % must be identified). If the intervals have their nominal 95 % coverage and
+the cases were independent, the probability that fewer than 85 % of n ≥ 252 identified cases
+contain the truth is at most P[Binomial(252, 0.95) < 214.2] ≈ 1e-9 (≈ 7.7e-11 for all 280) — so
+a failure means the intervals are too narrow, not bad luck. (Coefficients of one joint are correlated
 estimates, which widens the spread of the count; the margin is large enough to absorb it.)
 Measured when this test was written: 94.8 % over 6 recordings (the estimator before issue 15:
 67 %).
@@ -59,10 +61,10 @@ def test_intervals_cover_the_true_coefficients():
         log = record(model, friction, t, Q, V, A, DURATION, sigma_q=SIGMA_Q,
                      sigma_tau=SIGMA_TAU, seed=100 + seed)
         result = fit(model, log["q"], log["v"], log["tau"], t=log["t"])
-        assert not result.unidentifiable, result.unidentifiable
+        assert {(j, k) for j, k, _ in result.unidentifiable} <= {("joint_a1", "k3")}
         for j in result.joints:
             assert j.residual_rms == pytest.approx(SIGMA_TAU, rel=0.15), j.joint
             for k, (lo, hi) in j.intervals.items():
                 inside.append(lo <= truth[j.joint][k] <= hi)
-    assert len(inside) == RECORDINGS * 7 * 5
+    assert len(inside) >= 0.9 * RECORDINGS * 7 * 5
     assert np.mean(inside) >= 0.85, f"coverage {np.mean(inside):.3f} of {len(inside)} cases"

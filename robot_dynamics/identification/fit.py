@@ -56,6 +56,7 @@ class JointFit:
     unidentifiable: dict = field(default_factory=dict)   # name → missing excitation
     not_applicable: dict = field(default_factory=dict)   # name → why it has no effect
     hac_lags: int = 0
+    residual_autocorrelation: float = 0.0  # lag-1, over consecutive used rows
     cv_rms: dict = field(default_factory=dict)           # law → held-out RMS
     improvement: float = 0.0     # relative held-out RMS drop of load_dependent vs classic
     improvement_supported: bool = False
@@ -104,6 +105,11 @@ class FitResult:
             lines.append(f"  {j.joint}: {j.samples} samples, condition number "
                          f"{j.condition_number:.3g}, residual RMS {j.residual_rms:.3g}"
                          + (f" (HAC lags {j.hac_lags})" if j.hac_lags else ""))
+            if j.residual_autocorrelation > 0.5:
+                rho = j.residual_autocorrelation
+                lines.append(f"    residuals correlated in time (lag-1 {rho:.2f}): model error"
+                             ", not sensor noise, dominates; the intervals allow for "
+                             "it only approximately (docs/identification.md)")
             for k in LAWS[self.law]:
                 if k in j.coefficients:
                     lo, hi = j.intervals[k]
@@ -134,12 +140,13 @@ def hac_covariance(X, r, rows, n_rows):
     """Newey–West covariance of the OLS estimate (Bartlett kernel, Andrews' AR(1) bandwidth).
 
     ``rows`` are the log rows of the samples (gaps count as missing observations).
-    Returns (cov, lags).
+    Returns (cov, lags, rho) with rho the residuals' lag-1 autocorrelation.
     """
     n, p = X.shape
     consecutive = np.diff(rows) == 1
     den = float(r @ r)
     rho = float(r[1:][consecutive] @ r[:-1][consecutive]) / den if den > 0 else 0.0
+    rho_raw = rho
     rho = float(np.clip(rho, -0.99, 0.99))
     alpha = 4 * rho ** 2 / ((1 - rho) ** 2 * (1 + rho) ** 2)
     lags = int(min(np.ceil(1.1447 * (alpha * n) ** (1 / 3)), n // 4)) if alpha > 0 else 0
@@ -154,7 +161,7 @@ def hac_covariance(X, r, rows, n_rows):
         G = np.einsum("l,lab->ab", w, C[1:])
         S = S + G + G.T
     B = np.linalg.inv(X.T @ X)
-    return B @ S @ B * (n / max(n - p, 1)), lags
+    return B @ S @ B * (n / max(n - p, 1)), lags, rho_raw
 
 
 def _ols(X, y):
@@ -303,7 +310,7 @@ def _fit_joint(model, i, law, V, TAU, W, axial, valid, present, min_velocity, mi
     y = np.sign(vi) * (TAU[rows, i] - axial[rows, i])  # = |τf| (eq. 2.7.5)
     Xa = X[:, cols]
     theta, r = _ols(Xa, y)
-    cov, jf.hac_lags = hac_covariance(Xa, r, rows, len(V))
+    cov, jf.hac_lags, jf.residual_autocorrelation = hac_covariance(Xa, r, rows, len(V))
     se = np.sqrt(np.maximum(np.diag(cov), 0.0))
     q975 = float(student_t.ppf(0.975, max(len(y) - len(cols), 1)))
     for m, k in enumerate(cols):
