@@ -256,6 +256,8 @@ def test_planar_designed_excitation_identifies_every_coefficient(tmp_path, capsy
     model = rd.load_urdf(bundled("planar_2r.urdf"))
     t, Q, V, A, conds = design_excitation(model, duration=6.5, rate=50.0, evaluations=60)
     assert np.all(conds < 100), conds
+    assert np.all((Q >= 0.8 * model.lower_limits - 1e-9) & (Q <= 0.8 * model.upper_limits + 1e-9))
+    assert np.all(np.abs(V) <= 0.8 * model.velocity_limits + 1e-9)
     _planar_log(tmp_path / "designed.npz", t, Q, V, A, 6.0)
     out = tmp_path / "friction.yaml"
     assert identify_main(["planar_2r", str(tmp_path / "designed.npz"), "-o", str(out)]) == 0
