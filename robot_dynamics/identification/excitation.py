@@ -9,7 +9,8 @@ position limits and below ``margin`` of its velocity limit, with velocities cros
 :func:`design_excitation` chooses the coefficients a, b so that each joint's friction regressor
 (:mod:`.regressors`, the law to identify) is well conditioned: it minimises the largest
 column-scaled condition number over the joints (plus a tenth of their mean), evaluated on a
-coarse time grid over one period, with a (1+1) evolution strategy after a few random starts —
+coarse time grid over the run (at most one period), with a (1+1) evolution strategy after a few
+random starts —
 a few hundred evaluations of Newton–Euler on ~100 samples. Load columns the robot cannot excite
 at all (:func:`.fit.structural_loads`) are left out of the criterion.
 """
@@ -98,7 +99,8 @@ def design_excitation(model, duration=20.0, rate=200.0, *, law="load_dependent",
 
     rng = np.random.default_rng(seed)
     present = structural_loads(model)
-    grid = np.arange(0.0, 1.0 / base_frequency, 1.0 / grid_rate)
+    # the recorded part of one period (a shorter run must be well conditioned on its own)
+    grid = np.arange(0.0, min(duration, 1.0 / base_frequency), 1.0 / grid_rate)
     shape = (2, model.nv, harmonics)
 
     def cost(x):
