@@ -167,6 +167,9 @@ class _Reader:
         try:
             nums = [float(x) for x in val.split()]
         except ValueError:
+            m = _XACRO_SUBST.search(val)
+            if m:
+                _xacro_error(self.source, el, f"{attr}={m.group(0)!r}")
             self.fail(el, who, f"<{el.tag} {attr}=\"{val}\"> is not a number")
         if len(nums) != count:
             self.fail(el, who, f"<{el.tag} {attr}=\"{val}\"> has {len(nums)} number(s), "
@@ -175,19 +178,41 @@ class _Reader:
             self.fail(el, who, f"<{el.tag} {attr}=\"{val}\"> is not finite")
         return nums if count > 1 else nums[0]
 
-    def origin(self, parent, who: str) -> np.ndarray:
-        """4×4 placement of an ``<origin xyz rpy>`` child (identity when absent)."""
-        T = np.eye(4)
-        el = parent.find("origin")
+    def origin(self, el, who: str) -> np.ndarray:
+        """4×4 placement of an ``<origin xyz rpy>`` element (a shared read-only identity when
+        absent: a file with 100 000 frames makes no 100 000 identities)."""
         if el is None:
-            return T
+            return _EYE4
         xyz = self.numbers(el, "xyz", 3, who, None)
         rpy = self.numbers(el, "rpy", 3, who, None)
+        if xyz is None and (rpy is None or not any(rpy)):
+            return _EYE4
+        T = np.zeros((4, 4))
+        T[3, 3] = 1.0
+        T[:3, :3] = rpy_matrix(rpy) if rpy is not None and any(rpy) else _EYE3
         if xyz is not None:
             T[:3, 3] = xyz
-        if rpy is not None and any(rpy):
-            T[:3, :3] = rpy_matrix(rpy)
         return T
+
+    def name(self, el, attr: str, who: str) -> str | None:
+        val = el.get(attr)
+        if val is not None and "$" in val:
+            m = _XACRO_SUBST.search(val)
+            if m:
+                _xacro_error(self.source, el, f"{attr}={m.group(0)!r}")
+        return val
+
+
+def _constant(a) -> np.ndarray:
+    a = np.array(a, dtype=float)
+    a.setflags(write=False)
+    return a
+
+
+# Read-only defaults shared by every link and joint that does not state them.
+_EYE4, _EYE3, _ZERO3, _ZERO33 = _constant(np.eye(4)), _constant(np.eye(3)), _constant(np.zeros(3)), \
+    _constant(np.zeros((3, 3)))
+_X_AXIS = _constant([1.0, 0.0, 0.0])
 
 
 def parse_urdf(source, *, xacro_args=None) -> RobotDescription:
@@ -210,46 +235,47 @@ def parse_urdf(source, *, xacro_args=None) -> RobotDescription:
 
     links = []
     for el in link_els:
-        name = el.get("name")
+        name = rd.name(el, "name", "link")
         if not name:
             rd.fail(el, "link", "<link> without a name")
         who = f"link {name!r}"
-        spec = LinkSpec(name=name)
-        inertial = el.find("inertial")
-        if inertial is not None:
-            spec.has_inertial = True
-            T = rd.origin(inertial, who)
-            spec.com, spec.inertia_rotation = T[:3, 3].copy(), T[:3, :3].copy()
-            mass = inertial.find("mass")
-            spec.mass = 0.0 if mass is None else rd.numbers(mass, "value", 1, who, 0.0)
-            inertia = inertial.find("inertia")
-            if inertia is not None:
-                ixx, ixy, ixz, iyy, iyz, izz = (rd.numbers(inertia, a, 1, who, 0.0) for a in (
-                    "ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
-                spec.inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-        links.append(spec)
+        inertial = _children(el).get("inertial")
+        if inertial is None:
+            links.append(LinkSpec(name, 0.0, _ZERO3, _EYE3, _ZERO33, False))
+            continue
+        parts = _children(inertial)
+        T = rd.origin(parts.get("origin"), who)
+        mass = parts.get("mass")
+        mass = 0.0 if mass is None else rd.numbers(mass, "value", 1, who, 0.0)
+        inertia = parts.get("inertia")
+        if inertia is None:
+            inertia = _ZERO33
+        else:
+            ixx, ixy, ixz, iyy, iyz, izz = (rd.numbers(inertia, a, 1, who, 0.0) for a in (
+                "ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
+            inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        links.append(LinkSpec(name, mass, T[:3, 3], T[:3, :3], inertia, True))
 
     joints = []
     for el in root.iterchildren("joint"):
-        name = el.get("name")
+        name = rd.name(el, "name", "joint")
         if not name:
             rd.fail(el, "joint", "<joint> without a name")
         who = f"joint {name!r}"
         jtype = el.get("type")
         if not jtype:
             rd.fail(el, who, "no type attribute (revolute, continuous, prismatic, fixed)")
-        ends = {}
+        ends, parts = {}, _children(el)
         for role in ("parent", "child"):
-            end = el.find(role)
+            end = parts.get(role)
             if end is None or not end.get("link"):
                 rd.fail(el, who, f"no <{role} link=\"…\"/>")
-            ends[role] = end.get("link")
-        spec = JointSpec(name=name, type=jtype, parent=ends["parent"], child=ends["child"])
-        spec.origin = rd.origin(el, who)
-        axis = el.find("axis")
-        if axis is not None:
-            spec.axis = np.array(rd.numbers(axis, "xyz", 3, who, [1.0, 0.0, 0.0]))
-        limit = el.find("limit")
+            ends[role] = rd.name(end, "link", who)
+        axis = parts.get("axis")
+        axis = _X_AXIS if axis is None or axis.get("xyz") is None else \
+            np.array(rd.numbers(axis, "xyz", 3, who, None))
+        spec = JointSpec(name, jtype, ends["parent"], ends["child"], rd.origin(parts.get("origin"), who), axis)
+        limit = parts.get("limit")
         if limit is not None:
             spec.lower = rd.numbers(limit, "lower", 1, who, -np.inf)
             spec.upper = rd.numbers(limit, "upper", 1, who, np.inf)
@@ -257,11 +283,11 @@ def parse_urdf(source, *, xacro_args=None) -> RobotDescription:
             spec.velocity = rd.numbers(limit, "velocity", 1, who, np.inf)
         if jtype == "continuous":
             spec.lower, spec.upper = -np.inf, np.inf
-        dyn = el.find("dynamics")
+        dyn = parts.get("dynamics")
         if dyn is not None:
             spec.damping = rd.numbers(dyn, "damping", 1, who, 0.0)
             spec.friction = rd.numbers(dyn, "friction", 1, who, 0.0)
-        mimic = el.find("mimic")
+        mimic = parts.get("mimic")
         if mimic is not None:
             leader = mimic.get("joint")
             if not leader:
@@ -271,6 +297,14 @@ def parse_urdf(source, *, xacro_args=None) -> RobotDescription:
         joints.append(spec)
     return RobotDescription(name=root.get("name") or "robot", links=links, joints=joints,
                             source=src, transmissions=_transmissions(root))
+
+
+def _children(el) -> dict:
+    """An element's children by tag (the first of each tag), in one pass over them."""
+    out = {}
+    for child in el:
+        out.setdefault(child.tag, child)
+    return out
 
 
 def _transmissions(root) -> dict[str, float]:
@@ -296,28 +330,16 @@ def _transmissions(root) -> dict[str, float]:
 
 
 def _check_not_xacro(root, source: str) -> None:
-    """Refuse a xacro file: xacro elements anywhere, or ``${…}``/``$(find …)`` left in the
-    links and joints (extension tags such as ``<gazebo>`` may hold any text).
-
-    A namespace declaration alone (``xmlns:xacro``) is harmless: xacro leaves it in its output.
-    """
-    def problem(el):
-        tag = el.tag
-        if tag.startswith("{") and "xacro" in tag[1:tag.find("}")]:
-            return f"<xacro:{etree_local(tag)}>"
-        return None
-
-    for el in root.iter():
-        if isinstance(el.tag, str) and el.tag.startswith("{"):
-            bad = problem(el)
-            if bad:
-                _xacro_error(source, el, bad)
-    for top in root.iterchildren("link", "joint"):
-        for el in top.iter():
-            for attr, val in el.attrib.items():
-                m = _XACRO_SUBST.search(val)
-                if m:
-                    _xacro_error(source, el, f"{attr}={m.group(0)!r}")
+    """Refuse a xacro file: an element of the xacro namespace anywhere. (``${…}``/``$(…)``
+    left in a name or number the dynamics reads is caught where it is read; extension tags such
+    as ``<gazebo>`` may hold any text.) A namespace declaration alone (``xmlns:xacro``) is
+    harmless: xacro leaves it in its output."""
+    for ns in set(root.nsmap.values()) | {"http://www.ros.org/wiki/xacro",
+                                          "http://wiki.ros.org/xacro"}:
+        if ns and "xacro" in ns:
+            el = next(root.iter(f"{{{ns}}}*"), None)
+            if el is not None:
+                _xacro_error(source, el, f"<xacro:{etree_local(el.tag)}>")
 
 
 def _xacro_error(source, el, bad):
