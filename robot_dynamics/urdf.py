@@ -103,7 +103,8 @@ def _expand_xacro(path, data, args) -> str:
         if path is not None:
             doc = xacro.process_file(path, mappings=mappings)
         else:
-            doc = xacro.process_doc(xml.dom.minidom.parseString(data), mappings=mappings)
+            doc = xml.dom.minidom.parseString(data)
+            xacro.process_doc(doc, mappings=mappings)  # expands in place
         return doc.toxml()
     except (Exception, SystemExit) as exc:  # xacro raises XacroException, OSError, SystemExit
         text = data.decode("utf-8", "replace") if data is not None else _slurp(path)
