@@ -296,3 +296,39 @@ def test_extension_tags_ignored_and_reductions_kept():
 def test_xacro_substitution_left_in_a_joint():
     with pytest.raises(rd.ModelError, match=r"<string>:1: unexpanded xacro \(xyz='\$\{l1\}'\)"):
         rd.load_urdf(urdf().replace('<axis xyz="0 1 0"/>', '<axis xyz="${l1}"/>', 1))
+
+
+def test_mutated_urdfs_raise_only_model_errors():
+    """Random edits of a URDF with every element the reader knows: each either loads or raises
+    ModelError — never another exception type."""
+    import random
+    import re
+    import warnings
+
+    text = urdf().replace("</robot>", EXTENSIONS + "</robot>").replace(
+        '<axis xyz="0 1 0"/>', '<axis xyz="0 1 0"/><dynamics damping="0.1" friction="0.2"/>'
+        '<mimic joint="j1" multiplier="2" offset="0.1"/>', 1)
+    tokens = ['"', "<", ">", "/", " ", "nan", "1e999", "-1", "0", "abc", "", "${x}", "&", "\u00e9",
+              "1 2", "1 2 3 4", '<link name="z"/>', "</joint>",
+              '<joint name="q" type="revolute"><parent link="z"/><child link="base"/></joint>']
+    rng = random.Random(11)
+    outcomes = {"loaded": 0, "refused": 0}
+    for _ in range(300):
+        t = text
+        for _ in range(rng.randint(1, 3)):
+            i = rng.randrange(len(t))
+            j = min(len(t), i + rng.randint(0, 40))
+            if rng.random() < 0.5:
+                t = t[:i] + rng.choice(tokens) + t[j:]
+            else:
+                m = rng.choice(list(re.finditer(r"-?\d+(\.\d+)?", t)))
+                t = t[:m.start()] + rng.choice(tokens) + t[m.end():]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                rd.load_urdf(t, validate=rng.choice(["strict", "warn"]))
+            outcomes["loaded"] += 1
+        except rd.ModelError as exc:
+            assert "np.float64" not in str(exc)
+            outcomes["refused"] += 1
+    assert outcomes["loaded"] > 0 and outcomes["refused"] > 0
