@@ -22,7 +22,8 @@ def frames_urdf(n: int) -> str:
     """A 2-joint arm carrying ``n`` fixed frames (sensor, marker, tool frames), half on the
     base and half on the last link."""
     link = ('<link name="l{i}"><inertial><origin xyz="0 0 0.05"/><mass value="1"/>'
-            '<inertia ixx="0.01" iyy="0.01" izz="0.005" ixy="0" ixz="0" iyz="0"/></inertial></link>')
+            '<inertia ixx="0.01" iyy="0.01" izz="0.005" ixy="0" ixz="0" iyz="0"/>'
+            '</inertial></link>')
     body = '<link name="base"/>' + link.format(i=1) + link.format(i=2)
     body += ''.join(f'<joint name="j{i}" type="revolute"><parent link="{p}"/><child link="l{i}"/>'
                     '<origin xyz="0 0 0.1"/><axis xyz="0 1 0"/>'

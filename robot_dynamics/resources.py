@@ -46,14 +46,16 @@ def _resolve(kind: str, name: str, suffix: str, also=()) -> str:
 
 
 def robot_path(name: str) -> str:
-    """Path of a bundled robot (``'arm7'`` → ``…/urdf/arm7.urdf``; ``'planar_2r.urdf.xacro'`` →
-    ``…/urdf/planar_2r.urdf.xacro``), or ``name`` if it is a file (URDF or xacro)."""
+    """Path of a bundled robot (``'arm7'`` → ``…/urdf/arm7.urdf``;
+    ``'planar_2r.urdf.xacro'`` → ``…/urdf/planar_2r.urdf.xacro``), or ``name`` if it is a file
+    (URDF or xacro)."""
     return _resolve("urdf", name, ".urdf", (".xacro",))
 
 
 def robot_stem(name: str) -> str:
     """A robot's name without directory and ``.urdf``/``.xacro`` suffixes
-    (``'/x/planar_2r.urdf.xacro'`` → ``'planar_2r'``): the prefix of its bundled configurations."""
+    (``'/x/planar_2r.urdf.xacro'`` → ``'planar_2r'``): the prefix of its bundled
+    configurations."""
     stem = os.path.basename(name)
     for suffix in (".xacro", ".urdf"):
         if stem.endswith(suffix):

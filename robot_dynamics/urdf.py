@@ -211,8 +211,8 @@ def _constant(a) -> np.ndarray:
 
 
 # Read-only defaults shared by every link and joint that does not state them.
-_EYE4, _EYE3, _ZERO3, _ZERO33 = _constant(np.eye(4)), _constant(np.eye(3)), _constant(np.zeros(3)), \
-    _constant(np.zeros((3, 3)))
+_EYE4, _EYE3 = _constant(np.eye(4)), _constant(np.eye(3))
+_ZERO3, _ZERO33 = _constant(np.zeros(3)), _constant(np.zeros((3, 3)))
 _X_AXIS = _constant([1.0, 0.0, 0.0])
 
 
@@ -275,7 +275,8 @@ def parse_urdf(source, *, xacro_args=None) -> RobotDescription:
         axis = parts.get("axis")
         axis = _X_AXIS if axis is None or axis.get("xyz") is None else \
             np.array(rd.numbers(axis, "xyz", 3, who, None))
-        spec = JointSpec(name, jtype, ends["parent"], ends["child"], rd.origin(parts.get("origin"), who), axis)
+        spec = JointSpec(name, jtype, ends["parent"], ends["child"],
+                         rd.origin(parts.get("origin"), who), axis)
         limit = parts.get("limit")
         if limit is not None:
             spec.lower = rd.numbers(limit, "lower", 1, who, -np.inf)

@@ -58,7 +58,8 @@ def agrees_with_pinocchio(model, path):
     if w[0] > 1e-9 * w[-1]:  # FD where M is positive definite
         qdd = rd.forward_dynamics(model, data, q, v, tau + 0.1)
         pqdd = pin.aba(pm.pmodel, pm.pdata, pm.q(q), pm.v(v), pm.v(tau + 0.1))
-        np.testing.assert_allclose(qdd, pm.ours(pqdd), rtol=0, atol=1e-9 * max(1.0, np.abs(pqdd).max()))
+        np.testing.assert_allclose(qdd, pm.ours(pqdd), rtol=0,
+                                   atol=1e-9 * max(1.0, np.abs(pqdd).max()))
         return True
     return False
 
