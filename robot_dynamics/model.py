@@ -386,6 +386,9 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81), validate: 
     model.damping, model.urdf_friction = _frozen(damping), _frozen(friction)
     #: <transmission> mechanicalReduction per joint; nan where no transmission drives it alone
     model.mechanical_reduction = _frozen([desc.transmissions.get(nm, np.nan) for nm in names])
+    #: <mimic> tags, read but not modelled (a follower is an independent joint):
+    #: follower → (leader, multiplier, offset)
+    model.mimic = {j.name: j.mimic for j in desc.joints if j.mimic and j.name in model._joint_index}
     model.base_mass = base.mass
     model.frames = {name: (body_of[name], T) for name, T in T_body_link.items()}
     children_of = [[] for _ in range(n)]
