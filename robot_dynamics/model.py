@@ -21,7 +21,7 @@ from .errors import ModelError
 from .kernels.fd import ACC
 from .kernels.friction import ID_OUT
 from .kernels.layout import gravity_view, make_work, pack_laws, pack_model, relations
-from .spatial import homogeneous, skew, spatial_inertia
+from .spatial import skew, spatial_inertia
 
 #: Inertia checks are relative to the body's own scale (its largest principal moment, or m·|c|²
 #: when that is larger), plus an absolute floor far below any real body (1 g at 1 mm: 1e-9 kg·m²).

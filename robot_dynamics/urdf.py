@@ -146,11 +146,6 @@ def _package_found(pkg: str) -> bool:
         return False
 
 
-def _num(x) -> str:
-    """A number as a user reads it (never ``np.float64(…)``)."""
-    return f"{float(x):.6g}"
-
-
 class _Reader:
     """Reads numbers out of elements, with errors that name the file, line, owner and field."""
 
