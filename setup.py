@@ -26,7 +26,7 @@ setup(
         ("share/" + PACKAGE, ["package.xml"]),
         ("share/" + PACKAGE + "/launch", glob("launch/*.launch.py")),
         ("share/" + PACKAGE + "/config", glob("config/*.yaml") + glob("config/*.rviz")),
-        ("share/" + PACKAGE + "/urdf", glob("urdf/*.urdf")),
+        ("share/" + PACKAGE + "/urdf", glob("urdf/*.urdf") + glob("urdf/*.xacro")),
     ],
     python_requires=">=3.10",
     install_requires=[
@@ -35,7 +35,7 @@ setup(
         "scipy>=1.9",
         "pyyaml",
         "lxml",
-        "yourdfpy>=0.0.56",
+        "xacro>=2.0",  # expands .urdf.xacro robots (robot_dynamics.urdf)
         "numba>=0.59",
         "sympy>=1.12",
         "matplotlib>=3.6",

@@ -31,7 +31,9 @@ def main(argv=None) -> int:
 
     parser = argparse.ArgumentParser(prog="robot-dynamics identify",
                                      description="Fit joint friction laws to a recorded run.")
-    parser.add_argument("robot", help="bundled robot name or URDF path")
+    parser.add_argument("robot", help="bundled robot name, URDF path or .urdf.xacro path")
+    parser.add_argument("--validate", default="strict", choices=["strict", "warn"],
+                        help="URDF physics check: refuse (strict) or warn about unphysical bodies")
     parser.add_argument("log", help="ROS 2 bag, CSV or NPZ log")
     parser.add_argument("-o", "--output", required=True, help="friction YAML to write")
     parser.add_argument("--law", default="load_dependent", choices=["load_dependent", "classic"])
@@ -41,7 +43,7 @@ def main(argv=None) -> int:
     parser.add_argument("--plot", default=None, help="save measured vs predicted friction (PNG)")
     args = parser.parse_args(argv)
     try:
-        model = load_urdf(robot_path(args.robot))
+        model = load_urdf(robot_path(args.robot), validate=args.validate)
         log = args.log
         if log.endswith((".csv", ".npz")):
             rec = load_csv(log, model)
