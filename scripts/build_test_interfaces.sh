@@ -56,6 +56,13 @@ for module in ("catkin_pkg", "em", "lark"):  # used by ament_cmake and the rosid
     except ImportError:
         missing.append(module)
 print(" ".join(missing))
+# versions of the wheels whose files go into the build (part of the cache key)
+from importlib import metadata
+import re
+wanted = re.compile(r"ros[-_](rosidl|ament|python[-_]cmake|builtin|std[-_]msgs|geometry|trajectory)")
+print(" ".join(sorted(f"{(d.metadata['Name'] or '').lower()}=={d.version}"
+                      for d in metadata.distributions()
+                      if wanted.match((d.metadata["Name"] or "").lower()))))
 EOF
 )
 PY_EXE="${PYINFO[0]}"; PY_PREFIX="${PYINFO[1]}"; PY_VER="${PYINFO[2]}"
@@ -74,8 +81,7 @@ KEY="$(
     (cd "$SRC" && find . -type f | LC_ALL=C sort | xargs sha256sum)
     sha256sum < "${BASH_SOURCE[0]}"
     echo "$PY_EXE $PY_VER"
-    "$PYTHON" -m pip list --disable-pip-version-check --format=freeze 2>/dev/null \
-      | grep -i -E '^ros-(rosidl|ament|python-cmake|builtin|std-msgs|geometry|trajectory)' || true
+    echo "${PYINFO[6]:-}"
   } | sha256sum | cut -c1-16
 )"
 DEST="$CACHE_BASE/$KEY"
