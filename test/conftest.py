@@ -14,7 +14,7 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# --- test-only control_msgs (scripts/build_test_interfaces.sh) -------------------------------------
+# --- test-only control_msgs (scripts/build_test_interfaces.sh) ---------------------------------
 INTERFACES_CURRENT = os.path.join(
     os.environ.get("ROBOT_DYNAMICS_CACHE", os.path.expanduser("~/.cache/robot_dynamics")),
     "interfaces", "current")
@@ -66,7 +66,8 @@ def control_msgs_missing_reason() -> str:
 @pytest.fixture(scope="session")
 def follow_joint_trajectory():
     """control_msgs.action.FollowJointTrajectory from the test-only build; skips with the reason
-    when it is not built (no compiler), and fails instead under CI (CI=true), which must run them."""
+    when it is not built (no compiler), and fails instead under CI (CI=true), which must run
+    them."""
     why = control_msgs_missing_reason()
     if why:
         if os.environ.get("CI", "").lower() == "true":

@@ -88,7 +88,8 @@ class _EchoServer:
         self.cancel_seen = Future()
         self.server = ActionServer(
             probe.node, fjt, ACTION, self._execute,
-            goal_callback=lambda g: (GoalResponse.ACCEPT if set(g.trajectory.joint_names) <= set(joints)
+            goal_callback=lambda g: (GoalResponse.ACCEPT
+                                     if set(g.trajectory.joint_names) <= set(joints)
                                      else GoalResponse.REJECT),
             cancel_callback=self._cancel,
             callback_group=ReentrantCallbackGroup())

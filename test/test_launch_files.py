@@ -103,7 +103,8 @@ def test_sim_launch_on_ros_base_skips_what_is_missing_and_says_so(ament_prefix):
     assert "robot_state_publisher is not installed" in messages[0]
     assert "rviz2 is not installed" in messages[1]
     # rviz2 present but its executable missing (a broken install) counts as missing
-    (ament_prefix / "share" / "ament_index" / "resource_index" / "packages" / "rviz2").write_text("")
+    index = ament_prefix / "share" / "ament_index" / "resource_index" / "packages"
+    (index / "rviz2").write_text("")
     _, entities, context = _expand(ld, {})
     assert "rviz2" not in _executables(entities)
     _, entities, context = _expand(ld, {"rviz": "false"})
