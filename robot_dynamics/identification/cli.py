@@ -39,7 +39,9 @@ def build_parser():
         prog="robot-dynamics identify", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Fit joint friction laws to a recorded run (seed 004 eq. 2.7.5: "
                     "τ = fn∥ − τf, fn from Newton–Euler).", epilog=FORMATS + "\n" + EPILOG_TAIL)
-    parser.add_argument("robot", help="bundled robot name or URDF path")
+    parser.add_argument("robot", help="bundled robot name, URDF path or .urdf.xacro path")
+    parser.add_argument("--validate", default="strict", choices=["strict", "warn"],
+                        help="URDF physics check: refuse (strict) or warn about unphysical bodies")
     parser.add_argument("log", help="the run: ROS 2 bag directory, .csv or .npz (formats below)")
     parser.add_argument("-o", "--output", required=True, help="friction YAML to write")
     parser.add_argument("--law", default="load_dependent", choices=["load_dependent", "classic"],
@@ -70,7 +72,7 @@ def main(argv=None) -> int:
     try:
         if args.min_velocity < 0:
             raise InputError(f"--min-velocity must be ≥ 0, got {args.min_velocity}")
-        model = load_urdf(robot_path(args.robot))
+        model = load_urdf(robot_path(args.robot), validate=args.validate)
         log = args.log
         if log.endswith((".csv", ".npz")):
             rec = load_csv(log, model)
