@@ -146,3 +146,99 @@ def random_state(model, seed=0, scale=1.0):
     v = scale * rng.uniform(-1.5, 1.5, model.nv)
     a = scale * rng.uniform(-3.0, 3.0, model.nv)
     return q, v, a
+
+
+class MimicPinMap:
+    """Pinocchio's reference for a model with mimic joints (``model.coupling`` set), in our
+    independent coordinates: ``buildModelFromUrdf(path, mimic=True)`` when Pinocchio can build
+    it (its ``nv`` counts the independent joints); otherwise (Pinocchio refuses a leader placed
+    after its follower in its tree order) the full Pinocchio model at the expanded state, with
+    the coupling rebuilt here from the URDF tags (``model.mimic``), efforts mapped by Gᵀ."""
+
+    def __init__(self, model, urdf_path):
+        pin = pytest.importorskip("pinocchio")
+        self.pin, self.model = pin, model
+        try:
+            self.pmodel = pin.buildModelFromUrdf(urdf_path, mimic=True)
+            self.native = True
+        except Exception:  # noqa: BLE001 — Pinocchio's mimic builder refuses some trees
+            self.pmodel = pin.buildModelFromUrdf(urdf_path)
+            self.native = False
+        self.pdata = self.pmodel.createData()
+        names = list(model.joint_names) if self.native else list(model.full_joint_names)
+        self.jids = [self.pmodel.getJointId(n) for n in names]
+        self.idx_v = np.array([self.pmodel.joints[j].idx_v for j in self.jids])
+        assert self.pmodel.nv == len(names)
+        if not self.native:  # q_f = m q_l + o from the tags, one level (no chains)
+            col = {n: k for k, n in enumerate(model.joint_names)}
+            self.G = np.zeros((len(names), model.nv))
+            self.o = np.zeros(len(names))
+            for i, n in enumerate(names):
+                if n in col:
+                    self.G[i, col[n]] = 1.0
+                else:
+                    leader, m, off = model.mimic[n]
+                    self.G[i, col[leader]], self.o[i] = m, off
+
+    def _state(self, q, v=None):
+        if self.native:
+            qf, vf = q, v
+        else:
+            qf = self.G @ q + self.o
+            vf = None if v is None else self.G @ v
+        out = np.zeros(self.pmodel.nq)
+        for qi, jid in zip(qf, self.jids):
+            j = self.pmodel.joints[jid]
+            if j.nq == 2:
+                out[j.idx_q], out[j.idx_q + 1] = np.cos(qi), np.sin(qi)
+            else:
+                out[j.idx_q] = qi
+        if v is None:
+            return out
+        pv = np.zeros(self.pmodel.nv)
+        pv[self.idx_v] = vf
+        return out, pv
+
+    def _effort(self, vec):
+        vec = np.asarray(vec)[self.idx_v]
+        return vec if self.native else self.G.T @ vec
+
+    def rnea(self, q, v, a):
+        pq, pv = self._state(q, v)
+        _, pa = self._state(q, a)
+        return self._effort(self.pin.rnea(self.pmodel, self.pdata, pq, pv, pa))
+
+    def crba(self, q):
+        M = self.pin.crba(self.pmodel, self.pdata, self._state(q))
+        M = (np.triu(M) + np.triu(M, 1).T)[np.ix_(self.idx_v, self.idx_v)]
+        return M if self.native else self.G.T @ M @ self.G
+
+    def fd(self, q, v, tau):
+        """q̈ = M⁻¹ (τ − b) (Pinocchio's ABA does not take mimic joints)."""
+        pq, pv = self._state(q, v)
+        b = self._effort(self.pin.nonLinearEffects(self.pmodel, self.pdata, pq, pv))
+        return np.linalg.solve(self.crba(q), tau - b)
+
+
+def agrees_with_pinocchio_mimic(model, path, seed=0, tol=1e-9):
+    """rnea, M and (where M is positive definite) FD of a mimic model against
+    :class:`MimicPinMap`, to ``tol`` relative to the largest reference value. Returns whether
+    FD was compared, and the largest relative errors (rnea, M, FD)."""
+    import robot_dynamics as rd
+
+    ref = MimicPinMap(model, path)
+    data = model.create_data()
+    q, v, a = random_state(model, seed=seed)
+    errors = []
+    tau = rd.rnea(model, data, q, v, a)
+    ptau = ref.rnea(q, v, a)
+    errors.append(np.abs(tau - ptau).max() / max(1.0, np.abs(ptau).max()))
+    M, pM = rd.mass_matrix(model, data, q), ref.crba(q)
+    errors.append(np.abs(M - pM).max() / max(1.0, np.abs(pM).max()))
+    w = np.linalg.eigvalsh(pM)
+    fd = bool(w[0] > 1e-9 * w[-1])
+    if fd:
+        qdd, pqdd = rd.forward_dynamics(model, data, q, v, tau + 0.1), ref.fd(q, v, tau + 0.1)
+        errors.append(np.abs(qdd - pqdd).max() / max(1.0, np.abs(pqdd).max()))
+    assert max(errors) <= tol, f"{path}: relative errors (rnea, M, FD) {errors}"
+    return fd, errors

@@ -66,12 +66,13 @@ def test_tree_order_parents_first_and_metadata():
         model.joint_index("zz")
 
 
-def test_mimic_tags_are_kept_not_modelled():
+def test_mimic_tags_are_kept_and_modelled():
     from conftest import PANDA, erd_urdf
 
     model = rd.load_urdf(erd_urdf(PANDA))
     assert model.mimic == {"panda_finger_joint2": ("panda_finger_joint1", 1.0, 0.0)}
-    assert "panda_finger_joint2" in model.joint_names  # an independent joint (nv = 9)
+    assert "panda_finger_joint2" not in model.joint_names and model.nv == 8  # test_mimic.py
+    assert rd.load_urdf(erd_urdf(PANDA), mimic=False).nv == 9  # followers independent
 
 
 def test_relations_fast_path_equals_the_general_one():
