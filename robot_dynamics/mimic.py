@@ -110,6 +110,8 @@ class MimicModel(Model):
     (G) and ``coupling_offset`` (o) map ``q_full = G q + o``. Joint-level fields (names, types,
     limits, damping) are per independent coordinate; per-body fields live on ``full``."""
 
+    _no_friction = None  # no compiled friction pack: the Simulator steps in Python
+
     def __init__(self, full: Model, G: np.ndarray, o: np.ndarray, independent: list[int]):
         super().__init__()
         self.full = full
@@ -200,6 +202,15 @@ class MimicData:
         self.tau_friction = np.zeros(model.nv)
         self.M = np.zeros((model.nv, model.nv))
         self.fd_report = None
+
+
+def joint_state(model: MimicModel, q, v, tau):
+    """(positions, velocities, efforts) of every movable joint (``model.full_joint_names``) for
+    a /joint_states message: followers at ``G q + o`` with velocity ``G q̇``, so
+    robot_state_publisher draws them; efforts are the motors' (a follower has none: 0)."""
+    tau_full = np.zeros(len(model.full_joint_names))
+    tau_full[model.independent] = tau
+    return (model.coupling @ q + model.coupling_offset, model.coupling @ v, tau_full)
 
 
 # -- algorithms (the public functions dispatch here when model.coupling is not None) -----------

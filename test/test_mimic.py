@@ -249,3 +249,66 @@ def test_follower_sticks_with_its_leader(gripper):
         else:
             assert data.fd_report.breaking_away == ["finger_left"] and qdd[7] > 0
             assert gripper.expand_velocity(qdd)[8] == qdd[7]
+
+
+def test_simulator_keeps_the_fingers_stuck_together_and_balances_energy(gripper):
+    """The simulator steps a mimic model through its Python path: the arm held by gravity
+    compensation, the gripper at rest under a push below the pair's stiction bound stays
+    exactly at rest; a larger push opens both fingers; the energy audit balances."""
+    fr = rd.friction_from_config(GRIPPER_FRICTION, gripper)
+    data = gripper.create_data()
+    q0 = np.array([0.3, 0.5, -0.2, -1.0, 0.4, 0.7, 0.1, 0.02])
+    for push, moves in ((1.5, False), (12.0, True)):
+        sim = rd.Simulator(gripper, friction=fr, dt=2e-3)
+        sim.reset(q0)
+        for _ in range(40):
+            tau = rd.gravity_torques(gripper, data, sim.q)
+            tau[7] += push
+            sim.step(tau)
+        assert sim.report.converged
+        if moves:
+            assert sim.v[7] > 0 and sim.q[7] > q0[7] + 1e-4
+            assert sim.report.stuck == [] or "finger_left" not in sim.report.stuck
+        else:
+            assert sim.v[7] == 0.0 and sim.q[7] == q0[7]
+            assert "finger_left" in sim.report.stuck
+        q_full = gripper.expand(sim.q)
+        assert q_full[8] == q_full[7]  # the follower is where its leader says
+        audit = sim.audit
+        assert abs(audit.relative_residual) < 1e-3, str(audit)
+        if moves:
+            assert audit.motor_work > 0 and audit.friction_dissipation > 0
+
+
+def test_simulator_node_publishes_the_follower():
+    """/joint_states of a mimic robot names every movable joint, followers at G q + o, so
+    robot_state_publisher can draw them."""
+    pytest.importorskip("rclpy")
+    from ros_helpers import NodeProcess, RosProbe
+    from sensor_msgs.msg import JointState
+
+    from robot_dynamics.nodes.common import STATE_QOS
+
+    q0 = [0.0, 0.4, 0.0, -1.0, 0.0, 0.5, 0.0, 0.015]
+    node = NodeProcess("simulator", {"robot": "arm7_gripper_mimic", "mode": "fast",
+                                     "initial_positions": q0, "friction_config": "none",
+                                     "publish_every": 5})
+    probe = RosProbe("mimic_sim_probe")
+    try:
+        assert node.wait_log("simulating", 30), node.log
+        states = probe.collect(JointState, "/joint_states", STATE_QOS)
+        assert probe.wait_for(lambda: len(states) > 5, timeout=20), node.log
+        msg = states[-1]
+        assert list(msg.name) == gripper_full_names()
+        pos, vel = dict(zip(msg.name, msg.position)), dict(zip(msg.name, msg.velocity))
+        assert pos["finger_right"] == pos["finger_left"]
+        assert vel["finger_right"] == vel["finger_left"]
+        assert len(msg.effort) == 9 and msg.effort[8] == 0.0
+        assert "mimic joints follow their leaders" in node.log
+    finally:
+        probe.close()
+        node.stop()
+
+
+def gripper_full_names():
+    return [f"joint_a{i}" for i in range(1, 8)] + ["finger_left", "finger_right"]

@@ -83,8 +83,9 @@ def load_robot(node):
         log.warning(str(w.message))
     log.info(f"robot {model.name!r}: {model.nv} joints, modelled fixed at its root link "
              f"{model.base_link!r} (floating bases are not modelled)")
-    if model.mimic:
-        log.warning(f"<mimic> joints {sorted(model.mimic)} are modelled as independent joints")
+    if getattr(model, "followers", None):
+        log.info(f"mimic joints follow their leaders ({model.followers}): {model.nv} "
+                 "independent coordinates")
     return model, load_friction(node.get_parameter("friction_config").value, robot_stem(robot),
                                 model)
 
