@@ -126,6 +126,7 @@ class MimicModel(Model):
         self.joint_names = [full.joint_names[i] for i in ind]
         self.link_names = [full.link_names[i] for i in ind]
         self.joint_types = [full.joint_types[i] for i in ind]
+        self.axes = _frozen(full.axes[ind])  # each coordinate's own joint axis (joint frame)
         self._joint_index = {nm: k for k, nm in enumerate(self.joint_names)}
         self.followers = {full.joint_names[i]: self.joint_names[int(np.flatnonzero(G[i])[0])]
                           for i in range(full.nv) if i not in set(ind) and G[i].any()}

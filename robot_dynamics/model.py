@@ -270,7 +270,7 @@ def _structure(desc: RobotDescription, src: str):
 
 
 def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81), validate: str = "strict",
-                allow_massless: bool | None = None, mimic: bool = True) -> Model:
+                allow_massless: bool | None = None, mimic: bool = False) -> Model:
     """Validate a :class:`RobotDescription` and reduce it to a :class:`Model`.
 
     ``validate`` (``"strict"`` | ``"warn"``): see :func:`robot_dynamics.urdf.load_urdf`. The
@@ -279,8 +279,8 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81), validate: 
     configurations. Linear in the number of links.
 
     ``mimic=True``: movable joints with a ``<mimic>`` tag follow their leader and the result is
-    a :class:`robot_dynamics.mimic.MimicModel` in the independent coordinates (``mimic=False``:
-    every movable joint is independent, as Pinocchio without ``mimic``).
+    a :class:`robot_dynamics.mimic.MimicModel` in the independent coordinates (default
+    ``mimic=False``: every movable joint is independent, as Pinocchio's default).
     """
     validate = _validation_policy(validate, allow_massless)
     src = desc.source
@@ -393,7 +393,7 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81), validate: 
     #: <transmission> mechanicalReduction per joint; nan where no transmission drives it alone
     model.mechanical_reduction = _frozen([desc.transmissions.get(nm, np.nan) for nm in names])
     #: <mimic> tags of movable joints: follower → (leader, multiplier, offset); modelled by
-    #: robot_dynamics.mimic (couple, at the end) unless mimic=False
+    #: robot_dynamics.mimic (couple, at the end) with mimic=True
     model.mimic = {j.name: j.mimic for j in desc.joints if j.mimic and j.name in model._joint_index}
     model.base_mass = base.mass
     model.frames = {name: (body_of[name], T) for name, T in T_body_link.items()}

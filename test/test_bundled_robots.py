@@ -81,7 +81,7 @@ def test_every_bundled_urdf_is_covered():
 def test_joint_counts_types_masses_and_inertias(robot):
     types, (lo, hi) = ROBOTS[robot]
     path = bundled(robot + ".urdf")
-    model = rd.load_urdf(path, mimic=False)  # every movable joint (mimic: test_mimic.py)
+    model = rd.load_urdf(path)
     assert model.nv == model.nq == len(types)
     assert model.joint_types == types
     pmodel = pin.buildModelFromUrdf(path)
@@ -254,7 +254,7 @@ def test_friction_configs_have_the_documented_structure(path):
         missing = set(cfg.get("joints") or {}) - set(model.joint_names)
         assert not missing, f"{path} names joints {missing} absent from {r}.urdf"
         fr = rd.friction_from_config(path, model)
-        assert fr.joint_names == getattr(model, "full_joint_names", model.joint_names)
+        assert fr.joint_names == model.joint_names
 
 
 def test_arm7_friction_is_larger_on_the_big_axes():

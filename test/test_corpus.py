@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from conftest import PinMap, agrees_with_pinocchio_mimic, random_state
+from conftest import PinMap, random_state
 
 
 def _corpus():
@@ -43,8 +43,6 @@ PHYSICS_REFUSALS = (
 
 
 def agrees_with_pinocchio(model, path):
-    if model.coupling is not None:  # mimic joints: Pinocchio's mimic=True model (conftest)
-        return agrees_with_pinocchio_mimic(model, path, seed=len(model.joint_names))[0]
     pm = PinMap(model, path)
     pin = pm.pin
     data = model.create_data()

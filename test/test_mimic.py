@@ -1,6 +1,6 @@
 """Mimic joints (robot_dynamics/mimic.py): the follower moves as multiplier·q_leader + offset,
 nv counts the independent joints, and rnea / M / bias / FD agree with Pinocchio's
-``buildModelFromUrdf(path, mimic=True)`` (conftest.MimicPinMap); friction acts through the
+``buildModelFromUrdf(path, mimic=True)`` (MimicPinMap below); friction acts through the
 coupling (seed 004 §2.7–2.8)."""
 import warnings
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from conftest import PANDA, MimicPinMap, agrees_with_pinocchio_mimic, bundled, erd_urdf, random_state
+from conftest import PANDA, bundled, erd_urdf, random_state
 
 pin = pytest.importorskip("pinocchio")
 
@@ -28,6 +28,99 @@ GRIPPER_FRICTION = {
                "finger_right": {"model": "load_dependent", "coulomb": 1.5, "viscous": 3.0,
                                 "k1": 0.05, "k2": 0.01, "k3": 0.01}},
 }
+
+
+class MimicPinMap:
+    """Pinocchio's reference for a model with mimic joints (``model.coupling`` set), in our
+    independent coordinates: ``buildModelFromUrdf(path, mimic=True)`` when Pinocchio can build
+    it (its ``nv`` counts the independent joints); otherwise (Pinocchio refuses a leader placed
+    after its follower in its tree order) the full Pinocchio model at the expanded state, with
+    the coupling rebuilt here from the URDF tags (``model.mimic``), efforts mapped by Gᵀ."""
+
+    def __init__(self, model, urdf_path):
+        self.pin, self.model = pin, model
+        try:
+            self.pmodel = pin.buildModelFromUrdf(urdf_path, mimic=True)
+            self.native = True
+        except Exception:  # noqa: BLE001 — Pinocchio's mimic builder refuses some trees
+            self.pmodel = pin.buildModelFromUrdf(urdf_path)
+            self.native = False
+        self.pdata = self.pmodel.createData()
+        names = list(model.joint_names) if self.native else list(model.full_joint_names)
+        self.jids = [self.pmodel.getJointId(n) for n in names]
+        self.idx_v = np.array([self.pmodel.joints[j].idx_v for j in self.jids])
+        assert self.pmodel.nv == len(names)
+        if not self.native:  # q_f = m q_l + o from the tags, one level (no chains)
+            col = {n: k for k, n in enumerate(model.joint_names)}
+            self.G = np.zeros((len(names), model.nv))
+            self.o = np.zeros(len(names))
+            for i, n in enumerate(names):
+                if n in col:
+                    self.G[i, col[n]] = 1.0
+                else:
+                    leader, m, off = model.mimic[n]
+                    self.G[i, col[leader]], self.o[i] = m, off
+
+    def _state(self, q, v=None):
+        if self.native:
+            qf, vf = q, v
+        else:
+            qf = self.G @ q + self.o
+            vf = None if v is None else self.G @ v
+        out = np.zeros(self.pmodel.nq)
+        for qi, jid in zip(qf, self.jids):
+            j = self.pmodel.joints[jid]
+            if j.nq == 2:
+                out[j.idx_q], out[j.idx_q + 1] = np.cos(qi), np.sin(qi)
+            else:
+                out[j.idx_q] = qi
+        if v is None:
+            return out
+        pv = np.zeros(self.pmodel.nv)
+        pv[self.idx_v] = vf
+        return out, pv
+
+    def _effort(self, vec):
+        vec = np.asarray(vec)[self.idx_v]
+        return vec if self.native else self.G.T @ vec
+
+    def rnea(self, q, v, a):
+        pq, pv = self._state(q, v)
+        _, pa = self._state(q, a)
+        return self._effort(self.pin.rnea(self.pmodel, self.pdata, pq, pv, pa))
+
+    def crba(self, q):
+        M = self.pin.crba(self.pmodel, self.pdata, self._state(q))
+        M = (np.triu(M) + np.triu(M, 1).T)[np.ix_(self.idx_v, self.idx_v)]
+        return M if self.native else self.G.T @ M @ self.G
+
+    def fd(self, q, v, tau):
+        """q̈ = M⁻¹ (τ − b) (Pinocchio's ABA does not take mimic joints)."""
+        pq, pv = self._state(q, v)
+        b = self._effort(self.pin.nonLinearEffects(self.pmodel, self.pdata, pq, pv))
+        return np.linalg.solve(self.crba(q), tau - b)
+
+
+def agrees_with_pinocchio_mimic(model, path, seed=0, tol=1e-9):
+    """rnea, M and (where M is positive definite) FD of a mimic model against
+    :class:`MimicPinMap`, to ``tol`` relative to the largest reference value. Returns whether
+    FD was compared, and the largest relative errors (rnea, M, FD)."""
+    ref = MimicPinMap(model, path)
+    data = model.create_data()
+    q, v, a = random_state(model, seed=seed)
+    errors = []
+    tau = rd.rnea(model, data, q, v, a)
+    ptau = ref.rnea(q, v, a)
+    errors.append(np.abs(tau - ptau).max() / max(1.0, np.abs(ptau).max()))
+    M, pM = rd.mass_matrix(model, data, q), ref.crba(q)
+    errors.append(np.abs(M - pM).max() / max(1.0, np.abs(pM).max()))
+    w = np.linalg.eigvalsh(pM)
+    fd = bool(w[0] > 1e-9 * w[-1])
+    if fd:
+        qdd, pqdd = rd.forward_dynamics(model, data, q, v, tau + 0.1), ref.fd(q, v, tau + 0.1)
+        errors.append(np.abs(qdd - pqdd).max() / max(1.0, np.abs(pqdd).max()))
+    assert max(errors) <= tol, f"{path}: relative errors (rnea, M, FD) {errors}"
+    return fd, errors
 
 
 def _three_link(mimic_tag):
@@ -51,7 +144,7 @@ def _three_link(mimic_tag):
 
 @pytest.fixture(scope="module")
 def gripper():
-    return rd.load_urdf(bundled(GRIPPER))
+    return rd.load_urdf(bundled(GRIPPER), mimic=True)
 
 
 def test_independent_coordinates_match_pinocchios_mimic_model(gripper):
@@ -73,8 +166,8 @@ def test_independent_coordinates_match_pinocchios_mimic_model(gripper):
         model.joint_index("finger_right")
     with pytest.raises(AttributeError, match="model.full.parents"):
         model.parents  # noqa: B018 — per-body fields are the full tree's
-    # mimic=False keeps the old model: every movable joint independent, as Pinocchio's default
-    full = rd.load_urdf(bundled(GRIPPER), mimic=False)
+    # by default (mimic=False) every movable joint is independent, as Pinocchio's default
+    full = rd.load_urdf(bundled(GRIPPER))
     assert full.nv == 9 and full.coupling is None and full.mimic == model.mimic
 
 
@@ -102,9 +195,9 @@ def test_corpus_mimic_robots_agree_with_pinocchio(relpath):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # validate="warn" robots (their own test: test_corpus)
         try:
-            model = rd.load_urdf(path)
+            model = rd.load_urdf(path, mimic=True)
         except rd.ModelError:
-            model = rd.load_urdf(path, validate="warn")
+            model = rd.load_urdf(path, validate="warn", mimic=True)
     assert model.coupling is not None and model.nv < len(model.full_joint_names)
     assert MimicPinMap(model, path).native == CORPUS[relpath]
     for seed in range(2):
@@ -118,7 +211,7 @@ def test_multiplier_offset_and_reference_twins():
     from robot_dynamics.rnea import rnea_reference
 
     text = _three_link('<mimic joint="j2" multiplier="-0.5" offset="0.3"/>')
-    model = rd.load_urdf(text)
+    model = rd.load_urdf(text, mimic=True)
     assert model.nv == 2 and model.joint_names == ["j1", "j2"]
     q, v, a = random_state(model, seed=1)
     np.testing.assert_allclose(model.expand(q), [q[0], q[1], -0.5 * q[1] + 0.3], atol=1e-15)
@@ -171,14 +264,14 @@ def test_mimic_chains_cycles_and_unknown_leaders():
     text = _three_link('<mimic joint="j2" multiplier="2" offset="0.2"/>').replace(
         '<axis xyz="0 1 0"/><limit', '<axis xyz="0 1 0"/><mimic joint="j1" multiplier="-0.5" '
         'offset="0.1"/><limit', 1)
-    model = rd.load_urdf(text)
+    model = rd.load_urdf(text, mimic=True)
     assert model.joint_names == ["j1"] and model.followers == {"j2": "j1", "j3": "j1"}
     np.testing.assert_allclose(model.expand([0.4]), [0.4, -0.2 + 0.1, 2 * (-0.2 + 0.1) + 0.2])
     cyc = text.replace('<mimic joint="j1"', '<mimic joint="j3"', 1)
     with pytest.raises(rd.ModelError, match=r"<mimic> tags form a cycle: j\d -> j\d -> j\d"):
-        rd.load_urdf(cyc)
+        rd.load_urdf(cyc, mimic=True)
     with pytest.warns(UserWarning, match="'j3' mimics 'nope', which is not a movable joint"):
-        model = rd.load_urdf(_three_link('<mimic joint="nope"/>'))
+        model = rd.load_urdf(_three_link('<mimic joint="nope"/>'), mimic=True)
     assert model.coupling is None and model.nv == 3
 
 
