@@ -405,3 +405,17 @@ def test_simulator_node_publishes_the_follower():
 
 def gripper_full_names():
     return [f"joint_a{i}" for i in range(1, 8)] + ["finger_left", "finger_right"]
+
+
+def test_dynamics_model_outputs_are_per_independent_joint(gripper):
+    pytest.importorskip("rclpy")
+    from robot_dynamics.nodes.dynamics_model import compute_outputs
+
+    fr = rd.friction_from_config(GRIPPER_FRICTION, gripper)
+    data = gripper.create_data()
+    q, v, _ = random_state(gripper, seed=7)
+    out = compute_outputs(gripper, data, q, v, fr, "zero", None)
+    assert out["wrenches"].shape == (8, 6) and out["mass_matrix"].shape == (8, 8)
+    rd.inverse_dynamics(gripper, data, q, v, np.zeros(8), friction=fr)
+    np.testing.assert_array_equal(out["wrenches"][7], data.full.f[7])  # finger_left's own row
+    np.testing.assert_allclose(out["friction"], data.tau_friction)
