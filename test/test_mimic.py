@@ -164,6 +164,10 @@ def test_independent_coordinates_match_pinocchios_mimic_model(gripper):
     np.testing.assert_array_equal(model.expand(q), np.append(q, q[7]))
     with pytest.raises(rd.ModelError, match="'finger_right'.*mimics 'finger_left'"):
         model.joint_index("finger_right")
+    with pytest.raises(rd.InputError, match=r"q in rnea: expected shape \(8,\), got \(9,\)"):
+        rd.rnea(model, model.create_data(), np.zeros(9), np.zeros(8), np.zeros(8))
+    with pytest.raises(rd.InputError, match="non-finite"):
+        rd.forward_dynamics(model, model.create_data(), q, np.full(8, np.nan), np.zeros(8))
     with pytest.raises(AttributeError, match="model.full.parents"):
         model.parents  # noqa: B018 — per-body fields are the full tree's
     # by default (mimic=False) every movable joint is independent, as Pinocchio's default
@@ -294,6 +298,11 @@ def test_inverse_dynamics_with_friction_through_the_coupling(gripper):
         tf = fdata.tau_friction
         assert tf[7] * tf[8] > 0 and data.tau_friction[7] == pytest.approx(tf[7] + tf[8])
         assert data.tau_friction[7] * v[7] < 0
+        smooth = rd.inverse_dynamics(gripper, data, q, v, a, friction=fr, smoothing_velocity=0.01)
+        smooth_full = rd.inverse_dynamics(gripper.full, fdata, gripper.expand(q),
+                                          gripper.expand_velocity(v), gripper.expand_velocity(a),
+                                          friction=full_fr, smoothing_velocity=0.01)
+        np.testing.assert_allclose(smooth, G.T @ smooth_full, rtol=0, atol=1e-12)
         frictionless = rd.rnea(gripper, data, q, v, a)
         assert abs(tau[7] - frictionless[7]) > 1.5 + 2.0  # both Coulomb levels at least
 
