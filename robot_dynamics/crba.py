@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import as_vector
+from . import mimic
 from .kernels.dynamics import crba_entry
 from .kinematics import _placements
 from .rnea import _rnea_fast
@@ -20,6 +21,8 @@ def mass_matrix(model, data, q) -> np.ndarray:
     Fills ``data.M``, the composite inertias ``data.Ic``, the transforms ``data.X`` and the body
     poses ``data.oMi`` (compiled kernel; :func:`mass_matrix_reference` is the specification).
     """
+    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
+        return mimic.mass_matrix(model, data, q)
     try:
         ok = crba_entry(model._mb, q, data._work)
     except TypeError:  # not a float64 vector: convert, or say what is wrong
@@ -32,6 +35,8 @@ def mass_matrix(model, data, q) -> np.ndarray:
 
 def mass_matrix_reference(model, data, q) -> np.ndarray:
     """The composite rigid body algorithm written out in NumPy (the kernel's specification)."""
+    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
+        return mimic.mass_matrix(model, data, q, reference=True)
     q = as_vector("q", q, model.nq, where="mass_matrix")
     _placements(model, data, q)
     n = model.nv
@@ -55,6 +60,8 @@ def mass_matrix_reference(model, data, q) -> np.ndarray:
 
 def bias_forces(model, data, q, v) -> np.ndarray:
     """b(q, q̇) = C(q, q̇) q̇ + g(q) (nv,): the efforts at zero acceleration (rnea with a = 0)."""
+    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
+        return mimic.efforts_at(model, data, q, v, "bias_forces")
     q = as_vector("q", q, model.nq, where="bias_forces")
     v = as_vector("v", v, model.nv, where="bias_forces")
     return _rnea_fast(model, data, q, v, np.zeros(model.nv))
@@ -62,6 +69,8 @@ def bias_forces(model, data, q, v) -> np.ndarray:
 
 def gravity_torques(model, data, q) -> np.ndarray:
     """g(q) (nv,): the joint efforts that hold the robot still against gravity."""
+    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
+        return mimic.efforts_at(model, data, q, None, "gravity_torques")
     q = as_vector("q", q, model.nq, where="gravity_torques")
     zero = np.zeros(model.nv)
     return _rnea_fast(model, data, q, zero, zero)
@@ -69,6 +78,8 @@ def gravity_torques(model, data, q) -> np.ndarray:
 
 def coriolis_torques(model, data, q, v) -> np.ndarray:
     """C(q, q̇) q̇ (nv,): velocity-product efforts without gravity."""
+    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
+        return mimic.efforts_at(model, data, q, v, "coriolis_torques")
     q = as_vector("q", q, model.nq, where="coriolis_torques")
     v = as_vector("v", v, model.nv, where="coriolis_torques")
     return _rnea_fast(model, data, q, v, np.zeros(model.nv), np.zeros(3))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .crba import mass_matrix
+from . import mimic
 from .kernels.dynamics import directors_kernel
 
 
@@ -26,6 +27,8 @@ def wrench_directors(model, data, q=None) -> np.ndarray:
     With ``q`` it runs :func:`~robot_dynamics.crba.mass_matrix` first; without, it uses the
     composite inertias and transforms already in ``data`` (after ``mass_matrix(model, data, q)``).
     """
+    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
+        return mimic.wrench_directors(model, data, q)
     if q is not None:
         mass_matrix(model, data, q)
     D = np.empty((model.nv, model.nv, 6))

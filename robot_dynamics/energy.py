@@ -21,6 +21,7 @@ def kinetic_energy(M, v) -> float:
 
 def potential_energy(model, data) -> float:
     """Gravity potential, after forward kinematics: ``−Σ m_i g·c_i`` (CoMs in world)."""
+    model = getattr(model, "full", model)  # mimic joints: the bodies are the full tree's
     R = data.oMi[:, :3, :3]
     c = data.oMi[:, :3, 3] + np.einsum("nij,nj->ni", R, model.coms)
     return -float(model.masses @ (c @ model.gravity))

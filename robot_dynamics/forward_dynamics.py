@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .crba import bias_forces, mass_matrix
+from . import mimic
 from .directors import wrench_directors
 from .errors import as_vector
 from .kernels.fd import fd_entry
@@ -36,6 +37,10 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
     Friction made of built-in laws (or none) runs as one compiled call (:mod:`.kernels.fd`);
     other laws run the steps below in Python, which state the same computation.
     """
+    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
+        return mimic.forward_dynamics(model, data, q, v, tau, friction, tol=tol, max_iter=max_iter,
+                                      velocity_tolerance=velocity_tolerance,
+                                      on_failure=on_failure)
     packed = model._no_friction if friction is None else friction._packed
     if packed is not None:
         try:
@@ -63,6 +68,10 @@ def forward_dynamics_reference(model, data, q, v, tau, friction=None, *, tol=1e-
                                reference_solver=True) -> np.ndarray:
     """:func:`forward_dynamics` step by step: b and fn(q, q̇, 0), M, the directors, the friction
     solve (in Python with ``reference_solver``) — the specification of the fused kernel."""
+    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
+        return mimic.forward_dynamics(model, data, q, v, tau, friction, tol=tol, max_iter=max_iter,
+                                      velocity_tolerance=velocity_tolerance,
+                                      on_failure=on_failure)
     q = as_vector("q", q, model.nq, where="forward_dynamics")
     v = as_vector("v", v, model.nv, where="forward_dynamics")
     tau = as_vector("tau", tau, model.nv, where="forward_dynamics")

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import as_vector
+from . import mimic
 from .kernels.friction import id_entry, id_friction_kernel
 from .rnea import _rnea_fast
 
@@ -40,6 +41,10 @@ def inverse_dynamics(model, data, q, v, a, friction=None, *, velocity_tolerance=
 
     Fills ``data.f`` (joint wrenches fn) and ``data.tau_friction`` (signed τf, q̇_i τf_i ≤ 0).
     """
+    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
+        return mimic.inverse_dynamics(model, data, q, v, a, friction,
+                                      velocity_tolerance=velocity_tolerance,
+                                      smoothing_velocity=smoothing_velocity)
     if friction is not None and friction._packed is not None and smoothing_velocity == 0:
         try:  # one compiled call: RNEA + friction map
             if id_entry(model._mb, friction._packed[2], q, v, a, velocity_tolerance, data._work):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import joints as jt
+from . import mimic
 from .errors import ModelError, as_vector
 from .spatial import motion_transform
 
@@ -19,6 +20,8 @@ def forward_kinematics(model, data, q) -> None:
     Runs the compiled kernels; :func:`_placements` is the readable version (used by the
     reference recursions). Parents come first, so one loop suffices.
     """
+    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
+        return mimic.forward_kinematics(model, data, q)
     from .kernels.dynamics import placements_kernel, world_kernel
 
     q = as_vector("q", q, model.nq, where="forward_kinematics")

@@ -44,6 +44,8 @@ class _Body:
 class Model:
     """Constant description of a fixed-base robot. See docs/ARCHITECTURE.md for every field."""
 
+    coupling = None  # mimic joints: G of q_full = G q + o on a robot_dynamics.mimic.MimicModel
+
     def __init__(self):  # filled by build_model
         self.name = ""
         self.source = ""
@@ -268,13 +270,17 @@ def _structure(desc: RobotDescription, src: str):
 
 
 def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81), validate: str = "strict",
-                allow_massless: bool | None = None) -> Model:
+                allow_massless: bool | None = None, mimic: bool = False) -> Model:
     """Validate a :class:`RobotDescription` and reduce it to a :class:`Model`.
 
     ``validate`` (``"strict"`` | ``"warn"``): see :func:`robot_dynamics.urdf.load_urdf`. The
     physics checked is the one the dynamics uses: each merged moving rigid body (never the fixed
     base), then — when a body's spatial inertia is singular — the mass matrix at sample
     configurations. Linear in the number of links.
+
+    ``mimic=True``: movable joints with a ``<mimic>`` tag follow their leader and the result is
+    a :class:`robot_dynamics.mimic.MimicModel` in the independent coordinates (default
+    ``mimic=False``: every movable joint is independent, as Pinocchio's default).
     """
     validate = _validation_policy(validate, allow_massless)
     src = desc.source
@@ -386,8 +392,8 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81), validate: 
     model.damping, model.urdf_friction = _frozen(damping), _frozen(friction)
     #: <transmission> mechanicalReduction per joint; nan where no transmission drives it alone
     model.mechanical_reduction = _frozen([desc.transmissions.get(nm, np.nan) for nm in names])
-    #: <mimic> tags, read but not modelled (a follower is an independent joint):
-    #: follower → (leader, multiplier, offset)
+    #: <mimic> tags of movable joints: follower → (leader, multiplier, offset); modelled by
+    #: robot_dynamics.mimic (couple, at the end) with mimic=True
     model.mimic = {j.name: j.mimic for j in desc.joints if j.mimic and j.name in model._joint_index}
     model.base_mass = base.mass
     model.frames = {name: (body_of[name], T) for name, T in T_body_link.items()}
@@ -413,6 +419,10 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81), validate: 
             problems.append(f"{src}: {singular}")
     for problem in problems:  # validate == "warn" here
         warnings.warn(problem, UserWarning, stacklevel=3)
+    if mimic and model.mimic:  # followers move with their leaders: independent coordinates
+        from .mimic import couple
+
+        return couple(model)
     return model
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import as_vector
+from . import mimic
 from .kernels.dynamics import rnea_entry, rnea_kernel
 from .kinematics import _placements
 from .spatial import force_cross, motion_cross
@@ -24,6 +25,8 @@ def rnea(model, data, q, v, a) -> np.ndarray:
     Also fills ``data.v``, ``data.a`` (body frame, ``a`` includes −g), ``data.f`` (joint
     wrenches fn, see :func:`joint_wrenches`) and ``data.tau``.
     """
+    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
+        return mimic.rnea(model, data, q, v, a)
     try:
         if rnea_entry(model._mb, q, v, a, data._work):
             return data.tau.copy()
@@ -37,6 +40,8 @@ def rnea(model, data, q, v, a) -> np.ndarray:
 
 def rnea_reference(model, data, q, v, a) -> np.ndarray:
     """:func:`rnea` written out in NumPy, joint by joint: the specification of the kernel."""
+    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
+        return mimic.rnea(model, data, q, v, a, reference=True)
     q = as_vector("q", q, model.nq, where="rnea")
     v = as_vector("v", v, model.nv, where="rnea")
     a = as_vector("a", a, model.nv, where="rnea")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import mimic
 from .crba import bias_forces, mass_matrix
 from .directors import wrench_directors
 from .energy import EnergyAudit, kinetic_energy, potential_energy
@@ -35,6 +36,8 @@ class Simulator:
         """``compiled=False`` runs every step through the Python statement of the scheme
         (:meth:`_integrate` with the reference friction solver): the specification the compiled
         step is tested against, and much slower."""
+        if model.coupling is not None:  # mimic joints: Python path (robot_dynamics/mimic.py)
+            friction, compiled = mimic.coupled_friction(friction, model), False
         if not (np.isfinite(dt) and dt > 0):
             raise InputError(f"dt must be a positive number of seconds, got {dt}")
         self.model, self.friction, self.dt = model, friction, float(dt)

@@ -350,7 +350,8 @@ def etree_local(tag: str) -> str:
 
 
 def load_urdf(source, *, validate: str = "strict", xacro_args: dict | None = None,
-              gravity=(0.0, 0.0, -9.81), allow_massless: bool | None = None) -> Model:
+              gravity=(0.0, 0.0, -9.81), allow_massless: bool | None = None,
+              mimic: bool = False) -> Model:
     """Build a :class:`~robot_dynamics.model.Model` from a URDF or xacro path, or an XML string.
 
     ``source``: a ``.urdf`` path, a ``.urdf.xacro``/``.xacro`` path (expanded with the PyPI
@@ -371,11 +372,16 @@ def load_urdf(source, *, validate: str = "strict", xacro_args: dict | None = Non
     humanoid is modelled as if its ``base`` were bolted down; a ``floating`` *joint* is
     refused). ``gravity`` is the world gravity vector in the root link's frame.
 
-    ``<mimic>`` tags are read (``JointSpec.mimic``) but not yet modelled: a follower joint is an
-    independent joint of the model (as Pinocchio's ``buildModelFromUrdf`` without ``mimic``).
+    **Mimic joints** (``<mimic joint multiplier offset>``): with ``mimic=True`` a follower moves
+    as ``multiplier·q_leader + offset`` and the model (:class:`robot_dynamics.mimic.MimicModel`)
+    has one coordinate per independent joint, as Pinocchio's
+    ``buildModelFromUrdf(path, mimic=True)``; ``model.expand(q)`` gives every joint's position
+    (``model.full_joint_names``). The default ``mimic=False`` (Pinocchio's default too) keeps
+    every movable joint independent and the tags in ``model.mimic``; the nodes' ``mimic``
+    parameter defaults to true.
     """
     return build_model(parse_urdf(source, xacro_args=xacro_args), gravity=gravity,
-                       validate=validate, allow_massless=allow_massless)
+                       validate=validate, allow_massless=allow_massless, mimic=mimic)
 
 
 def _rpy(R) -> tuple:

@@ -21,6 +21,7 @@ ROBOTS = {
     "planar_2r": (["revolute"] * 2, (2.0, 5.0)),
     "arm7": (["revolute"] * 7, (15.0, 35.0)),
     "arm7_gripper": (["revolute"] * 7 + ["prismatic"] * 2, (15.0, 36.0)),
+    "arm7_gripper_mimic": (["revolute"] * 7 + ["prismatic"] * 2, (15.0, 36.0)),  # full tree
     "five_bar": (["revolute"] * 4, (1.0, 2.0)),  # the tree of the parallel example (0.4+0.4+0.3+0.3)
 }
 

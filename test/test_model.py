@@ -66,12 +66,14 @@ def test_tree_order_parents_first_and_metadata():
         model.joint_index("zz")
 
 
-def test_mimic_tags_are_kept_not_modelled():
+def test_mimic_tags_are_kept_and_modelled_on_request():
     from conftest import PANDA, erd_urdf
 
     model = rd.load_urdf(erd_urdf(PANDA))
     assert model.mimic == {"panda_finger_joint2": ("panda_finger_joint1", 1.0, 0.0)}
-    assert "panda_finger_joint2" in model.joint_names  # an independent joint (nv = 9)
+    assert "panda_finger_joint2" in model.joint_names  # by default an independent joint (nv = 9)
+    coupled = rd.load_urdf(erd_urdf(PANDA), mimic=True)  # test_mimic.py
+    assert coupled.nv == 8 and "panda_finger_joint2" not in coupled.joint_names
 
 
 def test_relations_fast_path_equals_the_general_one():

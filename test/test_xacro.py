@@ -90,7 +90,7 @@ class FakeNode:
     """The parameter and logger surface load_robot uses (no ROS graph needed)."""
 
     def __init__(self, **params):
-        self.params, self.lines = params, []
+        self.params, self.lines = {"mimic": True, **params}, []  # mimic: a parameter default
 
     def get_parameter(self, name):
         return type("P", (), {"value": self.params[name]})

@@ -138,6 +138,10 @@ def law_from_config(params, where: str = "friction"):
 
 def friction_from_config(config, model) -> FrictionModel:
     """A :class:`FrictionModel` for ``model`` from a mapping, or a YAML file path."""
+    if getattr(model, "coupling", None) is not None:  # mimic joints: a law per full joint
+        from ..mimic import coupled_friction
+
+        return coupled_friction(friction_from_config(config, model.full), model)
     config, source = load_mapping(config, "friction")
     if not isinstance(config, dict):
         raise ModelError(f"{source}: expected a mapping with 'default' and/or 'joints'")

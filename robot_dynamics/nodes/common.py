@@ -60,6 +60,10 @@ def declare_robot_parameters(node):
     declare(node, "validate", "strict",
             "URDF physics check: 'strict' refuses unphysical moving bodies and a singular mass "
             "matrix; 'warn' loads them and logs one warning per problem", read_only=True)
+    declare(node, "mimic", True,
+            "URDF <mimic> joints follow their leaders (one coordinate per independent joint; "
+            "/joint_states of the simulator names the followers too); false: independent",
+            read_only=True)
     declare(node, "friction_config", "",
             "friction YAML: bundled name or path; 'none' for no friction; empty = '<robot>_friction'"
             " when bundled, else none")
@@ -77,14 +81,16 @@ def load_robot(node):
     validate = node.get_parameter("validate").value
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = load_urdf(xml if xml.strip() else robot_path(robot), validate=validate)
+        model = load_urdf(xml if xml.strip() else robot_path(robot), validate=validate,
+                          mimic=node.get_parameter("mimic").value)
     log = node.get_logger()
     for w in caught:
         log.warning(str(w.message))
     log.info(f"robot {model.name!r}: {model.nv} joints, modelled fixed at its root link "
              f"{model.base_link!r} (floating bases are not modelled)")
-    if model.mimic:
-        log.warning(f"<mimic> joints {sorted(model.mimic)} are modelled as independent joints")
+    if getattr(model, "followers", None):
+        log.info(f"mimic joints follow their leaders ({model.followers}): {model.nv} "
+                 "independent coordinates")
     return model, load_friction(node.get_parameter("friction_config").value, robot_stem(robot),
                                 model)
 

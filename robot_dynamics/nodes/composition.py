@@ -85,7 +85,7 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=2.0, settle=1
     from .id_controller import IdController
     from .simulator import SimulatorNode
 
-    model = load_urdf(robot_path(robot), validate=validate)
+    model = load_urdf(robot_path(robot), validate=validate, mimic=True)  # as the nodes' default
     traj = demo_trajectory(model, robot, move_time)
     common = [Parameter("robot", value=robot), Parameter("friction_config", value=friction),
               Parameter("validate", value=validate)]
@@ -106,11 +106,14 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=2.0, settle=1
         nodes = [sim, ctrl, dyn, driver]
         rec = Recording()
 
+        # mimic joints: /joint_states names the followers too; record the coordinates
+        sel = model.independent if model.coupling is not None else slice(None)
+
         def on_state(msg):
             rec.t.append(stamp_to_seconds(msg.header.stamp))
-            rec.q.append(list(msg.position))
-            rec.v.append(list(msg.velocity))
-            rec.tau.append(list(msg.effort))
+            rec.q.append(list(np.asarray(msg.position)[sel]))
+            rec.v.append(list(np.asarray(msg.velocity)[sel]))
+            rec.tau.append(list(np.asarray(msg.effort)[sel]))
             rec.tau_friction.append(sim.sim.tau_friction.copy())
 
         driver.create_subscription(JointState, "/joint_states", on_state, STATE_QOS)

@@ -61,6 +61,8 @@ def compute_outputs(model, data, q, v, friction, acceleration="zero", effort=Non
     inverse_dynamics(model, data, q, v, a, friction=friction)
     tau_f = data.tau_friction.copy() if friction is not None else np.zeros(model.nv)
     wrenches = joint_wrenches(model, data)
+    if model.coupling is not None:  # mimic joints: the rows of the independent joints
+        wrenches = wrenches[model.independent]
     return {
         "gravity": gravity_torques(model, data, q),
         "bias": bias_forces(model, data, q, v),

@@ -30,6 +30,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from std_srvs.srv import Trigger
 
+from .. import mimic
 from ..simulation import Simulator
 from ..stiction import FrictionSolveError
 from .common import (STATE_QOS, declare, declare_robot_parameters, load_robot, per_joint,
@@ -78,7 +79,9 @@ class SimulatorNode(Node):
         self.last_publish = time.monotonic()
         self.next_audit = self.audit_period
         self.state_pub = self.create_publisher(JointState, "/joint_states", STATE_QOS)
-        self._state_msg = JointState(name=list(self.model.joint_names))
+        # with mimic joints, every movable joint (followers too, for robot_state_publisher)
+        self._state_msg = JointState(name=list(getattr(self.model, "full_joint_names",
+                                                       self.model.joint_names)))
         self._clock_msg = Clock()
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if self.publish_clock else None
         self.audit_pub = self.create_publisher(Float64MultiArray, "~/energy_audit", 10)
@@ -162,10 +165,13 @@ class SimulatorNode(Node):
             self.sim.reset(self.q0, self.v0)
             q, v = self.sim.q, self.sim.v
         msg = self._state_msg  # reused: publish() serialises it before returning
+        tau = self.tau
+        if self.model.coupling is not None:  # mimic joints: followers at G q + o
+            q, v, tau = mimic.joint_state(self.model, q, v, tau)
         seconds_to_stamp(self.sim.t, msg.header.stamp)
         msg.position = array.array("d", q.tobytes())
         msg.velocity = array.array("d", v.tobytes())
-        msg.effort = array.array("d", self.tau.tobytes())
+        msg.effort = array.array("d", tau.tobytes())
         self.state_pub.publish(msg)
         if self.clock_pub is not None:
             seconds_to_stamp(self.sim.t, self._clock_msg.clock)
