@@ -106,12 +106,22 @@ def test_state_loop_survives_a_failing_callback_and_stops_with_close(context):
 def test_controller_falls_back_to_the_executor_without_the_wait_set_api(context, monkeypatch):
     """An rclpy without the wait-set calls: the state loop refuses at construction, and the
     controller subscribes joint_states through its executor instead (and says so)."""
-    from rclpy.impl.implementation_singleton import rclpy_implementation
+    import rclpy.action  # noqa: F401 - imported with the real extension before the patch
+    from rclpy.impl import implementation_singleton
     from rclpy.parameter import Parameter
 
     from robot_dynamics.nodes.id_controller import IdController
 
-    monkeypatch.delattr(rclpy_implementation, "WaitSet")
+    class WithoutWaitSet:  # the C extension as an older rclpy has it, seen by the state loop
+        def __getattr__(self, name):
+            if name == "WaitSet":
+                raise AttributeError("module 'rclpy._rclpy_pybind11' has no attribute 'WaitSet'")
+            return getattr(real, name)
+
+    # only the state loop looks the extension up at construction; rclpy's own modules (the
+    # action server's wait sets) keep theirs
+    real = implementation_singleton.rclpy_implementation
+    monkeypatch.setattr(implementation_singleton, "rclpy_implementation", WithoutWaitSet())
     node = IdController(context=context,
                         parameter_overrides=[Parameter("robot", value=ROBOT)])
     try:
