@@ -122,3 +122,82 @@ def test_unknown_robot_refused_with_reason():
         assert "no_such_robot" in proc.log, proc.log
     finally:
         proc.stop()
+
+
+# -- live parameters ------------------------------------------------------------------------------
+def _set_parameters(probe, node_name, **values):
+    """SetParameters over the node's service: {name: (successful, reason)}."""
+    from rcl_interfaces.srv import SetParameters
+    from rclpy.parameter import Parameter
+
+    client = probe.node.create_client(SetParameters, f"/{node_name}/set_parameters")
+    try:
+        assert client.wait_for_service(timeout_sec=20.0), "no set_parameters service"
+        out = {}
+        for name, value in values.items():
+            req = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()])
+            future = client.call_async(req)
+            assert probe.wait_for(future.done, timeout=10.0), f"no answer setting {name}"
+            result = future.result().results[0]
+            out[name] = (result.successful, result.reason)
+        return out
+    finally:
+        probe.node.destroy_client(client)
+
+
+BAD_VALUES = {
+    "kp": [-1.0], "kd": [float("nan")], "stale_behavior": "explode", "stale_timeout": -1.0,
+    "friction_velocity_blend": 2.0, "friction_smoothing_velocity": -0.1,
+    "constraints.goal_time": -1.0, "constraints.stopped_velocity_tolerance": -0.5,
+    "constraints.shoulder.goal": -0.2,
+    "robot": "arm7", "friction_config": "none", "robot_description": "<robot/>",
+    "joint_names": ["a", "b"], "command_topic": "/x", "state_thread": False,
+    "action_monitor_rate": 50.0,
+}
+
+
+def test_bad_live_parameters_are_rejected_with_a_reason(model, controller, probe):
+    names = model.joint_names
+    values = dict(BAD_VALUES)
+    values["kp"] = [1.0, 2.0, 3.0]  # wrong size for 2 joints
+    values["constraints.shoulder.goal"] = -0.2
+    values[f"constraints.{names[0]}.goal"] = values.pop("constraints.shoulder.goal")
+    results = _set_parameters(probe, "id_controller", **values)
+    for name, (ok, reason) in results.items():
+        assert not ok, f"{name} accepted a bad value"
+        assert reason.strip(), f"{name}: rejected without a reason"
+    assert "expected 1 or 2" in results["kp"][1]
+    assert "read-only" in results["robot"][1]
+    assert "gravity or zero" in results["stale_behavior"][1]
+    assert controller.alive()
+
+
+def test_live_gains_change_the_effort(model, controller, probe):
+    """τ = g(q) + M(q)·K_p·(q_d − q) at rest: the effort above gravity scales with K_p."""
+    from robot_dynamics.nodes.common import STATE_QOS
+
+    efforts = probe.collect(Float64MultiArray, "/effort_controller/commands")
+    pub = probe.node.create_publisher(JointState, "/joint_states", STATE_QOS)
+    q = np.array([0.9, 0.2])  # away from the held reference: a position error
+    msg = _state(model.joint_names, q, [0, 0])
+
+    def effort():
+        for _ in range(5):  # the last answer is to this state, not a stale hold
+            assert _exchange(probe, pub, efforts, msg, timeout=20.0) is not None
+        return np.array(efforts[-1].data)
+
+    # the controller holds the first state it ever saw: make sure that is not q
+    assert _exchange(probe, pub, efforts, _state(model.joint_names, [0.1, 0.1], [0, 0]), 20.0)
+    data = model.create_data()
+    g = rd.gravity_torques(model, data, q)
+    # small gains: the error is up to a radian, the effort must stay inside the limits
+    results = _set_parameters(probe, "id_controller", kp=[4.0], kd=[40.0])
+    assert all(ok for ok, _ in results.values()), results
+    tau1 = effort() - g
+    assert np.abs(tau1).max() > 1e-3  # there is an error to act on
+    assert _set_parameters(probe, "id_controller", kp=[1.0, 0.5])["kp"][0]
+    tau2 = effort() - g
+    M = rd.mass_matrix(model, data, q)
+    e = np.linalg.solve(M, tau1) / 4.0  # q_d − q
+    np.testing.assert_allclose(tau2, M @ (np.array([1.0, 0.5]) * e), rtol=1e-6, atol=1e-9)
+    _set_parameters(probe, "id_controller", kp=[400.0])
