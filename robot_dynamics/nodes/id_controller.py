@@ -479,6 +479,10 @@ class IdController(Node):
         if outcome.status == "succeeded":
             goal_handle.succeed()
         elif outcome.status == "canceled":
+            # the cancel callback ends the goal here before rclpy marks it CANCELING
+            deadline = time.monotonic() + 1.0
+            while not goal_handle.is_cancel_requested and time.monotonic() < deadline:
+                time.sleep(0.001)
             goal_handle.canceled()
         else:
             goal_handle.abort()
