@@ -46,7 +46,7 @@ from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
 from ..crba import gravity_torques
 from ..errors import InputError
-from ..friction_compensation import compensated_inverse_dynamics
+from ..friction_compensation import compensated_inverse_dynamics, direction_velocity
 from ..trajectory_execution import (GoalExecution, GoalRejected, SegmentTolerances,
                                     TrajectoryExecution, goal_tolerances, validate_trajectory)
 from .common import (STATE_QOS, JointStateMatcher, declare, declare_robot_parameters, load_robot,
@@ -121,13 +121,19 @@ class IdController(Node):
         self.friction_compensation = declare(
             self, "friction_compensation", True, "add the friction map to the computed torque")
         self.smoothing = declare(
-            self, "friction_smoothing_velocity", 0.05,
+            self, "friction_smoothing_velocity", 0.01,
             "ε [rad/s or m/s]: friction compensation direction tanh(w/ε) of the direction "
             "velocity w (0 = sign(w), switching)", low=0.0, high=10.0)
+        self.error_gain = declare(
+            self, "friction_error_gain", 500.0,
+            "Λ [1/s]: the position error's share of the direction velocity "
+            "w = (1−β)(q̇_d + Λ(q_d − q)) + β·q̇ (0 = reference velocity only)",
+            low=0.0, high=1e6)
         self.blend = declare(
             self, "friction_velocity_blend", 0.0,
-            "β: friction compensation direction from w = (1−β)·q̇_d + β·q̇ (0 = reference "
-            "velocity only, no chatter at rest; 1 = measured velocity only)", low=0.0, high=1.0)
+            "β: measured velocity's share of the friction compensation direction velocity w "
+            "(0 = from the reference only, no chatter at rest; 1 = measured velocity only, "
+            "the plain inverse dynamics law)", low=0.0, high=1.0)
         self.stale_timeout = declare(self, "stale_timeout", 0.1,
                                      "seconds without a valid JointState before holding",
                                      low=0.001, high=60.0)
@@ -186,6 +192,7 @@ class IdController(Node):
         self.last_error = np.zeros(n)
         self.last_t = 0.0
         self._last_check = time.monotonic()
+        self._deferred = None  # a topic trajectory that came before the first state
         self._goals = {}  # goal UUID → GoalExecution (action goals being executed)
         self._pending = {}  # id(goal request) → (request, command, tolerances) from goal time
         self.create_subscription(JointTrajectoryMsg, "~/joint_trajectory", self.on_trajectory,
@@ -232,6 +239,7 @@ class IdController(Node):
                 if name in ("kp", "kd"):
                     updates[name] = per_joint(name, value, n, nonnegative=True)
                 elif name in ("friction_smoothing_velocity", "friction_velocity_blend",
+                              "friction_error_gain",
                               "stale_timeout", "constraints.goal_time",
                               "constraints.stopped_velocity_tolerance") or (
                         name.startswith("constraints.") and name.rsplit(".", 1)[-1]
@@ -263,6 +271,7 @@ class IdController(Node):
                 constraints_changed = True
             else:
                 attr = {"friction_smoothing_velocity": "smoothing", "friction_velocity_blend": "blend",
+                        "friction_error_gain": "error_gain",
                         "allow_partial_joints_goal": "allow_partial",
                         "allow_nonzero_velocity_at_trajectory_end": "allow_nonzero_end"}.get(name, name)
                 setattr(self, attr, value)
@@ -296,7 +305,13 @@ class IdController(Node):
                 with self._lock:
                     ref, now = self.execution.reference, self.last_t
                 if ref is None:
-                    raise GoalRejected(-1, "no joint state received yet: nothing to start from")
+                    if goal.source == "action":
+                        raise GoalRejected(-1, "no joint state received yet: nothing to start from")
+                    with self._lock:  # a topic trajectory waits for the first state
+                        self._deferred = (command, goal)
+                    self.get_logger().info("trajectory received before any joint state: it "
+                                           "starts at the first one")
+                    return None
                 traj = self.execution.prepare(command, now, ref)  # the long part, no lock held
                 with self._lock:
                     if self.execution.reference is ref:  # else the state thread replaced it: redo
@@ -322,13 +337,22 @@ class IdController(Node):
                 self.execution.log = []
             self.last_q, self.last_t = q, t
             self.last_valid = time.monotonic()
+        if self._deferred is not None:
+            with self._lock:
+                deferred, self._deferred = self._deferred, None
+            if deferred is not None:
+                self.start(*deferred)
         for source, outcome in events:
-            log = self.get_logger().info if outcome.status == "succeeded" else self.get_logger().warning
-            log(f"{source} trajectory {outcome.status}: {outcome.text}")
+            text = f"{source} trajectory {outcome.status}: {outcome.text}"
+            if outcome.status == "succeeded":
+                self.get_logger().info(text)
+            else:
+                self.get_logger().warning(text)
         self.last_error = qd - q
         a_cmd = ad + self.kd * (vd - v) + self.kp * (qd - q)
         friction = self.friction if self.friction_compensation else None
-        tau = compensated_inverse_dynamics(self.model, self.data, q, v, a_cmd, friction, vd,
+        w = direction_velocity(vd, qd - q, v, error_gain=self.error_gain, blend=self.blend)
+        tau = compensated_inverse_dynamics(self.model, self.data, q, v, a_cmd, friction, w,
                                            blend=self.blend, smoothing_velocity=self.smoothing)
         self.publish(tau)
 
