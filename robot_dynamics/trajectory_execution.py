@@ -272,6 +272,22 @@ def goal_tolerances(defaults: SegmentTolerances, joint_names, path_tolerance=(),
     return out
 
 
+class SplicedReference:
+    """``before`` until ``t_splice``, ``after`` from then on: a trajectory whose header stamp is
+    in the future keeps the current reference going until it starts."""
+
+    def __init__(self, before, after: JointTrajectory, t_splice: float):
+        self.before, self.after, self.t_splice = before, after, float(t_splice)
+        self.times = after.times
+
+    @property
+    def duration(self) -> float:
+        return self.after.duration
+
+    def sample(self, t: float):
+        return (self.before if t < self.t_splice else self.after).sample(t)
+
+
 # -- execution ----------------------------------------------------------------------------------
 @dataclass
 class Outcome:
@@ -331,10 +347,11 @@ class TrajectoryExecution:
         return len(self.joint_names)
 
     # -- building a reference (no lock needed) ----------------------------------------------
-    def prepare(self, command: TrajectoryCommand, now: float, reference=None) -> JointTrajectory:
+    def prepare(self, command: TrajectoryCommand, now: float, reference=None):
         """The reference for ``command`` received at ``now``: from the current reference's state
         at the splice time max(stamp, now) to the points after it (JTC's trajectory replacement).
-        ``reference`` defaults to the active one."""
+        ``reference`` defaults to the active one. A splice in the future keeps ``reference``
+        until then (:class:`SplicedReference`)."""
         ref = self.reference if reference is None else reference
         if ref is None:
             raise GoalRejected(INVALID_GOAL, "no joint state received yet: nothing to start from")
@@ -364,7 +381,8 @@ class TrajectoryExecution:
             A = np.zeros((K, n))
             A[0] = a0
             A[1:, cols] = command.accelerations[first:]
-        return JointTrajectory(times, Q, V, A)
+        new = JointTrajectory(times, Q, V, A)
+        return SplicedReference(ref, new, ts) if ts > now else new
 
     # -- changing the reference (under the node's lock) -------------------------------------
     def install(self, reference: JointTrajectory, goal: GoalExecution) -> GoalExecution | None:
@@ -407,6 +425,8 @@ class TrajectoryExecution:
         tolerance checks (which may end the goal and switch to holding)."""
         if self.reference is None:
             self.hold(q, t)  # the first state seen is the first reference
+        elif isinstance(self.reference, SplicedReference) and t >= self.reference.t_splice:
+            self.reference = self.reference.after  # the splice is past: drop the old part
         q_d, v_d, a_d = self.reference.sample(t)
         goal = self.goal
         if goal is not None and not self.holding:

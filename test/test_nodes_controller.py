@@ -201,3 +201,85 @@ def test_live_gains_change_the_effort(model, controller, probe):
     e = np.linalg.solve(M, tau1) / 4.0  # q_d − q
     np.testing.assert_allclose(tau2, M @ (np.array([1.0, 0.5]) * e), rtol=1e-6, atol=1e-9)
     _set_parameters(probe, "id_controller", kp=[400.0])
+
+
+# -- the trajectory topic, on a simulated plant ---------------------------------------------------
+@pytest.fixture(scope="module")
+def plant():
+    """planar_2r in lock-step with its own controller (remapped away from the fixture above)."""
+    states_topic, cmd_topic = "/plant/joint_states", "/plant/effort_commands"
+    sim = NodeProcess("simulator", {"robot": ROBOT, "mode": "lockstep", "audit_period": 0.0,
+                                    "command_topic": cmd_topic, "publish_clock": False,
+                                    "initial_positions": [0.2, -0.3]},
+                      remaps={"/joint_states": states_topic, "__node": "plant_sim"})
+    ctrl = NodeProcess("id_controller", {"robot": ROBOT, "stale_timeout": 5.0,
+                                         "joint_states_topic": states_topic,
+                                         "command_topic": cmd_topic},
+                       remaps={"__node": "plant_controller"})
+    p = RosProbe("plant_probe")
+    states = p.collect(JointState, states_topic)
+    try:
+        assert p.wait_for(lambda: len(states) > 20, timeout=60), sim.log + ctrl.log
+        yield p, states, ctrl
+    finally:
+        p.close()
+        ctrl.stop()
+        sim.stop()
+
+
+def test_topic_trajectory_default_qos_first_point_over_its_time_and_smooth_replacement(plant):
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory as TrajMsg, JointTrajectoryPoint
+
+    from robot_dynamics.nodes.common import seconds_to_stamp, stamp_to_seconds
+
+    probe, states, ctrl = plant
+    names = ["shoulder", "elbow"]
+
+    def now():
+        return stamp_to_seconds(states[-1].header.stamp)
+
+    def series(t_from, t_to=np.inf):
+        rows = [s for s in list(states) if t_from <= stamp_to_seconds(s.header.stamp) <= t_to]
+        return (np.array([stamp_to_seconds(s.header.stamp) for s in rows]),
+                np.array([list(s.position) for s in rows]), np.array([list(s.effort) for s in rows]))
+
+    def wait_sim(t):
+        assert probe.wait_for(lambda: now() >= t, timeout=90), f"stalled at {now()}\n{ctrl.log}"
+
+    def msg(t, q, v=None, a=None, stamp=0.0):
+        m = TrajMsg(joint_names=names)
+        p = JointTrajectoryPoint(positions=list(q))
+        if v is not None:
+            p.velocities, p.accelerations = list(v), list(a)
+        p.time_from_start = Duration(sec=int(t), nanosec=int(round((t - int(t)) * 1e9)))
+        m.points = [p]
+        if stamp:
+            seconds_to_stamp(stamp, m.header.stamp)
+        return m
+
+    pub = probe.node.create_publisher(TrajMsg, "/plant_controller/joint_trajectory", 10)  # default QoS
+    assert probe.wait_for(lambda: pub.get_subscription_count() > 0, timeout=20)
+    q0 = np.array(states[-1].position)
+    q1 = q0 + np.array([0.6, -0.5])
+    t_pub = now()
+    pub.publish(msg(5.0, q1))  # positions only, first (and only) point at 5 s
+    wait_sim(t_pub + 3.0)
+    t, q, _ = series(t_pub)
+    progress = (q - q0) @ (q1 - q0) / np.dot(q1 - q0, q1 - q0)
+    assert progress[-1] > 0.5, "the default-QoS trajectory is not tracked"
+    t_half = t[np.argmax(progress >= 0.5)] - t_pub
+    assert t_half >= 2.45, f"50 % of the move after {t_half:.3f} s: the first point is not reached over its 5 s"
+    assert progress[t - t_pub <= 1.0].max() < 0.2  # no step towards the point
+
+    # mid-motion, a second trajectory spliced at a known time (header stamp): no effort jump
+    t_splice = now() + 0.3
+    q2 = np.array(states[-1].position) + np.array([-0.2, 0.3])
+    pub.publish(msg(1.0, q2, [0, 0], [0, 0], stamp=t_splice))
+    wait_sim(t_splice + 1.5)
+    t, q, tau = series(t_splice - 0.05, t_splice + 0.3)
+    steps = np.sort(np.abs(np.diff(tau, axis=0)).max(axis=1))[::-1]
+    assert steps[0] < 3.0 * steps[4] + 0.05, steps[:6]  # fast changes, but no isolated jump
+    t, q, _ = series(t_splice + 1.3)
+    assert np.abs(q[-1] - q2).max() < 0.01, (q[-1], q2)
+    assert "rejected" not in ctrl.log and "no valid JointState" not in ctrl.log, ctrl.log

@@ -115,6 +115,20 @@ def test_future_stamp_keeps_the_current_reference_until_then_and_past_points_are
     _start(ex, cmd, 10.0)
     np.testing.assert_allclose(ex.reference.sample(11.5)[0], 0.1)
     np.testing.assert_allclose(ex.reference.sample(13.0)[0], 0.3)
+    # spliced onto a moving reference: it keeps going until the stamp, then continues smoothly
+    moving = _validate(times=(4.0,), positions=[[0.9] * 3])
+    ex = _execution(q0=(0.1, 0.1, 0.1))
+    _start(ex, moving, 10.0)
+    old = ex.reference
+    later = _validate(times=(1.0,), positions=[[0.0] * 3], velocities=[[0] * 3],
+                      accelerations=[[0] * 3], stamp=11.0, now=10.5)
+    ex.install(ex.prepare(later, 10.5), GoalExecution(ex.defaults))
+    for t in (10.6, 10.999):
+        np.testing.assert_allclose(ex.reference.sample(t)[1], old.sample(t)[1], atol=1e-12)
+    for k in range(3):
+        np.testing.assert_allclose(ex.reference.sample(11.0)[k], old.sample(11.0)[k], atol=1e-9)
+    ex.update(11.2, ex.reference.sample(11.2)[0], np.zeros(3))
+    assert ex.reference.times[0] == 11.0 and not hasattr(ex.reference, "before")
     late = _validate(times=(1.0, 2.0), positions=[[0.3] * 3, [0.4] * 3], stamp=9.0, now=10.5)
     ref = ex.prepare(late, 10.5)  # first point (10.0) is past: straight to the second at 11.0
     assert len(ref.times) == 2 and ref.times[0] == 10.5
