@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import array
 import math
+import sys
 import threading
 import time
 
@@ -61,6 +62,10 @@ TRAJECTORY_SUB_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE,
 STALE_CHECK = 0.02
 #: points converted per slice before yielding the interpreter to the state thread
 PARSE_SLICE = 2000
+#: interpreter thread switch interval [s]: while the executor thread runs Python (rclpy builds a
+#: large trajectory message object by object), the state thread waits at most this long for the
+#: interpreter at each of its steps (Python's default, 5 ms, makes a 1 kHz loop fall behind)
+SWITCH_INTERVAL = 2e-4
 STALE_BEHAVIORS = ("gravity", "zero")
 
 
@@ -193,12 +198,14 @@ class IdController(Node):
         self.last_t = 0.0
         self._last_check = time.monotonic()
         self._deferred = None  # a topic trajectory that came before the first state
+        self._received = time.monotonic()  # when the last trajectory or goal came in
         self._goals = {}  # goal UUID → GoalExecution (action goals being executed)
         self._pending = {}  # id(goal request) → (request, command, tolerances) from goal time
         self.create_subscription(JointTrajectoryMsg, "~/joint_trajectory", self.on_trajectory,
                                  TRAJECTORY_SUB_QOS)
         self.state_loop = None
         if state_thread:  # started once everything its callbacks read exists
+            sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
             try:
                 self.state_loop = StateLoop(self, JointState, state_topic, STATE_QOS,
                                             self.on_state, self._state_error,
@@ -291,6 +298,7 @@ class IdController(Node):
                                    lower=self.model.lower_limits, upper=self.model.upper_limits)
 
     def on_trajectory(self, msg):
+        self._received = time.monotonic()
         try:
             command = self._validate(msg, self.last_t)
             self.start(command, GoalExecution(self.execution.defaults.copy(), "topic"))
@@ -319,7 +327,8 @@ class IdController(Node):
                         self.traj_start = float(traj.times[0])
                         break
         self.get_logger().info(f"tracking a trajectory of {len(command)} points, "
-                               f"{traj.duration - traj.times[0]:.3f} s ({goal.source})")
+                               f"{traj.duration - traj.times[0]:.3f} s ({goal.source}; read and "
+                               f"prepared in {time.monotonic() - self._received:.3f} s)")
         return traj
 
     # -- control ------------------------------------------------------------------------------
@@ -430,6 +439,7 @@ class IdController(Node):
     def _on_goal(self, goal):
         from rclpy.action import GoalResponse
 
+        self._received = time.monotonic()
         self.get_logger().info("Received new action goal")
         try:
             command, tol = self._goal_command(goal)
