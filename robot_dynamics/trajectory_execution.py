@@ -312,6 +312,14 @@ class GoalExecution:
     source: str = "action"  # 'action' or 'topic'
     outcome: Outcome | None = None
     sampled: bool = False  # JTC checks the path tolerance on the first sample, whatever the time
+    point_times: np.ndarray | None = None  # the points' stamp times (for feedback.index)
+
+    def next_point(self, t: float) -> int:
+        """Index (in the trajectory as sent) of the next point to reach at time ``t``."""
+        if self.point_times is None or not len(self.point_times):
+            return 0
+        return int(min(np.searchsorted(self.point_times, t, side="right"),
+                       len(self.point_times) - 1))
 
     @property
     def done(self) -> bool:
@@ -391,14 +399,18 @@ class TrajectoryExecution:
         return SplicedReference(ref, new, ts) if ts > now else new
 
     # -- changing the reference (under the node's lock) -------------------------------------
-    def install(self, reference: JointTrajectory, goal: GoalExecution) -> GoalExecution | None:
-        """Track ``reference`` for ``goal``; returns the goal it preempted (ended), if any."""
+    def install(self, reference, goal: GoalExecution, command=None) -> GoalExecution | None:
+        """Track ``reference`` (from :meth:`prepare` of ``command``) for ``goal``; returns the
+        goal it preempted (ended), if any."""
         old = self._end_goal(
             Outcome("aborted", INVALID_GOAL, "Current goal preempted by new incoming action."
                     if goal.source == "action" else
                     "Current goal preempted by a trajectory on the joint_trajectory topic."))
         self.reference, self.end_time = reference, reference.duration
         self.goal, self.holding = goal, False
+        if command is not None:
+            t0 = command.stamp if command.stamp > 0 else float(reference.times[0])
+            goal.point_times = t0 + command.times
         return old
 
     def hold(self, q, t: float):

@@ -191,6 +191,14 @@ def test_cancel_holds_where_the_arm_is_and_preemption_aborts_the_old_goal():
     assert ex.goal is second and not second.done
 
 
+def test_next_point_index_for_feedback():
+    ex = _execution()
+    goal = GoalExecution(ex.defaults)
+    cmd = _validate(times=(1.0, 2.0))
+    ex.install(ex.prepare(cmd, 10.0), goal, cmd)
+    assert [goal.next_point(t) for t in (10.5, 11.0, 11.5, 13.0)] == [0, 1, 1, 1]
+
+
 def test_prepare_needs_a_state():
     ex = TrajectoryExecution(JOINTS, SegmentTolerances.from_parameters(JOINTS, {}, {}))
     with pytest.raises(GoalRejected, match="no joint state"):

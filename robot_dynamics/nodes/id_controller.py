@@ -323,7 +323,7 @@ class IdController(Node):
                 traj = self.execution.prepare(command, now, ref)  # the long part, no lock held
                 with self._lock:
                     if self.execution.reference is ref:  # else the state thread replaced it: redo
-                        self.execution.install(traj, goal)
+                        self.execution.install(traj, goal, command)
                         self.traj_start = float(traj.times[0])
                         break
         self.get_logger().info(f"tracking a trajectory of {len(command)} points, "
@@ -505,6 +505,8 @@ class IdController(Node):
                 f.actual.velocities = sample.v[order].tolist()
                 f.error.positions = (sample.q_d - sample.q)[order].tolist()
                 f.error.velocities = (sample.v_d - sample.v)[order].tolist()
+                if hasattr(f, "index"):  # newer control_msgs
+                    f.index = goal.next_point(sample.t)
                 goal_handle.publish_feedback(f)
         outcome = goal.outcome
         if outcome is None:  # shutting down
