@@ -191,7 +191,9 @@ def test_live_gains_change_the_effort(model, controller, probe):
     data = model.create_data()
     g = rd.gravity_torques(model, data, q)
     # small gains: the error is up to a radian, the effort must stay inside the limits
-    results = _set_parameters(probe, "id_controller", kp=[4.0], kd=[40.0])
+    # friction compensation off (live too): τ − g is then exactly M·K_p·e
+    results = _set_parameters(probe, "id_controller", kp=[4.0], kd=[40.0],
+                              friction_compensation=False)
     assert all(ok for ok, _ in results.values()), results
     tau1 = effort() - g
     assert np.abs(tau1).max() > 1e-3  # there is an error to act on
@@ -200,6 +202,9 @@ def test_live_gains_change_the_effort(model, controller, probe):
     M = rd.mass_matrix(model, data, q)
     e = np.linalg.solve(M, tau1) / 4.0  # q_d − q
     np.testing.assert_allclose(tau2, M @ (np.array([1.0, 0.5]) * e), rtol=1e-6, atol=1e-9)
+    assert _set_parameters(probe, "id_controller", friction_compensation=True)["friction_compensation"][0]
+    tau_fc = effort() - g  # and back on: the friction effort comes back
+    assert np.abs(tau_fc - tau2).max() > 1e-3
     _set_parameters(probe, "id_controller", kp=[400.0])
 
 
