@@ -157,7 +157,8 @@ def validate_trajectory(joint_names, times, positions, velocities=None, accelera
     if np.any(steps <= 0):
         k = int(np.flatnonzero(steps <= 0)[0]) + 1
         raise GoalRejected(INVALID_GOAL, f"Time between points {k - 1} and {k} is not strictly "
-                                         f"increasing, it is {t[k - 1]:f} and {t[k]:f} respectively")
+                                         f"increasing, it is {t[k - 1]:f} and {t[k]:f} "
+                                         f"respectively")
     if t[-1] <= 0:
         raise GoalRejected(INVALID_GOAL, "every point has time_from_start 0: nothing says how "
                                          "fast to get there (give the first point its time)")
@@ -173,9 +174,10 @@ def validate_trajectory(joint_names, times, positions, velocities=None, accelera
         out = (P < lo) | (P > hi)
         if out.any():
             k, j = map(int, np.argwhere(out)[0])
+            low, high = lo[j] + LIMIT_SLACK, hi[j] - LIMIT_SLACK
             raise GoalRejected(INVALID_GOAL, f"point #{k}: position {P[k, j]:.6g} of joint "
                                              f"{names[j]} is outside its limits "
-                                             f"[{lo[j] + LIMIT_SLACK:.6g}, {hi[j] - LIMIT_SLACK:.6g}]")
+                                             f"[{low:.6g}, {high:.6g}]")
     if V is not None and not allow_nonzero_end_velocity:
         bad = np.flatnonzero(np.abs(V[-1]) > np.finfo(np.float32).eps)
         if len(bad):

@@ -135,7 +135,8 @@ def _set_parameters(probe, node_name, **values):
         assert client.wait_for_service(timeout_sec=20.0), "no set_parameters service"
         out = {}
         for name, value in values.items():
-            req = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()])
+            param = Parameter(name, value=value).to_parameter_msg()
+            req = SetParameters.Request(parameters=[param])
             future = client.call_async(req)
             assert probe.wait_for(future.done, timeout=10.0), f"no answer setting {name}"
             result = future.result().results[0]
@@ -202,7 +203,8 @@ def test_live_gains_change_the_effort(model, controller, probe):
     M = rd.mass_matrix(model, data, q)
     e = np.linalg.solve(M, tau1) / 4.0  # q_d − q
     np.testing.assert_allclose(tau2, M @ (np.array([1.0, 0.5]) * e), rtol=1e-6, atol=1e-9)
-    assert _set_parameters(probe, "id_controller", friction_compensation=True)["friction_compensation"][0]
+    result = _set_parameters(probe, "id_controller", friction_compensation=True)
+    assert result["friction_compensation"][0]
     tau_fc = effort() - g  # and back on: the friction effort comes back
     assert np.abs(tau_fc - tau2).max() > 1e-3
     _set_parameters(probe, "id_controller", kp=[400.0])
@@ -247,7 +249,8 @@ def test_topic_trajectory_default_qos_first_point_over_its_time_and_smooth_repla
     def series(t_from, t_to=np.inf):
         rows = [s for s in list(states) if t_from <= stamp_to_seconds(s.header.stamp) <= t_to]
         return (np.array([stamp_to_seconds(s.header.stamp) for s in rows]),
-                np.array([list(s.position) for s in rows]), np.array([list(s.effort) for s in rows]))
+                np.array([list(s.position) for s in rows]),
+                np.array([list(s.effort) for s in rows]))
 
     def wait_sim(t):
         assert probe.wait_for(lambda: now() >= t, timeout=90), f"stalled at {now()}\n{ctrl.log}"
@@ -263,7 +266,8 @@ def test_topic_trajectory_default_qos_first_point_over_its_time_and_smooth_repla
             seconds_to_stamp(stamp, m.header.stamp)
         return m
 
-    pub = probe.node.create_publisher(TrajMsg, "/plant_controller/joint_trajectory", 10)  # default QoS
+    # default QoS (reliable, volatile, keep last 10), as `ros2 topic pub` and most publishers
+    pub = probe.node.create_publisher(TrajMsg, "/plant_controller/joint_trajectory", 10)
     assert probe.wait_for(lambda: pub.get_subscription_count() > 0, timeout=20)
     q0 = np.array(states[-1].position)
     q1 = q0 + np.array([0.6, -0.5])
@@ -274,7 +278,7 @@ def test_topic_trajectory_default_qos_first_point_over_its_time_and_smooth_repla
     progress = (q - q0) @ (q1 - q0) / np.dot(q1 - q0, q1 - q0)
     assert progress[-1] > 0.5, "the default-QoS trajectory is not tracked"
     t_half = t[np.argmax(progress >= 0.5)] - t_pub
-    assert t_half >= 2.45, f"50 % of the move after {t_half:.3f} s: the first point is not reached over its 5 s"
+    assert t_half >= 2.45, f"50 % of the move after {t_half:.3f} s: not over the point's 5 s"
     assert progress[t - t_pub <= 1.0].max() < 0.2  # no step towards the point
 
     # mid-motion, a second trajectory spliced at a known time (header stamp): no effort jump

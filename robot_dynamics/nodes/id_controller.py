@@ -230,6 +230,10 @@ class IdController(Node):
         return SegmentTolerances.from_parameters(self.model.joint_names, c["trajectory"], c["goal"],
                                                  c["stopped_velocity_tolerance"], c["goal_time"])
 
+    #: live parameters whose attribute has another name
+    ATTRIBUTES = {"friction_smoothing_velocity": "smoothing", "friction_velocity_blend": "blend",
+                  "friction_error_gain": "error_gain", "allow_partial_joints_goal": "allow_partial",
+                  "allow_nonzero_velocity_at_trajectory_end": "allow_nonzero_end"}
     #: parameters fixed at start-up (besides those declared read_only): a change is refused
     FIXED = ("robot", "robot_description", "friction_config")
 
@@ -241,8 +245,9 @@ class IdController(Node):
             for p in params:
                 name, value = p.name, p.value
                 if name in self.FIXED:
-                    raise ValueError(f"parameter {name} is read-only: the robot and its friction "
-                                     f"model are loaded at start-up (restart the node to change it)")
+                    raise ValueError(f"parameter {name} is read-only: the robot and its "
+                                     f"friction model are loaded at start-up (restart the node "
+                                     f"to change it)")
                 if name in ("kp", "kd"):
                     updates[name] = per_joint(name, value, n, nonnegative=True)
                 elif name in ("friction_smoothing_velocity", "friction_velocity_blend",
@@ -277,11 +282,7 @@ class IdController(Node):
                     self._constraints[key] = value
                 constraints_changed = True
             else:
-                attr = {"friction_smoothing_velocity": "smoothing", "friction_velocity_blend": "blend",
-                        "friction_error_gain": "error_gain",
-                        "allow_partial_joints_goal": "allow_partial",
-                        "allow_nonzero_velocity_at_trajectory_end": "allow_nonzero_end"}.get(name, name)
-                setattr(self, attr, value)
+                setattr(self, self.ATTRIBUTES.get(name, name), value)
         if constraints_changed:
             defaults = self._default_tolerances()
             with self._lock:
@@ -303,8 +304,9 @@ class IdController(Node):
             command = self._validate(msg, self.last_t)
             self.start(command, GoalExecution(self.execution.defaults.copy(), "topic"))
         except GoalRejected as exc:
-            self.get_logger().warning(f"rejected trajectory on {self.resolve_topic_name('~/joint_trajectory')}"
-                                      f": {exc} (error code {exc.code})", throttle_duration_sec=1.0)
+            topic = self.resolve_topic_name("~/joint_trajectory")
+            self.get_logger().warning(f"rejected trajectory on {topic}: {exc} (error code "
+                                      f"{exc.code})", throttle_duration_sec=1.0)
 
     def start(self, command, goal):
         """Prepare ``command`` off the state thread, then make it the reference for ``goal``."""
