@@ -20,8 +20,9 @@ SetParameters call on them fails saying so): see :data:`LIVE` and the descriptio
 
 Latency: by default the JointState subscription is served by its own thread
 (:mod:`.state_loop`, parameter ``state_thread``), not by the executor, which keeps the
-trajectory topic, the parameters and the action server. Large trajectories are parsed and
-prepared on the executor, in slices that let the state thread run between them.
+trajectory topic, the parameters and the action server. Trajectories on the topic are taken as
+bytes and read into arrays (:mod:`.trajectory_cdr`), not as one Python object per point, then
+prepared on the executor.
 
 Time: the reference is evaluated at the JointState's stamp, so the loop runs the same on a
 real arm, in real-time simulation and in lock-step simulation. Safety: when no valid JointState
@@ -53,6 +54,7 @@ from ..trajectory_execution import (GoalExecution, GoalRejected, SegmentToleranc
 from .common import (STATE_QOS, JointStateMatcher, declare, declare_robot_parameters, load_robot,
                      per_joint, run_node, seconds_to_stamp, stamp_to_seconds)
 from .state_loop import StateLoop
+from .trajectory_cdr import parse_trajectory
 
 #: ~/joint_trajectory: reliable, volatile (as joint_trajectory_controller), so that a publisher
 #: with default QoS matches; keep a few so a burst of replacements is not dropped
@@ -102,9 +104,18 @@ def trajectory_fields(msg):
 
 
 def trajectory_from_msg(msg, joint_names, **checks):
-    """Validated :class:`~robot_dynamics.trajectory_execution.TrajectoryCommand` from a message
-    (raises GoalRejected with a FollowJointTrajectory error code and the reason)."""
-    names, times, pos, vel, acc, effort, stamp = trajectory_fields(msg)
+    """Validated :class:`~robot_dynamics.trajectory_execution.TrajectoryCommand` from a message,
+    or from its serialized bytes (raises GoalRejected with a FollowJointTrajectory error code
+    and the reason)."""
+    if isinstance(msg, (bytes, bytearray, memoryview)):
+        fields = parse_trajectory(msg)  # arrays straight from the bytes (fast path)
+        if fields is None:
+            from rclpy.serialization import deserialize_message
+
+            fields = trajectory_fields(deserialize_message(bytes(msg), JointTrajectoryMsg))
+    else:
+        fields = trajectory_fields(msg)
+    names, times, pos, vel, acc, effort, stamp = fields
     return validate_trajectory(names, times, pos, vel, acc, controller_joints=joint_names,
                                stamp=stamp, effort_given=effort, **checks)
 
@@ -201,8 +212,9 @@ class IdController(Node):
         self._received = time.monotonic()  # when the last trajectory or goal came in
         self._goals = {}  # goal UUID → GoalExecution (action goals being executed)
         self._pending = {}  # id(goal request) → (request, command, tolerances) from goal time
+        # raw: the bytes are read into arrays here, without one Python object per point
         self.create_subscription(JointTrajectoryMsg, "~/joint_trajectory", self.on_trajectory,
-                                 TRAJECTORY_SUB_QOS)
+                                 TRAJECTORY_SUB_QOS, raw=True)
         self.state_loop = None
         if state_thread:  # started once everything its callbacks read exists
             sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
