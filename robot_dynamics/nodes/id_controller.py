@@ -40,6 +40,8 @@ import time
 import numpy as np
 import rclpy
 from rcl_interfaces.msg import SetParametersResult
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -423,9 +425,6 @@ class IdController(Node):
             self.get_logger().info("control_msgs is not installed: no FollowJointTrajectory "
                                    "action server (the ~/joint_trajectory topic still works)")
             return None
-        from rclpy.action import ActionServer
-        from rclpy.callback_groups import ReentrantCallbackGroup
-
         self._fjt = FollowJointTrajectory
         # goals run in their own group so that state callbacks go on while they wait
         return ActionServer(self, FollowJointTrajectory, "~/follow_joint_trajectory",
@@ -451,8 +450,6 @@ class IdController(Node):
         return command, tol
 
     def _on_goal(self, goal):
-        from rclpy.action import GoalResponse
-
         self._received = time.monotonic()
         self.get_logger().info("Received new action goal")
         try:
@@ -465,8 +462,6 @@ class IdController(Node):
         return GoalResponse.ACCEPT
 
     def _on_cancel(self, goal_handle):
-        from rclpy.action import CancelResponse
-
         self.get_logger().info("Got request to cancel goal")
         goal = self._goals.get(bytes(goal_handle.goal_id.uuid))
         if goal is not None:
