@@ -210,6 +210,23 @@ def test_live_gains_change_the_effort(model, controller, probe):
     _set_parameters(probe, "id_controller", kp=[400.0])
 
 
+def test_live_stale_behavior_applies_at_once(model, controller, probe):
+    from robot_dynamics.nodes.common import STATE_QOS
+
+    results = _set_parameters(probe, "id_controller", stale_behavior="zero", stale_timeout=0.2)
+    assert all(ok for ok, _ in results.values()), results
+    efforts = probe.collect(Float64MultiArray, "/effort_controller/commands")
+    pub = probe.node.create_publisher(JointState, "/joint_states", STATE_QOS)
+    assert _exchange(probe, pub, efforts, _state(model.joint_names, [0.7, -0.2], [0, 0]), 20.0)
+    try:
+        assert controller.wait_log("holding zero effort", timeout=10.0), controller.log
+        n0 = len(efforts)
+        assert probe.wait_for(lambda: len(efforts) > n0 + 3, timeout=5.0)
+        assert np.all(np.array(efforts[-1].data) == 0.0)
+    finally:
+        _set_parameters(probe, "id_controller", stale_behavior="gravity", stale_timeout=0.3)
+
+
 # -- the trajectory topic, on a simulated plant ---------------------------------------------------
 @pytest.fixture(scope="module")
 def plant():
