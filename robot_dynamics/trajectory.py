@@ -33,9 +33,7 @@ class JointTrajectory:
         self.has_acc = accelerations is not None
         V = self._opt("velocities", velocities, Q.shape)
         if V is None:
-            V = np.zeros_like(Q)
-            if len(t) > 2:
-                V[1:-1] = (Q[2:] - Q[:-2]) / (t[2:] - t[:-2])[:, None]
+            V = finite_difference_velocities(t, Q)
         A = self._opt("accelerations", accelerations, Q.shape)
         self.velocities = V
         self.accelerations = A if A is not None else np.zeros_like(Q)
@@ -68,16 +66,21 @@ class JointTrajectory:
 
     @property
     def duration(self) -> float:
+        """Time of the last point (the times are relative to whatever origin they were given in)."""
         return float(self.times[-1])
+
+    @property
+    def start_time(self) -> float:
+        return float(self.times[0])
 
     def sample(self, t: float):
         """Reference position, velocity, acceleration (each (nv,)) at time ``t``."""
-        T = self.times
-        if t <= T[0]:
+        T = self._t
+        if t < T[0] or len(T) == 1:
             return self.positions[0].copy(), np.zeros(self.nv), np.zeros(self.nv)
-        if t >= T[-1]:
+        if t > T[-1]:
             return self.positions[-1].copy(), np.zeros(self.nv), np.zeros(self.nv)
-        k = bisect_right(self._t, t) - 1
+        k = min(bisect_right(T, t) - 1, len(T) - 2)  # at a point: its own velocity, acceleration
         h = self._t[k + 1] - self._t[k]
         s = (t - self._t[k]) / h
         s2, s3 = s * s, s * s * s
@@ -87,6 +90,18 @@ class JointTrajectory:
                           [0.0, 0.0, 2 * hi2, 6 * s * hi2, 12 * s2 * hi2, 20 * s3 * hi2]])
         pos, vel, acc = basis @ self._coef[k]
         return pos, vel, acc
+
+
+def finite_difference_velocities(times, positions, v_start=None) -> np.ndarray:
+    """Waypoint velocities for positions-only points: central differences inside, zero at the
+    last point, ``v_start`` (default zero) at the first."""
+    t, Q = np.asarray(times, float), np.asarray(positions, float)
+    V = np.zeros_like(Q)
+    if len(t) > 2:
+        V[1:-1] = (Q[2:] - Q[:-2]) / (t[2:] - t[:-2])[:, None]
+    if v_start is not None:
+        V[0] = v_start
+    return V
 
 
 def _quintic(q0, v0, a0, q1, v1, a1):

@@ -121,7 +121,9 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=2.0, settle=1
         executor = SingleThreadedExecutor()
         for n in nodes:
             executor.add_node(n)
-        pub.publish(trajectory_msg(model, traj))  # transient local: reaches ctrl once matched
+        while pub.get_subscription_count() == 0:  # the controller's subscription is volatile
+            executor.spin_once(timeout_sec=0.01)
+        pub.publish(trajectory_msg(model, traj))
         t_end = traj.duration + settle
         wall0 = time.monotonic()
         while ctrl.traj_start is None or sim.sim.t < ctrl.traj_start + t_end:

@@ -3,14 +3,26 @@
     τ = ID_friction(q, q̇, q̈_d + K_d (q̇_d − q̇) + K_p (q_d − q)),  clipped to the URDF effort limits
 
 Subscribes ``joint_states`` (sensor_msgs/JointState, matched by name) and ``~/joint_trajectory``
-(trajectory_msgs/JointTrajectory, time-parameterised, interpolated); serves
-``~/follow_joint_trajectory`` (control_msgs/action/FollowJointTrajectory) when control_msgs is
-installed (MoveIt's simple controller manager talks to it); publishes the efforts as
-std_msgs/Float64MultiArray on ``/effort_controller/commands`` (ros2_control's effort controller).
+(trajectory_msgs/JointTrajectory, any reliable publisher); serves ``~/follow_joint_trajectory``
+(control_msgs/action/FollowJointTrajectory) when control_msgs is installed (MoveIt's simple
+controller manager talks to it); publishes the efforts as std_msgs/Float64MultiArray on
+``/effort_controller/commands`` (ros2_control's effort controller).
+
+Trajectories, from the topic or the action, follow ros2_controllers' joint_trajectory_controller
+(:mod:`robot_dynamics.trajectory_execution`): validated when they arrive (a bad goal is rejected
+at goal time, the reason logged), started from the current reference, the first point reached
+over its ``time_from_start``; path/goal tolerances and ``goal_time`` from the goal or the
+``constraints.*`` parameters; cancel and violations hold the measured position; a new goal
+preempts the active one (aborted with INVALID_GOAL, as JTC).
+
+Parameters are live (validated, rejected with a reason, applied at once) or read-only (a
+SetParameters call on them fails saying so): see :data:`LIVE` and the descriptions.
 
 Latency: by default the JointState subscription is served by its own thread
 (:mod:`.state_loop`, parameter ``state_thread``), not by the executor, which keeps the
-trajectory topic, the stale-state timer, the parameters and the action server.
+trajectory topic, the parameters and the action server. Trajectories on the topic are taken as
+bytes and read into arrays (:mod:`.trajectory_cdr`), not as one Python object per point, then
+prepared on the executor.
 
 Time: the reference is evaluated at the JointState's stamp, so the loop runs the same on a
 real arm, in real-time simulation and in lock-step simulation. Safety: when no valid JointState
@@ -20,51 +32,94 @@ state (or zero effort, ``stale_behavior``) and warns.
 from __future__ import annotations
 
 import array
+import math
+import sys
 import threading
 import time
 
 import numpy as np
 import rclpy
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
 from ..crba import gravity_torques
 from ..errors import InputError
-from ..inverse_dynamics import inverse_dynamics
-from ..trajectory import JointTrajectory
-from .common import (STATE_QOS, TRAJECTORY_QOS, JointStateMatcher, declare,
-                     declare_robot_parameters, load_robot, per_joint, run_node,
-                     stamp_to_seconds)
+from ..friction_compensation import compensated_inverse_dynamics, direction_velocity
+from ..trajectory_execution import (GoalExecution, GoalRejected, SegmentTolerances,
+                                    TrajectoryExecution, goal_tolerances, validate_trajectory)
+from .common import (STATE_QOS, JointStateMatcher, declare, declare_robot_parameters, load_robot,
+                     per_joint, run_node, seconds_to_stamp, stamp_to_seconds)
 from .state_loop import StateLoop
+from .trajectory_cdr import parse_trajectory
 
-
-def trajectory_from_msg(msg, joint_names):
-    """trajectory_msgs/JointTrajectory → :class:`JointTrajectory` in model order (by name)."""
-    names = list(msg.joint_names)
-    missing = [n for n in joint_names if n not in names]
-    if missing:
-        raise InputError(f"JointTrajectory lacks joint(s) {missing} (has {names})")
-    if not msg.points:
-        raise InputError("JointTrajectory has no points")
-    perm = [names.index(n) for n in joint_names]
-    n = len(names)
-    times, pos, vel, acc = [], [], [], []
-    for k, p in enumerate(msg.points):
-        if len(p.positions) != n:
-            raise InputError(f"JointTrajectory point {k}: {len(p.positions)} positions for {n} joints")
-        times.append(p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec)
-        pos.append(np.asarray(p.positions, float)[perm])
-        vel.append(np.asarray(p.velocities, float)[perm] if len(p.velocities) == n else None)
-        acc.append(np.asarray(p.accelerations, float)[perm] if len(p.accelerations) == n else None)
-    V = np.array(vel) if all(v is not None for v in vel) else None
-    A = np.array(acc) if V is not None and all(a is not None for a in acc) else None
-    return JointTrajectory(times, np.array(pos), V, A)
-
-
+#: ~/joint_trajectory: reliable, volatile (as joint_trajectory_controller), so that a publisher
+#: with default QoS matches; keep a few so a burst of replacements is not dropped
+TRAJECTORY_SUB_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE,
+                                history=HistoryPolicy.KEEP_LAST, depth=10)
 #: how often the controller looks for stale state [s]
 STALE_CHECK = 0.02
+#: points converted per slice before yielding the interpreter to the state thread
+PARSE_SLICE = 2000
+#: interpreter thread switch interval [s]: while the executor thread runs Python (rclpy builds a
+#: large trajectory message object by object), the state thread waits at most this long for the
+#: interpreter at each of its steps (Python's default, 5 ms, makes a 1 kHz loop fall behind)
+SWITCH_INTERVAL = 2e-4
+STALE_BEHAVIORS = ("gravity", "zero")
+
+
+def _duration(d) -> float:
+    return d.sec + 1e-9 * d.nanosec
+
+
+def _yield():
+    time.sleep(0)  # releases the GIL: a waiting state thread runs now, not after 5 ms
+
+
+def trajectory_fields(msg):
+    """trajectory_msgs/JointTrajectory → (names, times, positions, velocities, accelerations,
+    effort_given, stamp), point fields as lists of arrays; sliced so the state thread keeps
+    running while a long message is read."""
+    points = msg.points
+    n = len(points)
+    times = np.empty(n)
+    pos, vel, acc = [], [], []
+    effort = False
+    for start in range(0, n, PARSE_SLICE):
+        chunk = points[start:start + PARSE_SLICE]
+        for k, p in enumerate(chunk, start):
+            d = p.time_from_start
+            times[k] = d.sec + 1e-9 * d.nanosec
+            pos.append(p.positions)
+            vel.append(p.velocities)
+            acc.append(p.accelerations)
+            effort = effort or len(p.effort) > 0
+        if n > PARSE_SLICE:
+            _yield()
+    return (list(msg.joint_names), times, pos, vel, acc, effort,
+            stamp_to_seconds(msg.header.stamp))
+
+
+def trajectory_from_msg(msg, joint_names, **checks):
+    """Validated :class:`~robot_dynamics.trajectory_execution.TrajectoryCommand` from a message,
+    or from its serialized bytes (raises GoalRejected with a FollowJointTrajectory error code
+    and the reason)."""
+    if isinstance(msg, (bytes, bytearray, memoryview)):
+        fields = parse_trajectory(msg)  # arrays straight from the bytes (fast path)
+        if fields is None:
+            from rclpy.serialization import deserialize_message
+
+            fields = trajectory_fields(deserialize_message(bytes(msg), JointTrajectoryMsg))
+    else:
+        fields = trajectory_fields(msg)
+    names, times, pos, vel, acc, effort, stamp = fields
+    return validate_trajectory(names, times, pos, vel, acc, controller_joints=joint_names,
+                               stamp=stamp, effort_given=effort, **checks)
 
 
 class IdController(Node):
@@ -73,57 +128,98 @@ class IdController(Node):
         declare_robot_parameters(self)
         self.model, self.friction = load_robot(self)
         n = self.model.nv
-        declare(self, "joint_names", list(self.model.joint_names),
-                "joint order of the effort command (defaults to the URDF order)", read_only=True)
+        names = list(self.model.joint_names)
+        declare(self, "joint_names", names,
+                "joint order of the effort command and the action feedback (defaults to the URDF "
+                "order)", read_only=True)
         kp = declare(self, "kp", [400.0], "position gains K_p [1/s²], one per joint or one for all")
         kd = declare(self, "kd", [40.0], "velocity gains K_d [1/s], one per joint or one for all")
         self.kp = per_joint("kp", kp, n, nonnegative=True)
         self.kd = per_joint("kd", kd, n, nonnegative=True)
         self.friction_compensation = declare(
             self, "friction_compensation", True, "add the friction map to the computed torque")
-        self.smoothing = declare(self, "friction_smoothing_velocity", 0.0,
-                                 "friction direction tanh(q̇/ε) instead of sign(q̇) [rad/s or m/s]; "
-                                 "0 = sign, with the commanded q̈'s direction at rest (a small ε "
-                                 "removes compensation chatter at rest on a real arm)",
-                                 low=0.0, high=10.0)
+        self.smoothing = declare(
+            self, "friction_smoothing_velocity", 0.01,
+            "ε [rad/s or m/s]: friction compensation direction tanh(w/ε) of the direction "
+            "velocity w (0 = sign(w), switching)", low=0.0, high=10.0)
+        self.error_gain = declare(
+            self, "friction_error_gain", 500.0,
+            "Λ [1/s]: the position error's share of the direction velocity "
+            "w = (1−β)(q̇_d + Λ(q_d − q)) + β·q̇ (0 = reference velocity only)",
+            low=0.0, high=1e6)
+        self.blend = declare(
+            self, "friction_velocity_blend", 0.0,
+            "β: measured velocity's share of the friction compensation direction velocity w "
+            "(0 = from the reference only, no chatter at rest; 1 = measured velocity only, "
+            "the plain inverse dynamics law)", low=0.0, high=1.0)
         self.stale_timeout = declare(self, "stale_timeout", 0.1,
                                      "seconds without a valid JointState before holding",
                                      low=0.001, high=60.0)
         self.stale_behavior = declare(self, "stale_behavior", "gravity",
                                       "what to command when the state is stale: gravity | zero")
-        if self.stale_behavior not in ("gravity", "zero"):
-            raise ValueError(f"stale_behavior must be 'gravity' or 'zero', got {self.stale_behavior!r}")
+        if self.stale_behavior not in STALE_BEHAVIORS:
+            raise ValueError(f"parameter stale_behavior: expected gravity or zero, got "
+                             f"{self.stale_behavior!r}")
         cmd_topic = declare(self, "command_topic", "/effort_controller/commands",
-                            "std_msgs/Float64MultiArray effort command topic")
-        state_topic = declare(self, "joint_states_topic", "/joint_states", "JointState input topic")
-        self.data = self.model.create_data()
-        self.order = [self.model.joint_index(name) for name in
-                      self.get_parameter("joint_names").value]
-        self.matcher = JointStateMatcher(self.model.joint_names)
-        self.limits = np.where(np.isfinite(self.model.effort_limits), self.model.effort_limits, np.inf)
-        self.pub = self.create_publisher(Float64MultiArray, cmd_topic, STATE_QOS)
-        self._command = Float64MultiArray()
-        self._command.layout.dim = [MultiArrayDimension(label="joints", size=n, stride=n)]
-        self._zeros = np.zeros(n)
+                            "std_msgs/Float64MultiArray effort command topic", read_only=True)
+        state_topic = declare(self, "joint_states_topic", "/joint_states",
+                              "JointState input topic", read_only=True)
         state_thread = declare(self, "state_thread", True,
                                "serve joint_states from a dedicated thread instead of the "
                                "executor (lower latency: see robot_dynamics.nodes.state_loop)",
                                read_only=True)
+        # joint_trajectory_controller's trajectory parameters (same names and defaults)
+        self.allow_partial = declare(self, "allow_partial_joints_goal", False,
+                                     "accept trajectories for a subset of the joints (the others "
+                                     "keep their reference)")
+        self.allow_nonzero_end = declare(self, "allow_nonzero_velocity_at_trajectory_end", False,
+                                         "accept trajectories whose last point has a velocity")
+        self.monitor_rate = declare(self, "action_monitor_rate", 20.0,
+                                    "FollowJointTrajectory feedback and status rate [Hz]",
+                                    low=0.1, high=1000.0, read_only=True)
+        goal_time = declare(self, "constraints.goal_time", 0.0,
+                            "default time [s] allowed after the last point to be within the goal "
+                            "tolerance (0 = no limit)", low=0.0, high=3600.0)
+        stopped = declare(self, "constraints.stopped_velocity_tolerance", 0.01,
+                          "default goal velocity tolerance [rad/s or m/s] of every joint "
+                          "(0 = not checked)", low=0.0, high=1000.0)
+        path_tol, goal_tol = {}, {}
+        for j in names:
+            path_tol[j] = declare(self, f"constraints.{j}.trajectory", 0.0,
+                                  f"default path position tolerance of {j} [rad or m] "
+                                  f"(0 = not checked)", low=0.0, high=1000.0)
+            goal_tol[j] = declare(self, f"constraints.{j}.goal", 0.0,
+                                  f"default goal position tolerance of {j} [rad or m] "
+                                  f"(0 = not checked)", low=0.0, high=1000.0)
+        self._constraints = {"goal_time": goal_time, "stopped_velocity_tolerance": stopped,
+                             "trajectory": path_tol, "goal": goal_tol}
+        self.data = self.model.create_data()
+        self.command_names = list(self.get_parameter("joint_names").value)
+        self.order = [self.model.joint_index(name) for name in self.command_names]
+        self.matcher = JointStateMatcher(names)
+        self.limits = np.where(np.isfinite(self.model.effort_limits), self.model.effort_limits, np.inf)
+        self.pub = self.create_publisher(Float64MultiArray, cmd_topic, STATE_QOS)
+        self._command = Float64MultiArray()
+        self._command.layout.dim = [MultiArrayDimension(label="joints", size=n, stride=n)]
         self._lock = threading.Lock()  # the state thread and the executor share the state below
-        self.create_subscription(JointTrajectoryMsg, "~/joint_trajectory", self.on_trajectory,
-                                 TRAJECTORY_QOS)
-        self.trajectory = None
-        self.traj_start = None  # stamp time at which the trajectory starts
-        self.hold = None  # set point when no trajectory: the first state seen
+        self._install_lock = threading.Lock()  # one trajectory installed at a time
+        self.execution = TrajectoryExecution(names, self._default_tolerances())
+        self.traj_start = None  # stamp time at which the last trajectory started (its splice)
         self.last_q = None
         self.last_valid = None  # monotonic time of the last valid state
         self.last_error = np.zeros(n)
         self.last_t = 0.0
-        self.goal_tolerance = declare(self, "goal_tolerance", 0.01,
-                                      "max |q_d − q| [rad or m] for a FollowJointTrajectory goal "
-                                      "to succeed at its end", low=1e-6, high=10.0)
+        self._last_check = time.monotonic()
+        self._deferred = None  # a topic trajectory that came before the first state
+        self._received = time.monotonic()  # when the last trajectory or goal came in
+        self._goals = {}  # goal UUID → GoalExecution (action goals being executed)
+        self._pending = {}  # id(goal request) → (request, command, tolerances) from goal time
+        # raw: the bytes are read into arrays here, without one Python object per point
+        self.create_subscription(JointTrajectoryMsg, "~/joint_trajectory", self.on_trajectory,
+                                 TRAJECTORY_SUB_QOS, raw=True)
         self.state_loop = None
         if state_thread:  # started once everything its callbacks read exists
+            sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
             try:
                 self.state_loop = StateLoop(self, JointState, state_topic, STATE_QOS,
                                             self.on_state, self._state_error,
@@ -134,61 +230,159 @@ class IdController(Node):
             self.create_subscription(JointState, state_topic, self.on_state, STATE_QOS)
             self.create_timer(STALE_CHECK, self.check_stale)
         self._action = self._make_action_server()
-        self.needs_threads = self._action is not None
+        # a goal waits (and a long trajectory is parsed) while other callbacks are served
+        self.needs_threads = self._action is not None or self.state_loop is not None
+        self.add_on_set_parameters_callback(self._on_set_parameters)
         self.get_logger().info(
             f"computed-torque control of {self.model.name!r} ({n} joints), friction "
             f"{'on' if self.friction is not None and self.friction_compensation else 'off'}, "
             f"commands on {cmd_topic}")
 
-    # -- reference ------------------------------------------------------------------------
-    def on_trajectory(self, msg):
+    # -- parameters ---------------------------------------------------------------------------
+    def _default_tolerances(self):
+        c = self._constraints
+        return SegmentTolerances.from_parameters(self.model.joint_names, c["trajectory"], c["goal"],
+                                                 c["stopped_velocity_tolerance"], c["goal_time"])
+
+    #: live parameters whose attribute has another name
+    ATTRIBUTES = {"friction_smoothing_velocity": "smoothing", "friction_velocity_blend": "blend",
+                  "friction_error_gain": "error_gain", "allow_partial_joints_goal": "allow_partial",
+                  "allow_nonzero_velocity_at_trajectory_end": "allow_nonzero_end"}
+    #: parameters fixed at start-up (besides those declared read_only): a change is refused
+    FIXED = ("robot", "robot_description", "friction_config")
+
+    def _on_set_parameters(self, params):
+        """Validate every parameter of the call, then apply them all (or none)."""
+        n = self.model.nv
+        updates = {}
         try:
-            traj = trajectory_from_msg(msg, self.model.joint_names)
-        except InputError as exc:
-            self.get_logger().warning(f"rejected trajectory: {exc}", throttle_duration_sec=1.0)
-            return
-        self.set_trajectory(traj, stamp_to_seconds(msg.header.stamp) or None)
+            for p in params:
+                name, value = p.name, p.value
+                if name in self.FIXED:
+                    raise ValueError(f"parameter {name} is read-only: the robot and its "
+                                     f"friction model are loaded at start-up (restart the node "
+                                     f"to change it)")
+                if name in ("kp", "kd"):
+                    updates[name] = per_joint(name, value, n, nonnegative=True)
+                elif name in ("friction_smoothing_velocity", "friction_velocity_blend",
+                              "friction_error_gain",
+                              "stale_timeout", "constraints.goal_time",
+                              "constraints.stopped_velocity_tolerance") or (
+                        name.startswith("constraints.") and name.rsplit(".", 1)[-1]
+                        in ("trajectory", "goal")):
+                    value = float(value)
+                    if not math.isfinite(value):
+                        raise ValueError(f"parameter {name}: expected a finite number, got {value}")
+                    updates[name] = value  # ranges: checked by the descriptor before this call
+                elif name == "stale_behavior":
+                    if value not in STALE_BEHAVIORS:
+                        raise ValueError(f"parameter stale_behavior: expected gravity or zero, "
+                                         f"got {value!r}")
+                    updates[name] = value
+                elif name in ("friction_compensation", "allow_partial_joints_goal",
+                              "allow_nonzero_velocity_at_trajectory_end"):
+                    updates[name] = bool(value)
+        except (ValueError, TypeError) as exc:
+            self.get_logger().warning(f"rejected parameter change: {exc}")
+            return SetParametersResult(successful=False, reason=str(exc))
+        constraints_changed = False
+        for name, value in updates.items():
+            if name.startswith("constraints."):
+                key = name[len("constraints."):]
+                if "." in key:
+                    joint, kind = key.rsplit(".", 1)
+                    self._constraints[kind][joint] = value
+                else:
+                    self._constraints[key] = value
+                constraints_changed = True
+            else:
+                setattr(self, self.ATTRIBUTES.get(name, name), value)
+        if constraints_changed:
+            defaults = self._default_tolerances()
+            with self._lock:
+                self.execution.defaults = defaults  # for the next goals (the active one keeps its)
+        if updates:
+            self.get_logger().info(f"parameters set: {', '.join(sorted(updates))}")
+        return SetParametersResult(successful=True)
 
-    def set_trajectory(self, traj, start=None):
-        """Track ``traj`` from stamp time ``start`` (None: from the next state received)."""
-        with self._lock:
-            self.trajectory, self.traj_start = traj, start
-        self.get_logger().info(f"tracking a trajectory of {len(traj.times)} points, "
-                               f"{traj.duration:.3f} s")
+    # -- reference ----------------------------------------------------------------------------
+    def _validate(self, msg, stamp_now):
+        return trajectory_from_msg(msg, self.model.joint_names, now=stamp_now,
+                                   allow_partial=self.allow_partial,
+                                   allow_nonzero_end_velocity=self.allow_nonzero_end,
+                                   lower=self.model.lower_limits, upper=self.model.upper_limits)
 
-    def reference(self, t, q):
-        if self.trajectory is None:
-            if self.hold is None:
-                self.hold = q.copy()
-            return self.hold, self._zeros, self._zeros
-        if self.traj_start is None:
-            self.traj_start = t
-        return self.trajectory.sample(t - self.traj_start)
+    def on_trajectory(self, msg):
+        self._received = time.monotonic()
+        try:
+            command = self._validate(msg, self.last_t)
+            self.start(command, GoalExecution(self.execution.defaults.copy(), "topic"))
+        except GoalRejected as exc:
+            topic = self.resolve_topic_name("~/joint_trajectory")
+            self.get_logger().warning(f"rejected trajectory on {topic}: {exc} (error code "
+                                      f"{exc.code})", throttle_duration_sec=1.0)
 
-    # -- control --------------------------------------------------------------------------
+    def start(self, command, goal):
+        """Prepare ``command`` off the state thread, then make it the reference for ``goal``."""
+        with self._install_lock:
+            while True:
+                with self._lock:
+                    ref, now = self.execution.reference, self.last_t
+                if ref is None:
+                    if goal.source == "action":
+                        raise GoalRejected(-1, "no joint state received yet: nothing to start from")
+                    with self._lock:  # a topic trajectory waits for the first state
+                        self._deferred = (command, goal)
+                    self.get_logger().info("trajectory received before any joint state: it "
+                                           "starts at the first one")
+                    return None
+                traj = self.execution.prepare(command, now, ref)  # the long part, no lock held
+                with self._lock:
+                    if self.execution.reference is ref:  # else the state thread replaced it: redo
+                        self.execution.install(traj, goal, command)
+                        self.traj_start = float(traj.times[0])
+                        break
+        self.get_logger().info(f"tracking a trajectory of {len(command)} points, "
+                               f"{traj.duration - traj.times[0]:.3f} s ({goal.source}; read and "
+                               f"prepared in {time.monotonic() - self._received:.3f} s)")
+        return traj
+
+    # -- control ------------------------------------------------------------------------------
     def on_state(self, msg):
-        with self._lock:
-            self._on_state(msg)
-
-    def _state_error(self, exc):
-        self.get_logger().error(f"state callback failed: {exc!r}", throttle_duration_sec=1.0)
-
-    def _on_state(self, msg):
         try:
             q, v, _ = self.matcher.read(msg)
         except InputError as exc:
             self.get_logger().warning(f"rejected JointState: {exc}", throttle_duration_sec=1.0)
             return
         t = stamp_to_seconds(msg.header.stamp)
-        qd, vd, ad = self.reference(t, q)
+        with self._lock:
+            qd, vd, ad = self.execution.update(t, q, v)
+            events = self.execution.log
+            if events:
+                self.execution.log = []
+            self.last_q, self.last_t = q, t
+            self.last_valid = time.monotonic()
+        if self._deferred is not None:
+            with self._lock:
+                deferred, self._deferred = self._deferred, None
+            if deferred is not None:
+                self.start(*deferred)
+        for source, outcome in events:
+            text = f"{source} trajectory {outcome.status}: {outcome.text}"
+            if outcome.status == "succeeded":
+                self.get_logger().info(text)
+            else:
+                self.get_logger().warning(text)
         self.last_error = qd - q
         a_cmd = ad + self.kd * (vd - v) + self.kp * (qd - q)
         friction = self.friction if self.friction_compensation else None
-        tau = inverse_dynamics(self.model, self.data, q, v, a_cmd, friction=friction,
-                               smoothing_velocity=self.smoothing)
-        self.last_q, self.last_t = q, t
-        self.last_valid = time.monotonic()
+        w = direction_velocity(vd, qd - q, v, error_gain=self.error_gain, blend=self.blend)
+        tau = compensated_inverse_dynamics(self.model, self.data, q, v, a_cmd, friction, w,
+                                           blend=self.blend, smoothing_velocity=self.smoothing)
         self.publish(tau)
+
+    def _state_error(self, exc):
+        self.get_logger().error(f"state callback failed: {exc!r}", throttle_duration_sec=1.0)
 
     def publish(self, tau):
         tau = np.clip(tau, -self.limits, self.limits)
@@ -201,18 +395,20 @@ class IdController(Node):
         self.pub.publish(msg)
 
     def check_stale(self):
+        now = time.monotonic()
+        late, self._last_check = now - self._last_check > 3 * STALE_CHECK, now
         with self._lock:
-            self._check_stale()
-
-    def _check_stale(self):
-        if self.last_valid is None or time.monotonic() - self.last_valid < self.stale_timeout:
+            last_valid, last_q = self.last_valid, self.last_q
+        if last_valid is None or now - last_valid < self.stale_timeout:
+            return
+        if late:  # this thread itself was held up: the states may be queued, not missing
             return
         self.get_logger().warning(
-            f"no valid JointState for {time.monotonic() - self.last_valid:.2f} s: holding "
+            f"no valid JointState for {time.monotonic() - last_valid:.2f} s: holding "
             f"{'gravity compensation' if self.stale_behavior == 'gravity' else 'zero effort'}",
             throttle_duration_sec=2.0)
-        if self.stale_behavior == "gravity" and self.last_q is not None:
-            self.publish(gravity_torques(self.model, self.data, self.last_q))
+        if self.stale_behavior == "gravity" and last_q is not None:
+            self.publish(gravity_torques(self.model, self.data, last_q))
         else:
             self.publish(np.zeros(self.model.nv))
 
@@ -221,7 +417,7 @@ class IdController(Node):
             self.state_loop.close()
         return super().destroy_node()
 
-    # -- FollowJointTrajectory (MoveIt) -----------------------------------------------------
+    # -- FollowJointTrajectory (MoveIt) -------------------------------------------------------
     def _make_action_server(self):
         try:
             from control_msgs.action import FollowJointTrajectory
@@ -229,47 +425,113 @@ class IdController(Node):
             self.get_logger().info("control_msgs is not installed: no FollowJointTrajectory "
                                    "action server (the ~/joint_trajectory topic still works)")
             return None
-        from rclpy.action import ActionServer
-        from rclpy.callback_groups import ReentrantCallbackGroup
-
-        # the goal runs in its own group so that state callbacks go on while it waits
+        self._fjt = FollowJointTrajectory
+        # goals run in their own group so that state callbacks go on while they wait
         return ActionServer(self, FollowJointTrajectory, "~/follow_joint_trajectory",
-                            self._execute_goal, callback_group=ReentrantCallbackGroup())
+                            execute_callback=self._execute_goal,
+                            goal_callback=self._on_goal,
+                            cancel_callback=self._on_cancel,
+                            callback_group=ReentrantCallbackGroup())
 
-    def _execute_goal(self, goal_handle):  # pragma: no cover - needs control_msgs
-        from control_msgs.action import FollowJointTrajectory
+    def _goal_command(self, goal):
+        """Validate a FollowJointTrajectory goal: (command, tolerances) or GoalRejected."""
+        command = self._validate(goal.trajectory, self.last_t)
+        if goal.multi_dof_trajectory.points:
+            raise GoalRejected(-1, "multi_dof_trajectory is not supported (joint space only)")
+        if self.execution.reference is None:
+            raise GoalRejected(-1, "no joint state received yet: nothing to start from")
 
-        result = FollowJointTrajectory.Result()
+        def entries(tolerances):
+            return [(t.name, t.position, t.velocity, t.acceleration) for t in tolerances]
+
+        tol = goal_tolerances(self.execution.defaults, self.model.joint_names,
+                              entries(goal.path_tolerance), entries(goal.goal_tolerance),
+                              _duration(goal.goal_time_tolerance))
+        return command, tol
+
+    def _on_goal(self, goal):
+        self._received = time.monotonic()
+        self.get_logger().info("Received new action goal")
         try:
-            traj = trajectory_from_msg(goal_handle.request.trajectory, self.model.joint_names)
-        except InputError as exc:
-            goal_handle.abort()
-            result.error_code = FollowJointTrajectory.Result.INVALID_JOINTS
-            result.error_string = str(exc)
-            return result
-        self.set_trajectory(traj)
-        deadline = time.monotonic() + 10.0 * traj.duration + 5.0
-        while rclpy.ok() and time.monotonic() < deadline:
+            command, tol = self._goal_command(goal)
+        except GoalRejected as exc:
+            self.get_logger().error(f"Rejected action goal: {exc} (error code {exc.code})")
+            return GoalResponse.REJECT
+        self._pending[id(goal)] = (goal, command, tol)
+        self.get_logger().info("Accepted new action goal")
+        return GoalResponse.ACCEPT
+
+    def _on_cancel(self, goal_handle):
+        self.get_logger().info("Got request to cancel goal")
+        goal = self._goals.get(bytes(goal_handle.goal_id.uuid))
+        if goal is not None:
+            with self._lock:
+                if self.execution.cancel(goal):
+                    self.get_logger().info("Canceling active action goal: holding position")
+        return CancelResponse.ACCEPT
+
+    def _execute_goal(self, goal_handle):
+        Result = self._fjt.Result
+        request = goal_handle.request
+        entry = self._pending.pop(id(request), None)
+        try:
+            if entry is not None and entry[0] is request:
+                command, tol = entry[1], entry[2]
+            else:
+                command, tol = self._goal_command(request)
+            goal = GoalExecution(tol, "action")
             if goal_handle.is_cancel_requested:
                 goal_handle.canceled()
-                self.trajectory = None
-                return result
-            if self.traj_start is not None and self.last_valid is not None:
-                feedback = FollowJointTrajectory.Feedback()
-                feedback.joint_names = list(self.model.joint_names)
-                goal_handle.publish_feedback(feedback)
-                if self.trajectory is not traj:
-                    break
-                done = np.abs(self.last_error).max() < self.goal_tolerance
-                if done and self.last_t - self.traj_start >= traj.duration:
-                    goal_handle.succeed()
-                    result.error_code = FollowJointTrajectory.Result.SUCCESSFUL
-                    return result
-            time.sleep(0.01)
-        goal_handle.abort()
-        result.error_code = FollowJointTrajectory.Result.GOAL_TOLERANCE_VIOLATED
-        result.error_string = "trajectory not completed within tolerance in time"
-        return result
+                return Result(error_code=Result.SUCCESSFUL, error_string="canceled before start")
+            self._goals[bytes(goal_handle.goal_id.uuid)] = goal
+            self.start(command, goal)
+        except GoalRejected as exc:
+            self._goals.pop(bytes(goal_handle.goal_id.uuid), None)
+            goal_handle.abort()
+            return Result(error_code=exc.code, error_string=str(exc))
+        try:
+            return self._monitor(goal_handle, goal)
+        finally:
+            self._goals.pop(bytes(goal_handle.goal_id.uuid), None)
+
+    def _monitor(self, goal_handle, goal):
+        """Feedback at action_monitor_rate until the state thread ends the goal."""
+        Result = self._fjt.Result
+        feedback = self._fjt.Feedback()
+        feedback.joint_names = list(self.command_names)
+        period = 1.0 / self.monitor_rate
+        order = self.order
+        while rclpy.ok() and goal.outcome is None:
+            time.sleep(period)
+            sample = self.execution.last
+            if goal.outcome is None and sample is not None and goal_handle.is_active:
+                seconds_to_stamp(sample.t, feedback.header.stamp)
+                f = feedback
+                f.desired.positions = sample.q_d[order].tolist()
+                f.desired.velocities = sample.v_d[order].tolist()
+                f.desired.accelerations = sample.a_d[order].tolist()
+                f.actual.positions = sample.q[order].tolist()
+                f.actual.velocities = sample.v[order].tolist()
+                f.error.positions = (sample.q_d - sample.q)[order].tolist()
+                f.error.velocities = (sample.v_d - sample.v)[order].tolist()
+                if hasattr(f, "index"):  # newer control_msgs
+                    f.index = goal.next_point(sample.t)
+                goal_handle.publish_feedback(f)
+        outcome = goal.outcome
+        if outcome is None:  # shutting down
+            goal_handle.abort()
+            return Result(error_code=Result.INVALID_GOAL, error_string="controller shutting down")
+        if outcome.status == "succeeded":
+            goal_handle.succeed()
+        elif outcome.status == "canceled":
+            # the cancel callback ends the goal here before rclpy marks it CANCELING
+            deadline = time.monotonic() + 1.0
+            while not goal_handle.is_cancel_requested and time.monotonic() < deadline:
+                time.sleep(0.001)
+            goal_handle.canceled()
+        else:
+            goal_handle.abort()
+        return Result(error_code=outcome.code, error_string=outcome.text)
 
 
 def main(args=None):
