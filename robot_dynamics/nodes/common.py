@@ -96,13 +96,16 @@ def per_joint(name, values, n, *, nonnegative=False):
 
 
 def declare_robot_parameters(node):
-    """The parameters every node uses to know the robot and its friction."""
+    """The parameters every node uses to know the robot and its friction (read-only: a node is
+    built for one robot)."""
     declare(node, "robot_description", "",
-            "URDF XML of the robot (as robot_state_publisher takes it); wins over 'robot'")
-    declare(node, "robot", "arm7", "bundled robot name (arm7, planar_2r, rrp, ...) or URDF path")
+            "URDF XML of the robot (as robot_state_publisher takes it); wins over 'robot'",
+            read_only=True)
+    declare(node, "robot", "arm7", "bundled robot name (arm7, planar_2r, rrp, ...) or URDF path",
+            read_only=True)
     declare(node, "friction_config", "",
             "friction YAML: bundled name or path; 'none' for no friction; empty = '<robot>_friction'"
-            " when bundled, else none")
+            " when bundled, else none", read_only=True)
 
 
 def load_robot(node):

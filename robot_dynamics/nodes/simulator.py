@@ -303,7 +303,7 @@ class SimulatorNode(Node):
 
     def advance(self, steps):
         sim = self.sim
-        for _ in range(steps):
+        for k in range(steps):
             q, v, t = sim.q, sim.v, sim.t
             try:
                 tau = self.effort()
@@ -311,7 +311,9 @@ class SimulatorNode(Node):
                 if not (math.isfinite(float(sim.q.sum())) and math.isfinite(float(sim.v.sum()))):
                     raise FloatingPointError("the step produced a non-finite state")
             except Exception as exc:  # noqa: BLE001 - whatever the core raises, the node lives
-                self._step_failed(exc, q, v, t)
+                # the rest of this batch is skipped too: time goes on (realtime stays in step
+                # with the wall clock), the state is held (or reset)
+                self._step_failed(exc, q, v, t, steps - k)
                 break
             self.applied = tau
             self.stats["steps"] += 1
@@ -324,8 +326,9 @@ class SimulatorNode(Node):
                 self.get_logger().error(f"t={self.sim.t:.3f} s: energy audit failed: {exc}",
                                         throttle_duration_sec=1.0)
 
-    def _step_failed(self, exc, q, v, t):
-        """Count and log a failed step; keep the last good state (or reset); time goes on."""
+    def _step_failed(self, exc, q, v, t, skipped=1):
+        """Count and log a failed step; keep the last good state (or reset); time goes on over
+        the ``skipped`` steps."""
         sim = self.sim
         self.stats["errors"] += 1
         what = "holding the last good state" if self.on_error == "hold" else \
@@ -340,13 +343,13 @@ class SimulatorNode(Node):
             self._hold = None
         else:
             sim.q, sim.v = q, v
-        sim.t = t + sim.dt
+        sim.t = t + skipped * sim.dt
         self.applied = np.zeros(self.model.nv)
 
     def realtime_tick(self):
         if self._fresh:  # the first tick of a start: simulated time follows the clock from now
-            self._fresh = False
             self._rebase()
+            self._fresh = False
         dt = self.sim.dt
         due = int((time.monotonic() - self.wall_start) / dt) - int(
             round((self.sim.t - self.sim_start) / dt))
