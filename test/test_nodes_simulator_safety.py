@@ -289,3 +289,21 @@ def test_live_parameters_over_dds(ros):
     assert not results["rate"][0] and "read-only" in results["rate"][1]
     assert results["command_timeout"][0]
     assert sim.wait_log("parameters set: command_timeout=0.2", 10), sim.log
+
+
+@pytest.mark.parametrize("arg, message", [
+    ("rate:=-5", "simulator: parameter rate: Parameter rate out of range"),
+    ("rate:=fast", "simulator: parameter rate: Trying to set parameter 'rate' to 'fast'"),
+    ("mode:=warp", "simulator: parameter mode: expected one of realtime | fast | lockstep, "
+                   "got 'warp'"),
+    ("initial_positions:=[1.0,2.0,3.0]", "simulator: parameter initial_positions: expected 1 or "
+                                         "7 finite numbers")])
+def test_bad_start_up_parameters_in_main(arg, message, capsys):
+    """The node's main() in this process (test_nodes_simulator runs one as a process)."""
+    from robot_dynamics.nodes.simulator import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["simulator", "--ros-args", "-p", arg])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(message), err
