@@ -105,12 +105,14 @@ def test_huge_held_commands_do_not_kill_the_node(ros):
 
 def test_controller_stalls_then_resumes_the_arm_brakes(ros):
     sim, probe = ros
+    # upright (a live initial_positions, used by the reset): gravity does not move the arm
+    assert probe.set_parameters("simulator", initial_positions=[0.0] * NV)[
+        "initial_positions"][0]
     reset(probe)
     states = probe.collect(JointState, "/joint_states")
     pub = probe.node.create_publisher(Float64MultiArray, "/effort_controller/commands",
                                       STATE_QOS)
-    # the first joint (vertical axis) spins up under 5 N·m; the others are held at zero effort
-    # by their friction and the upright pose
+    # the first joint (vertical axis) spins up under 5 N·m; the others, at zero effort, stay
     drive = command([5.0] + [0.0] * (NV - 1))
     publish_for(pub, drive, 0.6)
     stop_wall = time.monotonic()
@@ -246,6 +248,8 @@ def test_wait_for_command_and_live_mode(node):
         .successful
     sim_node.on_reset(Trigger.Request(), Trigger.Response())
     np.testing.assert_array_equal(sim_node.sim.q, [0.1, 0.2])
+    result = sim_node.set_parameters([Parameter("initial_positions", value=[3.5, 0.0])])[0]
+    assert not result.successful and "outside its limits" in result.reason
 
 
 BAD = {  # every parameter: a value SetParameters must refuse, and a word of the reason

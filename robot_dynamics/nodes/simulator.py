@@ -98,7 +98,7 @@ class SimulatorNode(Node):
                      "[0.0] means all zero; live: used by the next ~/reset")
         v0 = declare(self, "initial_velocities", [0.0], "initial joint velocities; [0.0] = zero;"
                      " live: used by the next ~/reset")
-        self.q0 = per_joint("initial_positions", q0, n)
+        self.q0 = self.initial_positions(q0)
         self.v0 = per_joint("initial_velocities", v0, n)
         self.lockstep_timeout = declare(self, "lockstep_timeout", 0.5,
                                         "lockstep: re-publish the state after this many seconds "
@@ -138,13 +138,15 @@ class SimulatorNode(Node):
                                          "many seconds behind the wall clock (after one step) is "
                                          "an overrun", low=0.0, high=10.0)
         self.sim = Simulator(self.model, friction=self.friction, dt=1.0 / rate)
-        self.sim.reset(self.q0, self.v0)
+        self._core_counts = {"saturated_steps": 0, "limit_steps": 0}  # before the last reset
+        self.reset_sim()
         self._brake_data = self.model.create_data()
         limits = np.asarray(self.model.effort_limits, dtype=float)
         self.effort_limits = np.where(np.isfinite(limits) & (limits > 0), limits, np.inf)
         self.stats = dict.fromkeys(STAT_FIELDS, 0)
         self.tau = np.zeros(n)       # the latest command
         self.applied = self.tau      # the effort of the last step (command, zero or brake)
+        self._failed = False         # the last step failed: nothing was applied
         self.command_time = self.sim.t  # simulated time of the latest command
         self.stale = False
         self._hold = None            # brake: (q_s, diag M(q_s)) of the stale episode
@@ -180,7 +182,7 @@ class SimulatorNode(Node):
 
         return {
             "mode": lambda v: check_choice("mode", v, MODES),
-            "initial_positions": lambda v: per_joint("initial_positions", v, n),
+            "initial_positions": self.initial_positions,
             "initial_velocities": lambda v: per_joint("initial_velocities", v, n),
             "lockstep_timeout": float, "audit_period": float, "publish_every": int,
             "publish_clock": bool, "command_timeout": float, "overrun_threshold": float,
@@ -189,6 +191,24 @@ class SimulatorNode(Node):
             "brake_bandwidth": bandwidth,
             "on_error": lambda v: check_choice("on_error", v, ON_ERROR),
         }
+
+    def initial_positions(self, values):
+        """``initial_positions`` as (nq,), within the joints' position limits."""
+        q = per_joint("initial_positions", values, self.model.nq)
+        lower, upper = self.model.lower_limits, self.model.upper_limits
+        bad = np.flatnonzero((q < lower) | (q > upper))
+        if len(bad):
+            i = bad[0]
+            raise ValueError(f"parameter initial_positions: joint {self.model.joint_names[i]!r} "
+                             f"at {q[i]:g} is outside its limits [{lower[i]:g}, {upper[i]:g}]")
+        return q
+
+    def reset_sim(self):
+        """The core Simulator back at (q0, v0); its saturation/limit counters are kept in the
+        node's totals."""
+        for key in self._core_counts:
+            self._core_counts[key] += int(getattr(self.sim, key, 0))
+        self.sim.reset(self.q0, self.v0)
 
     @staticmethod
     def _check_bandwidth(w, dt):
@@ -262,7 +282,7 @@ class SimulatorNode(Node):
 
     def on_reset(self, request, response):
         t = self.sim.t
-        self.sim.reset(self.q0, self.v0)
+        self.reset_sim()
         self.sim.t = t  # simulated time (and /clock) keeps going forward
         self.tau = np.zeros(self.model.nv)
         self.applied = self.tau
@@ -315,7 +335,7 @@ class SimulatorNode(Node):
                 # with the wall clock), the state is held (or reset)
                 self._step_failed(exc, q, v, t, steps - k)
                 break
-            self.applied = tau
+            self.applied, self._failed = tau, False
             self.stats["steps"] += 1
         self.publish_state()
         if self.audit_period > 0 and self.sim.t >= self.next_audit - 1e-12:
@@ -338,13 +358,13 @@ class SimulatorNode(Node):
                                 f"({self.stats['errors']} failed steps so far)",
                                 throttle_duration_sec=1.0)
         if self.on_error == "reset":
-            sim.reset(self.q0, self.v0)
+            self.reset_sim()
             self.tau = np.zeros(self.model.nv)
             self._hold = None
         else:
             sim.q, sim.v = q, v
         sim.t = t + skipped * sim.dt
-        self.applied = np.zeros(self.model.nv)
+        self.applied, self._failed = np.zeros(self.model.nv), True
 
     def realtime_tick(self):
         if self._fresh:  # the first tick of a start: simulated time follows the clock from now
@@ -383,7 +403,7 @@ class SimulatorNode(Node):
         if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):  # never: advance checks
             self.get_logger().error("simulation state is not finite; resetting",
                                     throttle_duration_sec=1.0)
-            self.sim.reset(self.q0, self.v0)
+            self.reset_sim()
             q, v = self.sim.q, self.sim.v
         msg = self._state_msg  # reused: publish() serialises it before returning
         seconds_to_stamp(self.sim.t, msg.header.stamp)
@@ -401,12 +421,14 @@ class SimulatorNode(Node):
         """The effort the plant received in the last step: the core's (saturated) effort when it
         reports one, else the node's (command, zero or brake)."""
         tau = getattr(self.sim, "tau_applied", None)
-        return self.applied if tau is None else np.asarray(tau, dtype=float)
+        if tau is None or self._failed:
+            return self.applied
+        return np.asarray(tau, dtype=float)
 
     def update_stats(self):
         """The core Simulator's own counters (effort saturation, joint limits), if it has them."""
-        for key in ("saturated_steps", "limit_steps"):
-            self.stats[key] = int(getattr(self.sim, key, 0))
+        for key, before in self._core_counts.items():
+            self.stats[key] = before + int(getattr(self.sim, key, 0))
         return self.stats
 
     def publish_diagnostics(self):
