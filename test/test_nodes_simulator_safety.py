@@ -185,12 +185,12 @@ def test_failing_step_keeps_a_good_state(node, on_error):
 
     def nan_step(tau):  # a step that "succeeds" with a non-finite state is a failure too
         real_step(tau)
-        sim_node.sim.q = sim_node.sim.q * np.nan
+        sim_node.sim.q, sim_node.sim.v = sim_node.sim.q * np.nan, sim_node.sim.v * np.nan
 
     sim_node.sim.step = nan_step
     sim_node.advance(1)
     assert sim_node.stats["errors"] == 2
-    assert np.all(np.isfinite(sim_node.sim.q))
+    assert np.all(np.isfinite(sim_node.sim.q)) and np.all(np.isfinite(sim_node.sim.v))
     sim_node.sim.step = real_step
     sim_node.advance(10)
     assert sim_node.stats["errors"] == 2 and sim_node.stats["steps"] == 210
