@@ -236,6 +236,10 @@ def test_realtime_overruns_counted_and_steps_dropped(node):
     sim_node.wall_start -= 0.05
     sim_node.realtime_tick()
     assert sim_node.stats["overruns"] == 2  # a 50 ms lag is now within the threshold
+    dropped = sim_node.stats["dropped_steps"]
+    sim_node.wall_start -= 0.3
+    sim_node.realtime_tick()  # within the threshold, but still at most 100 steps per tick
+    assert sim_node.stats["overruns"] == 2 and sim_node.stats["dropped_steps"] >= dropped + 190
 
 
 def test_wait_for_command_and_live_mode(node):

@@ -376,15 +376,16 @@ class SimulatorNode(Node):
         dt = self.sim.dt
         due = int((time.monotonic() - self.wall_start) / dt) - int(
             round((self.sim.t - self.sim_start) / dt))
-        if (due - 1) * dt > self.overrun_threshold + 1e-12:
+        lag = (due - 1) * dt  # behind the wall clock, beyond the step this tick is for
+        if due > MAX_CATCH_UP:
+            dropped = due - MAX_CATCH_UP
+            self.stats["dropped_steps"] += dropped
+            self.wall_start += dropped * dt  # simulated time falls behind the wall clock
+            due = MAX_CATCH_UP
+        if lag > self.overrun_threshold + 1e-12:
             self.stats["overruns"] += 1
-            if due > MAX_CATCH_UP:
-                dropped = due - MAX_CATCH_UP
-                self.stats["dropped_steps"] += dropped
-                self.wall_start += dropped * dt  # simulated time falls behind the wall clock
-                due = MAX_CATCH_UP
             self.get_logger().warning(
-                f"t={self.sim.t:.3f} s: realtime overrun: the simulation is {(due - 1) * dt:.3f} s "
+                f"t={self.sim.t:.3f} s: realtime overrun: the simulation is {lag:.3f} s "
                 f"behind the wall clock ({self.stats['overruns']} overruns, "
                 f"{self.stats['dropped_steps']} steps dropped so far)", throttle_duration_sec=1.0)
         if due > 0:
