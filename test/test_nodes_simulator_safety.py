@@ -256,6 +256,53 @@ def test_wait_for_command_and_live_mode(node):
     assert not result.successful and "outside its limits" in result.reason
 
 
+def test_live_values_change_the_behaviour(node, capfd):
+    sim_node = node(mode="fast", command_timeout=0.05)
+
+    def set_(**values):
+        results = sim_node.set_parameters([Parameter(k, value=v) for k, v in values.items()])
+        assert all(r.successful for r in results), results
+
+    set_(command_timeout=0.0)  # stale commands: never
+    sim_node.on_command(command([1.0, 0.5]))
+    sim_node.advance(100)
+    assert sim_node.stats["stale_command_steps"] == 0
+    np.testing.assert_array_equal(sim_node.applied, [1.0, 0.5])
+    set_(initial_velocities=[0.5, -0.25])
+    sim_node.on_reset(Trigger.Request(), Trigger.Response())
+    np.testing.assert_array_equal(sim_node.sim.v, [0.5, -0.25])
+    # the brake's bandwidth sets its stiffness: twice ω, twice the damping effort at the start
+    set_(command_timeout=0.01, stale_command_behavior="brake")
+    sim_node.advance(20)
+    sim_node._hold = None
+    soft = sim_node.brake_effort()
+    set_(brake_bandwidth=40.0)
+    sim_node._hold = None
+    stiff = sim_node.brake_effort()
+    assert not np.allclose(soft, stiff)
+    set_(on_error="reset")
+    real_step = sim_node.sim.step
+    sim_node.sim.step = lambda tau: (_ for _ in ()).throw(Boom("x"))
+    sim_node.advance(1)
+    sim_node.sim.step = real_step
+    np.testing.assert_array_equal(sim_node.sim.q, [0.4, -0.3])
+    # energy audit every 0.05 s of simulated time: two reports in 0.1 s
+    capfd.readouterr()
+    set_(audit_period=0.05)
+    for _ in range(100):
+        sim_node.advance(1)
+    assert capfd.readouterr().err.count("energy audit:") == 2
+    # lockstep: the state is re-published after lockstep_timeout without a command
+    set_(mode="lockstep", lockstep_timeout=10.0)
+    before = sim_node.last_publish
+    time.sleep(0.02)
+    sim_node.lockstep_watchdog()
+    assert sim_node.last_publish == before
+    set_(lockstep_timeout=0.01)
+    sim_node.lockstep_watchdog()
+    assert sim_node.last_publish > before
+
+
 BAD = {  # every parameter: a value SetParameters must refuse, and a word of the reason
     "robot_description": ("<robot/>", "read-only"),
     "robot": ("arm7", "read-only"),
