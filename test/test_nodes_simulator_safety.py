@@ -215,6 +215,12 @@ def test_stale_commands_zero_or_brake(node):
     sim_node = node(mode="fast", command_timeout=0.05)
     sim_node.on_command(command([3.0, 1.0]))
     sim_node.advance(100)
+    # fast mode outran the controller by 0.1 s of simulated time, but it spoke a moment ago
+    assert sim_node.stats["stale_command_steps"] == 0
+    np.testing.assert_array_equal(sim_node.applied, [3.0, 1.0])
+    sim_node.on_command(command([3.0, 1.0]))
+    sim_node.command_wall -= 1.0  # ... and now it has been silent for a second of wall time
+    sim_node.advance(100)
     # 50 steps under the fresh command, then 50 stale steps at zero effort
     assert sim_node.stats["stale_command_steps"] == 50
     np.testing.assert_array_equal(sim_node.applied, [0.0, 0.0])
@@ -279,7 +285,9 @@ def test_live_values_change_the_behaviour(node, capfd):
     np.testing.assert_array_equal(sim_node.sim.v, [0.5, -0.25])
     # the brake's bandwidth sets its stiffness: twice ω, twice the damping effort at the start
     set_(command_timeout=0.01, stale_command_behavior="brake")
+    sim_node.command_wall -= 1.0
     sim_node.advance(20)
+    assert sim_node.stale
     sim_node._hold = None
     soft = sim_node.brake_effort()
     set_(brake_bandwidth=40.0)

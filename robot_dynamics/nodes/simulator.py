@@ -23,8 +23,10 @@ Safe at the edges (issue 12):
   a SimulationError, any arithmetic error) or a non-finite state is caught, logged (throttled,
   with the step's simulated time) and counted; the node keeps the last good state (``on_error:
   hold``) or goes back to the initial state (``reset``) and keeps serving. No NaN is published.
-* **Stale commands.** With no fresh command for ``command_timeout`` seconds of simulated time the
-  simulator stops applying the last one (once per episode it logs e.g. "no effort command for
+* **Stale commands.** With no fresh command for ``command_timeout`` seconds of simulated time
+  (and of wall time too: in fast mode simulated time outruns a controller that is alive, only
+  a silent one is stale; in lockstep mode nothing steps without a command) the simulator stops
+  applying the last one (once per episode it logs e.g. "no effort command for
   0.10 s: applying zero effort") and applies ``stale_command_behavior``: ``zero`` effort, or
   ``brake`` — the drives hold the position the arm had when the command went stale, as a
   robot's category-2 stop does: τ = g(q) + diag(M(q_s)) (ω² (q_s − q) − 2ω q̇), saturated at the
@@ -115,8 +117,9 @@ class SimulatorNode(Node):
                             "effort command input (Float64MultiArray, URDF joint order)",
                             read_only=True)
         self.command_timeout = declare(self, "command_timeout", 0.1,
-                                       "simulated seconds without a fresh command after which "
-                                       "stale_command_behavior applies (0: never)",
+                                       "seconds without a fresh command (of simulated time, and "
+                                       "of wall time: fast mode outruns a live controller) after "
+                                       "which stale_command_behavior applies (0: never)",
                                        low=0.0, high=3600.0)
         self.stale_behavior = declare(self, "stale_command_behavior", "zero",
                                       "effort once commands are stale: zero | brake (hold the "
@@ -148,6 +151,7 @@ class SimulatorNode(Node):
         self.applied = self.tau      # the effort of the last step (command, zero or brake)
         self._failed = False         # the last step failed: nothing was applied
         self.command_time = self.sim.t  # simulated time of the latest command
+        self.command_wall = time.monotonic()  # and its wall-clock time
         self.stale = False
         self._hold = None            # brake: (q_s, diag M(q_s)) of the stale episode
         self.started = not self.wait_for_command
@@ -271,7 +275,7 @@ class SimulatorNode(Node):
             self.stale, self._hold = False, None
             self.get_logger().info(f"t={self.sim.t:.3f} s: effort commands resumed after "
                                    f"{self.sim.t - self.command_time:.3f} s")
-        self.command_time = self.sim.t
+        self.command_time, self.command_wall = self.sim.t, time.monotonic()
         if not self.started:
             self.started = True
             self.get_logger().info(f"t={self.sim.t:.3f} s: first effort command: simulation "
@@ -286,7 +290,7 @@ class SimulatorNode(Node):
         self.sim.t = t  # simulated time (and /clock) keeps going forward
         self.tau = np.zeros(self.model.nv)
         self.applied = self.tau
-        self.command_time, self._hold = t, None
+        self.command_time, self.command_wall, self._hold = t, time.monotonic(), None
         self._rebase()
         self.next_audit = self.sim.t + self.audit_period
         response.success, response.message = True, "state reset to the initial positions"
@@ -298,7 +302,8 @@ class SimulatorNode(Node):
         """The effort for the next step: the latest command while fresh, else the stale
         behaviour (logged once per episode)."""
         if (self.command_timeout <= 0.0
-                or self.sim.t - self.command_time < self.command_timeout - 1e-9):
+                or self.sim.t - self.command_time < self.command_timeout - 1e-9
+                or time.monotonic() - self.command_wall < self.command_timeout):
             return self.tau
         if not self.stale:
             self.stale = True
