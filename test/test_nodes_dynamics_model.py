@@ -88,6 +88,15 @@ def test_live_parameters(setup):
            "publish_rate": (0.0, "out of range"),
            "acceleration": ("bogus", "expected one of zero | forward_dynamics"),
            "markers": ("yes", "Wrong parameter type"), "marker_scale": (-1.0, "out of range")}
+    from rcl_interfaces.srv import ListParameters
+
+    client = probe.node.create_client(ListParameters, "/dynamics_model/list_parameters")
+    assert client.wait_for_service(timeout_sec=20)
+    future = client.call_async(ListParameters.Request())
+    assert probe.wait_for(future.done, 20)
+    declared = set(future.result().result.names) - {"use_sim_time",
+                                                     "start_type_description_service"}
+    assert declared == set(bad)  # a new parameter needs a line here
     results = probe.set_parameters("dynamics_model", **{k: v for k, (v, _) in bad.items()})
     for name, (_, reason) in bad.items():
         assert not results[name][0] and reason in results[name][1], (name, results[name])
