@@ -324,6 +324,7 @@ BAD = {  # every parameter: a value SetParameters must refuse, and a word of the
     "rate": (500.0, "read-only"),
     "command_topic": ("/x", "read-only"),
     "wait_for_command": (True, "read-only"),
+    "limits": (False, "read-only"),
     "mode": ("warp", "expected one of realtime | fast | lockstep"),
     "initial_positions": ([1.0, 2.0, 3.0], "expected 1 or 2 finite numbers"),
     "initial_velocities": ([float("nan")], "expected 1 or 2 finite numbers"),

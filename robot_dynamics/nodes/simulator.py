@@ -41,8 +41,8 @@ Safe at the edges (issue 12):
   second.
 
 Parameters are live (validated in the SetParameters callback, rejected with a reason, applied at
-once; see LIVE in :class:`SimulatorNode`) or read-only (``rate``, the robot, the command topic,
-``wait_for_command``: a SetParameters call on them fails saying so).
+once; see :meth:`SimulatorNode.live_validators`) or read-only (``rate``, the robot, the command
+topic, ``wait_for_command``, ``limits``: a SetParameters call on them fails saying so).
 
 ``~/reset`` (std_srvs/Trigger) puts the arm back at its initial state; ``~/energy_audit``
 (Float64MultiArray: kinetic, potential, motor_work, friction_dissipation, residual,
@@ -96,6 +96,8 @@ class SimulatorNode(Node):
                        low=10.0, high=100000.0, read_only=True)
         mode = declare(self, "mode", "realtime", "realtime | fast | lockstep (live)",
                        choices=MODES)
+        self.limits = declare(self, "limits", True, "joint position limits of the URDF as hard "
+                              "stops (false: no stops)", read_only=True)
         q0 = declare(self, "initial_positions", [0.0], "initial joint positions (URDF order); "
                      "[0.0] means all zero; live: used by the next ~/reset")
         v0 = declare(self, "initial_velocities", [0.0], "initial joint velocities; [0.0] = zero;"
@@ -140,7 +142,12 @@ class SimulatorNode(Node):
                                          "realtime: a tick finding the simulation more than this "
                                          "many seconds behind the wall clock (after one step) is "
                                          "an overrun", low=0.0, high=10.0)
-        self.sim = Simulator(self.model, friction=self.friction, dt=1.0 / rate)
+        try:  # the core's default is with stops: only 'false' is passed on
+            self.sim = Simulator(self.model, friction=self.friction, dt=1.0 / rate,
+                                 **({} if self.limits else {"limits": False}))
+        except TypeError:
+            raise ValueError("parameter limits: this Simulator has no joint stops to turn off") \
+                from None
         self._core_counts = {"saturated_steps": 0, "limit_steps": 0}  # before the last reset
         self.reset_sim()
         self._brake_data = self.model.create_data()
@@ -200,7 +207,7 @@ class SimulatorNode(Node):
         """``initial_positions`` as (nq,), within the joints' position limits."""
         q = per_joint("initial_positions", values, self.model.nq)
         lower, upper = self.model.lower_limits, self.model.upper_limits
-        bad = np.flatnonzero((q < lower) | (q > upper))
+        bad = np.flatnonzero((q < lower) | (q > upper)) if self.limits else []
         if len(bad):
             i = bad[0]
             raise ValueError(f"parameter initial_positions: joint {self.model.joint_names[i]!r} "
