@@ -117,8 +117,9 @@ def test_controller_stalls_then_resumes_the_arm_brakes(ros):
                            QoSProfile(depth=100000, reliability=ReliabilityPolicy.RELIABLE))
     pub = probe.node.create_publisher(Float64MultiArray, "/effort_controller/commands",
                                       STATE_QOS)
-    # the first joint (vertical axis) spins up under 5 N·m; the others, at zero effort, stay
-    publish_for(pub, command([5.0] + [0.0] * (NV - 1)), 0.6)
+    # the first joint (vertical axis) spins up under 3 N·m (to ~1.4 rad/s, far from its stops);
+    # the others, at zero effort, stay
+    publish_for(pub, command([3.0] + [0.0] * (NV - 1)), 0.6)
     time.sleep(1.0)  # the controller stalls for 1 s
     publish_for(pub, command([0.0] * NV), 0.2)
     assert sim.wait_log("no effort command for 0.10 s: braking to hold the position", 5), sim.log
@@ -243,7 +244,8 @@ def test_realtime_overruns_counted_and_steps_dropped(node):
     assert sim_node.stats["overruns"] == 1 and sim_node.stats["dropped_steps"] == 0
     sim_node.wall_start -= 0.5  # 500 ms: the catch-up cap (100 steps) drops the rest
     sim_node.realtime_tick()
-    assert sim_node.stats["overruns"] == 2 and 390 <= sim_node.stats["dropped_steps"] <= 410
+    # 400 steps dropped, and a few more for the wall time this test itself takes
+    assert sim_node.stats["overruns"] == 2 and 390 <= sim_node.stats["dropped_steps"] < 500
     assert sim_node.set_parameters([Parameter("overrun_threshold", value=1.0)])[0].successful
     sim_node.wall_start -= 0.05
     sim_node.realtime_tick()
