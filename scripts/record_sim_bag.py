@@ -4,8 +4,9 @@
     python3 scripts/record_sim_bag.py --robot arm7 --duration 20 --out run_bag
 
 Starts the simulator (lock-step) and the friction-aware id_controller as real rclpy nodes,
-sends a Fourier excitation trajectory, records /joint_states (position, velocity, applied
-effort) and writes them to a bag with rosbags (sqlite3). Then:
+sends a Fourier excitation trajectory (by default designed for a well-conditioned friction
+regressor: robot_dynamics.identification.design_excitation), records /joint_states (position,
+velocity, applied effort) and writes them to a bag with rosbags (sqlite3). Then:
 
     robot-dynamics identify arm7 run_bag -o friction.yaml --plot fit.png
 """
@@ -22,6 +23,9 @@ def main(argv=None):
     parser.add_argument("--friction", default="", help="friction YAML used by the simulator")
     parser.add_argument("--duration", type=float, default=20.0)
     parser.add_argument("--out", default="run_bag")
+    parser.add_argument("--excitation", default="designed", choices=["designed", "random"],
+                        help="Fourier coefficients optimised for identifiability (default) or "
+                             "random ones")
     args = parser.parse_args(argv)
 
     import rclpy
@@ -30,7 +34,7 @@ def main(argv=None):
     from sensor_msgs.msg import JointState
 
     from robot_dynamics import load_urdf
-    from robot_dynamics.identification import fourier_excitation
+    from robot_dynamics.identification import design_excitation, fourier_excitation
     from robot_dynamics.identification.io import save_bag
     from robot_dynamics.nodes.common import STATE_QOS, stamp_to_seconds
     from robot_dynamics.nodes.id_controller import IdController
@@ -39,7 +43,12 @@ def main(argv=None):
     from robot_dynamics.trajectory import JointTrajectory
 
     model = load_urdf(robot_path(args.robot))
-    t, Q, V, A = fourier_excitation(model, duration=args.duration, rate=50.0)
+    if args.excitation == "designed":
+        t, Q, V, A, conds = design_excitation(model, duration=args.duration, rate=50.0)
+        print("designed excitation: regressor condition numbers "
+              + " ".join(f"{c:.3g}" for c in conds))
+    else:
+        t, Q, V, A = fourier_excitation(model, duration=args.duration, rate=50.0)
     traj = JointTrajectory(t, Q, V, A)
     common = [Parameter("robot", value=args.robot), Parameter("friction_config", value=args.friction)]
     rclpy.init()

@@ -70,7 +70,7 @@ def trajectory_msg(model, traj):
 
 
 def run_demo(robot="arm7", friction="", mode="lockstep", move_time=2.0, settle=1.0,
-             friction_compensation=True, plot=None, log=print):
+             friction_compensation=True, plot=None, log=print, validate="strict"):
     """Run the composition on ``robot`` and return a summary dict (also printed via ``log``)."""
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
@@ -85,9 +85,10 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=2.0, settle=1
     from .id_controller import IdController
     from .simulator import SimulatorNode
 
-    model = load_urdf(robot_path(robot))
+    model = load_urdf(robot_path(robot), validate=validate)
     traj = demo_trajectory(model, robot, move_time)
-    common = [Parameter("robot", value=robot), Parameter("friction_config", value=friction)]
+    common = [Parameter("robot", value=robot), Parameter("friction_config", value=friction),
+              Parameter("validate", value=validate)]
     own_context = not rclpy.ok()
     if own_context:
         rclpy.init()
@@ -206,7 +207,10 @@ def main(argv=None):
         description="Simulator + friction-aware id_controller + dynamics_model over DDS, with a "
                     "demo trajectory (the nodes of sim.launch.py; robot_state_publisher and rviz2 "
                     "need a ROS 2 install: use `ros2 launch robot_dynamics sim.launch.py`).")
-    parser.add_argument("--robot", default="arm7", help="bundled robot name or URDF path")
+    parser.add_argument("--robot", default="arm7",
+                        help="bundled robot name, URDF path or .urdf.xacro path")
+    parser.add_argument("--validate", default="strict", choices=["strict", "warn"],
+                        help="URDF physics check: refuse (strict) or warn about unphysical bodies")
     parser.add_argument("--friction", default="",
                         help="friction YAML (bundled name or path), 'none'; default: the robot's")
     parser.add_argument("--mode", default="lockstep", choices=["lockstep", "realtime", "fast"])
@@ -219,7 +223,8 @@ def main(argv=None):
 
     try:
         summary = run_demo(args.robot, args.friction, args.mode, args.move_time,
-                           friction_compensation=not args.no_friction_compensation, plot=args.plot)
+                           friction_compensation=not args.no_friction_compensation, plot=args.plot,
+                           validate=args.validate)
     except (ModelError, InputError) as exc:
         print(f"robot-dynamics sim: {exc}", file=sys.stderr)
         return 2
