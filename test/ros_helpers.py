@@ -113,6 +113,20 @@ class RosProbe:
             time.sleep(0.02)
         return predicate()
 
+    def set_parameters(self, node_name, timeout=20.0, **values):
+        """SetParameters on ``/<node_name>`` over DDS; returns {name: (successful, reason)}."""
+        from rcl_interfaces.srv import SetParameters
+        from rclpy.parameter import Parameter
+
+        client = self.node.create_client(SetParameters, f"/{node_name}/set_parameters")
+        assert client.wait_for_service(timeout_sec=timeout), f"no /{node_name}/set_parameters"
+        request = SetParameters.Request(
+            parameters=[Parameter(k, value=v).to_parameter_msg() for k, v in values.items()])
+        future = client.call_async(request)
+        assert self.wait_for(future.done, timeout), "SetParameters did not answer"
+        self.node.destroy_client(client)
+        return {k: (r.successful, r.reason) for k, r in zip(values, future.result().results)}
+
     def close(self):
         self._stop = True
         self._thread.join(timeout=5)

@@ -75,3 +75,61 @@ def test_bad_state_rejected_and_node_keeps_running(setup):
         time.sleep(0.05)
     assert node.wait_log("rejected JointState: JointState.position is not finite", 10), node.log
     assert node.alive()
+
+
+def test_live_parameters(setup):
+    """Every parameter: a bad value refused with a reason; good live values change the output."""
+    from visualization_msgs.msg import MarkerArray
+
+    node, probe = setup
+    bad = {"robot_description": ("<robot/>", "read-only"), "robot": ("rrp", "read-only"),
+           "friction_config": ("none", "read-only"), "validate": ("warn", "read-only"),
+           "joint_states_topic": ("/other", "read-only"),
+           "publish_rate": (0.0, "out of range"),
+           "acceleration": ("bogus", "expected one of zero | forward_dynamics"),
+           "markers": ("yes", "Wrong parameter type"), "marker_scale": (-1.0, "out of range")}
+    from rcl_interfaces.srv import ListParameters
+
+    client = probe.node.create_client(ListParameters, "/dynamics_model/list_parameters")
+    assert client.wait_for_service(timeout_sec=20)
+    future = client.call_async(ListParameters.Request())
+    assert probe.wait_for(future.done, 20)
+    declared = set(future.result().result.names) - {"use_sim_time",
+                                                     "start_type_description_service"}
+    assert declared == set(bad)  # a new parameter needs a line here
+    results = probe.set_parameters("dynamics_model", **{k: v for k, (v, _) in bad.items()})
+    for name, (_, reason) in bad.items():
+        assert not results[name][0] and reason in results[name][1], (name, results[name])
+
+    model = rd.load_urdf(robot_path(ROBOT))
+    pub = probe.node.create_publisher(JointState, "/joint_states", STATE_QOS)
+    msg = JointState()
+    msg.name = list(model.joint_names)
+    msg.position, msg.velocity = [0.3] * model.nv, [0.2] * model.nv
+    markers = probe.collect(MarkerArray, "/dynamics_model/friction_markers", 10)
+    grav = probe.collect(Float64MultiArray, "/dynamics_model/gravity", 10)
+
+    def outputs_for(seconds):
+        start = (len(grav), len(markers))
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            pub.publish(msg)
+            time.sleep(0.01)
+        return len(grav) - start[0], len(markers) - start[1]
+
+    assert probe.wait_for(lambda: (pub.publish(msg) or grav) and markers, 20), node.log
+    slow, _ = outputs_for(1.0)  # 20 Hz
+    results = probe.set_parameters("dynamics_model", publish_rate=80.0, markers=False,
+                                   marker_scale=0.1, acceleration="forward_dynamics")
+    assert all(ok for ok, _ in results.values()), results
+    time.sleep(0.2)
+    # forward_dynamics needs the measured effort: without it nothing is published, and why
+    n_grav, _ = outputs_for(0.5)
+    assert n_grav == 0, node.log
+    assert probe.wait_for(lambda: "JointState.effort has 0 values" in node.log
+                          or "acceleration=forward_dynamics needs" in node.log, 5), node.log
+    msg.effort = [0.0] * model.nv
+    time.sleep(0.2)
+    fast, n_markers = outputs_for(1.0)
+    assert n_markers == 0 and fast > 2 * slow, (slow, fast)  # markers off, 4x the rate
+    assert node.alive()

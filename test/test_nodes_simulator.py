@@ -1,4 +1,7 @@
-"""simulator as a real node: bad commands rejected, reset service, energy audit published."""
+"""simulator as a real node: bad commands rejected, reset service, energy audit published, live
+parameters applied at once, bad start-up parameters refused in one line."""
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -10,11 +13,27 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 
+from rclpy.qos import ReliabilityPolicy  # noqa: E402
+
 from robot_dynamics.nodes.common import STATE_QOS, stamp_to_seconds  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def sim():
+def bad_start():
+    """A simulator started with a robot that does not exist (while the next fixture starts)."""
+    from ros_helpers import ENV
+
+    proc = subprocess.Popen([sys.executable, "-m", "robot_dynamics.nodes.simulator", "--ros-args",
+                             "-p", "robot:=nonexistent"], env=ENV, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    yield proc
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture(scope="module")
+def sim(bad_start):
     node = NodeProcess("simulator", {"robot": "planar_2r", "mode": "fast", "audit_period": 0.5,
                                      "initial_positions": [0.4, -0.3], "friction_config": "none"})
     probe = RosProbe("sim_probe")
@@ -78,3 +97,52 @@ def test_reset_service_restores_initial_state(sim):
     assert probe.wait_for(reset_seen, timeout=20)
     stamps = [stamp_to_seconds(s.header.stamp) for s in states]
     assert np.all(np.diff(stamps) >= 0)  # the reset is an instantaneous jump at the same time
+
+
+def test_live_parameters_change_the_running_node(sim):
+    """publish_every, publish_clock and mode applied at once over SetParameters."""
+    from rclpy.qos import QoSProfile
+    from rosgraph_msgs.msg import Clock
+
+    node, probe = sim
+    # fast mode, publish_every = k: consecutive states are k steps apart (a lost sample would
+    # show as 2k)
+    every = 10
+    assert probe.set_parameters("simulator", publish_every=every)["publish_every"][0]
+    assert node.wait_log("parameters set: publish_every=10", 10), node.log
+    states = probe.collect(JointState, "/joint_states",
+                           QoSProfile(depth=100000, reliability=ReliabilityPolicy.RELIABLE))
+    assert probe.wait_for(lambda: len(states) > 40, timeout=30), node.log
+    gaps = np.diff([stamp_to_seconds(s.header.stamp) for s in states[5:]])
+    assert np.median(gaps) == pytest.approx(every * 1e-3, abs=1e-9)
+    assert np.all(np.abs(gaps / (every * 1e-3) - np.round(gaps / (every * 1e-3))) < 1e-6)
+
+    clocks = probe.collect(Clock, "/clock", 10)
+    assert probe.wait_for(lambda: len(clocks) > 5, 10)
+    assert probe.set_parameters("simulator", publish_clock=False)["publish_clock"][0]
+    time.sleep(0.3)
+    n = len(clocks)
+    time.sleep(0.5)
+    assert len(clocks) == n  # no /clock any more
+
+    # lockstep: no command, no step (the state is re-published, time stands still)
+    assert probe.set_parameters("simulator", mode="lockstep")["mode"][0]
+    time.sleep(0.3)
+    held = probe.collect(JointState, "/joint_states")  # after the switch: no fast-mode backlog
+    assert probe.wait_for(lambda: len(held) > 1, 10)  # lockstep_timeout re-publishing
+    assert len({(s.header.stamp.sec, s.header.stamp.nanosec) for s in held}) == 1
+    results = probe.set_parameters("simulator", mode="fast", publish_clock=True, publish_every=1,
+                                   rate=100.0)
+    assert not results["rate"][0] and "read-only" in results["rate"][1]
+    assert results["mode"][0] and results["publish_every"][0]
+    n = len(states)
+    assert probe.wait_for(lambda: len(states) > n + 50, 10) and node.alive()
+
+
+def test_bad_start_up_parameters_exit_2_with_one_line(bad_start):
+    # a real process: exit code 2 and one line on stderr
+    out, err = bad_start.communicate(timeout=120)
+    assert bad_start.returncode == 2, (out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("simulator: parameter robot: no bundled urdf file 'nonexistent'")

@@ -7,10 +7,12 @@ from __future__ import annotations
 import gc
 import math
 import os
+import sys
 import warnings
 
 import numpy as np
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from .. import load_urdf
@@ -26,9 +28,16 @@ TRAJECTORY_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE,
                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
-def declare(node, name, default, description, *, low=None, high=None, step=0.0, read_only=False):
-    """Declare a typed parameter with a description and, for numbers, a range."""
+def declare(node, name, default, description, *, low=None, high=None, step=0.0, read_only=False,
+            choices=None):
+    """Declare a typed parameter with a description and, for numbers, a range; a string with
+    ``choices`` must be one of them (else ValueError). A float parameter given as an integer
+    (``-p rate:=500``) is read as a float, as a user writing it means."""
     desc = ParameterDescriptor(description=description, read_only=read_only)
+    override = getattr(node, "_parameter_overrides", {}).get(name)
+    if (isinstance(default, float) and override is not None
+            and override.type_ == Parameter.Type.INTEGER):
+        node._parameter_overrides[name] = Parameter(name, value=float(override.value))
     if low is not None:
         if isinstance(default, bool):
             pass
@@ -37,7 +46,43 @@ def declare(node, name, default, description, *, low=None, high=None, step=0.0, 
         else:
             desc.floating_point_range = [FloatingPointRange(from_value=float(low),
                                                             to_value=float(high), step=float(step))]
-    return node.declare_parameter(name, default, desc).value
+    value = node.declare_parameter(name, default, desc).value
+    if choices is not None:
+        check_choice(name, value, choices)
+    return value
+
+
+def check_choice(name, value, choices):
+    """``value`` if it is one of ``choices``, else ValueError naming the parameter."""
+    if value not in choices:
+        raise ValueError(f"parameter {name}: expected one of {' | '.join(choices)}, "
+                         f"got {value!r}")
+    return value
+
+
+def on_set_parameters(node, live, apply):
+    """A SetParameters callback: ``live`` maps each live parameter's name to a validator
+    (value → the value to apply, or ValueError with the reason); every parameter of a call is
+    validated before any is applied (``apply({name: value})``), so a call changes all or none.
+    rclpy itself refuses read-only parameters, wrong types and values out of range."""
+    from rcl_interfaces.msg import SetParametersResult
+
+    def callback(params):
+        updates = {}
+        try:
+            for p in params:
+                if p.name in live:
+                    updates[p.name] = live[p.name](p.value)
+        except ValueError as exc:
+            node.get_logger().warning(f"rejected parameter change: {exc}")
+            return SetParametersResult(successful=False, reason=str(exc))
+        if updates:
+            apply(updates)
+            node.get_logger().info("parameters set: " + ", ".join(
+                f"{k}={v!r}" for k, v in sorted(updates.items())))
+        return SetParametersResult(successful=True)
+
+    node.add_on_set_parameters_callback(callback)
 
 
 def per_joint(name, values, n, *, nonnegative=False):
@@ -52,21 +97,24 @@ def per_joint(name, values, n, *, nonnegative=False):
 
 
 def declare_robot_parameters(node):
-    """The parameters every node uses to know the robot and its friction."""
+    """The parameters every node uses to know the robot and its friction (read-only: a node is
+    built for one robot)."""
     declare(node, "robot_description", "",
-            "URDF XML of the robot (as robot_state_publisher takes it); wins over 'robot'")
+            "URDF XML of the robot (as robot_state_publisher takes it); wins over 'robot'",
+            read_only=True)
     declare(node, "robot", "arm7", "bundled robot name (arm7, planar_2r, rrp, ...), URDF path, "
-            "or .urdf.xacro path (expanded with xacro)")
+            "or .urdf.xacro path (expanded with xacro)", read_only=True)
     declare(node, "validate", "strict",
             "URDF physics check: 'strict' refuses unphysical moving bodies and a singular mass "
-            "matrix; 'warn' loads them and logs one warning per problem", read_only=True)
+            "matrix; 'warn' loads them and logs one warning per problem", read_only=True,
+            choices=("strict", "warn"))
     declare(node, "mimic", True,
             "URDF <mimic> joints follow their leaders (one coordinate per independent joint; "
             "/joint_states of the simulator names the followers too); false: independent",
             read_only=True)
     declare(node, "friction_config", "",
             "friction YAML: bundled name or path; 'none' for no friction; empty = '<robot>_friction'"
-            " when bundled, else none")
+            " when bundled, else none", read_only=True)
 
 
 def load_robot(node):
@@ -79,10 +127,14 @@ def load_robot(node):
     xml = node.get_parameter("robot_description").value
     robot = node.get_parameter("robot").value
     validate = node.get_parameter("validate").value
+    source = "robot_description" if xml.strip() else "robot"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = load_urdf(xml if xml.strip() else robot_path(robot), validate=validate,
-                          mimic=node.get_parameter("mimic").value)
+        try:
+            model = load_urdf(xml if xml.strip() else robot_path(robot), validate=validate,
+                              mimic=node.get_parameter("mimic").value)
+        except ModelError as exc:
+            raise ModelError(f"parameter {source}: {exc}") from None
     log = node.get_logger()
     for w in caught:
         log.warning(str(w.message))
@@ -91,8 +143,14 @@ def load_robot(node):
     if getattr(model, "followers", None):
         log.info(f"mimic joints follow their leaders ({model.followers}): {model.nv} "
                  "independent coordinates")
-    return model, load_friction(node.get_parameter("friction_config").value, robot_stem(robot),
-                                model)
+    elif model.mimic:
+        log.warning(f"<mimic> joints {sorted(model.mimic)} are modelled as independent joints "
+                    "(parameter mimic is false)")
+    try:
+        return model, load_friction(node.get_parameter("friction_config").value,
+                                    robot_stem(robot), model)
+    except (ModelError, ValueError) as exc:
+        raise ModelError(f"parameter friction_config: {exc}") from None
 
 
 def load_friction(spec: str, robot: str, model):
@@ -182,10 +240,24 @@ def run_node(node_class, args=None):
     from rclpy.executors import (ExternalShutdownException, MultiThreadedExecutor,
                                  SingleThreadedExecutor)
 
+    from rclpy.exceptions import ParameterException
+
     rclpy.init(args=args)
     node = None
     try:
-        node = node_class()
+        try:
+            node = node_class()
+        except (ValueError, ParameterException) as exc:
+            # a user mistake in the node's parameters: one line naming it, exit code 2
+            text = str(exc)
+            if isinstance(exc, ParameterException) and ": " in text:  # rclpy's "<why>: <name>"
+                why, pname = text.rsplit(": ", 1)
+                text = f"parameter {pname}: {why.split('Reason: ')[-1]}"
+            name = getattr(node_class, "node_name", node_class.__name__)
+            print(f"{name}: {text.splitlines()[0] if text else type(exc).__name__}",
+                  file=sys.stderr)
+            rclpy.shutdown()
+            sys.exit(2)
         # An action goal (own reentrant group) waits while callbacks go on: that needs two
         # threads. Otherwise one thread: rclpy's multi-threaded executor costs milliseconds of
         # latency per callback, too much for a 1 kHz loop.
@@ -199,7 +271,11 @@ def run_node(node_class, args=None):
         # of milliseconds, at the 99th percentile of a 1 kHz loop's latency)
         gc.collect()
         gc.freeze()
-        executor.spin()
+        try:
+            executor.spin()
+        except Exception:  # a callback racing a SIGTERM/SIGINT shutdown: not an error
+            if rclpy.ok():
+                raise
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:

@@ -13,6 +13,10 @@ Subscribes ``joint_states``; at ``publish_rate`` it takes the newest valid state
 
 The acceleration that enters the wrenches and friction is ``acceleration``: ``zero`` (quasi-
 static) or ``forward_dynamics`` (q̈ from the measured efforts in the JointState, with friction).
+
+``publish_rate``, ``acceleration``, ``markers`` and ``marker_scale`` are live (validated, rejected
+with a reason, applied at once); the robot, its friction and ``joint_states_topic`` are read-only.
+A state the core refuses is logged (throttled) and skipped: the node keeps running.
 """
 from __future__ import annotations
 
@@ -28,8 +32,8 @@ from ..errors import InputError
 from ..forward_dynamics import forward_dynamics
 from ..inverse_dynamics import inverse_dynamics
 from ..rnea import joint_wrenches
-from .common import (STATE_QOS, JointStateMatcher, declare, declare_robot_parameters,
-                     load_robot, run_node)
+from .common import (STATE_QOS, JointStateMatcher, check_choice, declare,
+                     declare_robot_parameters, load_robot, on_set_parameters, run_node)
 
 ACCELERATION_SOURCES = ("zero", "forward_dynamics")
 
@@ -74,21 +78,24 @@ def compute_outputs(model, data, q, v, friction, acceleration="zero", effort=Non
 
 
 class DynamicsModelNode(Node):
+    node_name = "dynamics_model"
+
     def __init__(self, **kwargs):
-        super().__init__("dynamics_model", **kwargs)
+        super().__init__(self.node_name, **kwargs)
         declare_robot_parameters(self)
         self.model, self.friction = load_robot(self)
-        rate = declare(self, "publish_rate", 50.0, "outputs per second [Hz]", low=0.1, high=10000.0)
+        rate = declare(self, "publish_rate", 50.0, "outputs per second [Hz] (live)", low=0.1,
+                       high=10000.0)
         self.acceleration = declare(self, "acceleration", "zero",
                                     "acceleration used for wrenches/friction: zero | "
-                                    "forward_dynamics (from the measured efforts)")
-        if self.acceleration not in ACCELERATION_SOURCES:
-            raise ValueError(f"parameter acceleration: expected one of {ACCELERATION_SOURCES}, "
-                             f"got {self.acceleration!r}")
-        self.markers = declare(self, "markers", True, "publish friction arrows (MarkerArray)")
-        self.marker_scale = declare(self, "marker_scale", 0.05, "arrow length per N·m (or N) [m]",
-                                    low=0.0, high=100.0)
-        state_topic = declare(self, "joint_states_topic", "/joint_states", "JointState input topic")
+                                    "forward_dynamics (from the measured efforts) (live)",
+                                    choices=ACCELERATION_SOURCES)
+        self.markers = declare(self, "markers", True,
+                               "publish friction arrows (MarkerArray) (live)")
+        self.marker_scale = declare(self, "marker_scale", 0.05,
+                                    "arrow length per N·m (or N) [m] (live)", low=0.0, high=100.0)
+        state_topic = declare(self, "joint_states_topic", "/joint_states", "JointState input topic",
+                              read_only=True)
         self.data = self.model.create_data()
         self.matcher = JointStateMatcher(self.model.joint_names)
         self.latest = None
@@ -98,7 +105,20 @@ class DynamicsModelNode(Node):
         self.wrench_pubs = [self.create_publisher(WrenchStamped, f"~/wrench/{j}", 10)
                             for j in self.model.joint_names]
         self.marker_pub = self.create_publisher(MarkerArray, "~/friction_markers", 10)
-        self.create_timer(1.0 / rate, self.tick)
+        self.timer = self.create_timer(1.0 / rate, self.tick)
+        on_set_parameters(self, {
+            "publish_rate": float,
+            "acceleration": lambda v: check_choice("acceleration", v, ACCELERATION_SOURCES),
+            "markers": bool, "marker_scale": float}, self.apply_parameters)
+
+    def apply_parameters(self, updates):
+        """Live parameters, validated by rclpy (type, range) and the callback (choices)."""
+        for name in ("acceleration", "markers", "marker_scale"):
+            if name in updates:
+                setattr(self, name, updates[name])
+        if "publish_rate" in updates:
+            self.destroy_timer(self.timer)
+            self.timer = self.create_timer(1.0 / updates["publish_rate"], self.tick)
 
     def on_state(self, msg):
         need_effort = self.acceleration == "forward_dynamics"
@@ -114,7 +134,19 @@ class DynamicsModelNode(Node):
             return
         stamp, q, v, effort = self.latest
         self.latest = None
-        out = compute_outputs(self.model, self.data, q, v, self.friction, self.acceleration, effort)
+        if effort is None and self.acceleration == "forward_dynamics":
+            self.get_logger().warning("acceleration=forward_dynamics needs JointState.effort: "
+                                      "nothing published", throttle_duration_sec=1.0)
+            return
+        try:
+            out = compute_outputs(self.model, self.data, q, v, self.friction, self.acceleration,
+                                  effort)
+        except Exception as exc:  # noqa: BLE001 - a state the core refuses must not end the node
+            self.get_logger().error(f"dynamics at the state of "
+                                    f"t={stamp.sec + 1e-9 * stamp.nanosec:.3f} s failed "
+                                    f"({type(exc).__name__}: {exc}); nothing published",
+                                    throttle_duration_sec=1.0)
+            return
         if not all(np.all(np.isfinite(x)) for x in out.values()):
             self.get_logger().error("dynamics at this state are not finite; nothing published",
                                     throttle_duration_sec=1.0)

@@ -3,9 +3,12 @@
 Steps :class:`robot_dynamics.simulation.Simulator` at a fixed step (default 1 kHz) under the
 latest effort command (std_msgs/Float64MultiArray on ``/effort_controller/commands``, held between
 commands), publishes ``/joint_states`` (position, velocity, and the applied motor effort; stamped
-with simulated time) and ``/clock`` (for ``use_sim_time``). Modes:
+with simulated time) and ``/clock`` (for ``use_sim_time``). Modes (``mode``, live):
 
-* ``realtime`` — simulated time follows the wall clock;
+* ``realtime`` — simulated time follows the wall clock. When the node cannot keep up (the wall
+  clock runs ahead of the simulation by more than ``overrun_threshold``) the tick is counted as an
+  overrun; more than MAX_CATCH_UP steps behind, the excess steps are dropped (simulated time
+  falls behind the wall clock for good) and counted. Both are logged (throttled) and published;
 * ``fast`` — as fast as possible, commands applied whenever they arrive (``publish_every``: steps
   per published state); it integrates for up to FAST_SLICE of wall time per executor turn, so
   commands and services are served between slices without an executor wake-up per step (a
@@ -14,6 +17,33 @@ with simulated time) and ``/clock`` (for ``use_sim_time``). Modes:
   command computed from that state, then steps (re-publishing if none comes within
   ``lockstep_timeout``).
 
+Safe at the edges (issue 12):
+
+* **Never dies of a step.** Any error the core raises in a step (InputError, FrictionSolveError,
+  a SimulationError, any arithmetic error) or a non-finite state is caught, logged (throttled,
+  with the step's simulated time) and counted; the node keeps the last good state (``on_error:
+  hold``) or goes back to the initial state (``reset``) and keeps serving. No NaN is published.
+* **Stale commands.** With no fresh command for ``command_timeout`` seconds of simulated time
+  (and of wall time too: in fast mode simulated time outruns a controller that is alive, only
+  a silent one is stale; in lockstep mode nothing steps without a command) the simulator stops
+  applying the last one (once per episode it logs e.g. "no effort command for
+  0.10 s: applying zero effort") and applies ``stale_command_behavior``: ``zero`` effort, or
+  ``brake`` — the drives hold the position the arm had when the command went stale, as a
+  robot's category-2 stop does: τ = g(q) + diag(M(q_s)) (ω² (q_s − q) − 2ω q̇), saturated at the
+  URDF effort limits, ω = ``brake_bandwidth`` (critically damped per joint; from velocity q̇₀ a
+  joint stops within about q̇₀/(e ω) of where braking began).
+* **Waiting for the controller.** With ``wait_for_command`` the simulation does not start (time
+  frozen, the state re-published every WAIT_PUBLISH_PERIOD so a controller can start) until the
+  first command arrives.
+* ``self.stats`` counts overruns, dropped steps, stale-command steps, errors, and (from the core
+  Simulator when it counts them) saturated and limit steps; ``~/diagnostics``
+  (Float64MultiArray, layout label = the field names joined by ``|``) publishes them every
+  second.
+
+Parameters are live (validated in the SetParameters callback, rejected with a reason, applied at
+once; see :meth:`SimulatorNode.live_validators`) or read-only (``rate``, the robot, the command
+topic, ``wait_for_command``, ``limits``: a SetParameters call on them fails saying so).
+
 ``~/reset`` (std_srvs/Trigger) puts the arm back at its initial state; ``~/energy_audit``
 (Float64MultiArray: kinetic, potential, motor_work, friction_dissipation, residual,
 relative_residual) and a log line every ``audit_period`` seconds report the energy balance.
@@ -21,6 +51,7 @@ relative_residual) and a log line every ``audit_period`` seconds report the ener
 from __future__ import annotations
 
 import array
+import math
 import time
 
 import numpy as np
@@ -31,33 +62,48 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from std_srvs.srv import Trigger
 
 from .. import mimic
+from ..crba import gravity_torques, mass_matrix
 from ..simulation import Simulator
-from ..stiction import FrictionSolveError
-from .common import (STATE_QOS, declare, declare_robot_parameters, load_robot, per_joint,
-                     run_node, seconds_to_stamp)
+from .common import (STATE_QOS, check_choice, declare, declare_robot_parameters, load_robot,
+                     on_set_parameters, per_joint, run_node, seconds_to_stamp)
 
 AUDIT_FIELDS = ("kinetic", "potential", "motor_work", "friction_dissipation", "residual",
                 "relative_residual")
 MODES = ("realtime", "fast", "lockstep")
+STALE_BEHAVIORS = ("zero", "brake")
+ON_ERROR = ("hold", "reset")
+#: ``self.stats`` and ``~/diagnostics``, in this order
+STAT_FIELDS = ("steps", "overruns", "dropped_steps", "stale_command_steps", "errors",
+               "saturated_steps", "limit_steps")
 #: fast mode: wall time integrated per executor turn [s]
 FAST_SLICE = 0.002
+#: realtime mode: most steps integrated in one tick (0.1 s at 1 kHz); beyond, steps are dropped
+MAX_CATCH_UP = 100
+#: waiting for the first command: the state is re-published this often [s of wall time]
+WAIT_PUBLISH_PERIOD = 0.05
+#: ~/diagnostics period [s of wall time]
+DIAGNOSTICS_PERIOD = 1.0
 
 
 class SimulatorNode(Node):
+    node_name = "simulator"
+
     def __init__(self, **kwargs):
-        super().__init__("simulator", **kwargs)
+        super().__init__(self.node_name, **kwargs)
         declare_robot_parameters(self)
         self.model, self.friction = load_robot(self)
         n = self.model.nv
         rate = declare(self, "rate", 1000.0, "integration rate [Hz] (step = 1/rate)",
-                       low=10.0, high=100000.0)
-        self.mode = declare(self, "mode", "realtime", "realtime | fast | lockstep")
-        if self.mode not in MODES:
-            raise ValueError(f"parameter mode: expected one of {MODES}, got {self.mode!r}")
+                       low=10.0, high=100000.0, read_only=True)
+        mode = declare(self, "mode", "realtime", "realtime | fast | lockstep (live)",
+                       choices=MODES)
+        self.limits = declare(self, "limits", True, "joint position limits of the URDF as hard "
+                              "stops (false: no stops)", read_only=True)
         q0 = declare(self, "initial_positions", [0.0], "initial joint positions (URDF order); "
-                     "[0.0] means all zero")
-        v0 = declare(self, "initial_velocities", [0.0], "initial joint velocities; [0.0] = zero")
-        self.q0 = per_joint("initial_positions", q0, n)
+                     "[0.0] means all zero; live: used by the next ~/reset")
+        v0 = declare(self, "initial_velocities", [0.0], "initial joint velocities; [0.0] = zero;"
+                     " live: used by the next ~/reset")
+        self.q0 = self.initial_positions(q0)
         self.v0 = per_joint("initial_velocities", v0, n)
         self.lockstep_timeout = declare(self, "lockstep_timeout", 0.5,
                                         "lockstep: re-publish the state after this many seconds "
@@ -71,10 +117,52 @@ class SimulatorNode(Node):
                                      "can publish)", low=1, high=100000)
         self.publish_clock = declare(self, "publish_clock", True, "publish /clock (sim time)")
         cmd_topic = declare(self, "command_topic", "/effort_controller/commands",
-                            "effort command input (Float64MultiArray, URDF joint order)")
-        self.sim = Simulator(self.model, friction=self.friction, dt=1.0 / rate)
-        self.sim.reset(self.q0, self.v0)
-        self.tau = np.zeros(n)
+                            "effort command input (Float64MultiArray, URDF joint order)",
+                            read_only=True)
+        self.command_timeout = declare(self, "command_timeout", 0.1,
+                                       "seconds without a fresh command (of simulated time, and "
+                                       "of wall time: fast mode outruns a live controller) after "
+                                       "which stale_command_behavior applies (0: never)",
+                                       low=0.0, high=3600.0)
+        self.stale_behavior = declare(self, "stale_command_behavior", "zero",
+                                      "effort once commands are stale: zero | brake (hold the "
+                                      "position where they went stale, gravity-compensated, "
+                                      "within the effort limits)", choices=STALE_BEHAVIORS)
+        self.brake_bandwidth = declare(self, "brake_bandwidth", 20.0,
+                                       "brake: closed-loop bandwidth ω of the position hold "
+                                       "[rad/s] (critically damped)", low=0.1, high=1000.0)
+        self._check_bandwidth(self.brake_bandwidth, 1.0 / rate)
+        self.wait_for_command = declare(self, "wait_for_command", False,
+                                        "do not start the simulation (time frozen, state "
+                                        "re-published) until the first effort command",
+                                        read_only=True)
+        self.on_error = declare(self, "on_error", "hold", "when a step fails: hold (keep the "
+                                "last good state) | reset (back to the initial state)",
+                                choices=ON_ERROR)
+        self.overrun_threshold = declare(self, "overrun_threshold", 0.01,
+                                         "realtime: a tick finding the simulation more than this "
+                                         "many seconds behind the wall clock (after one step) is "
+                                         "an overrun", low=0.0, high=10.0)
+        try:  # the core's default is with stops: only 'false' is passed on
+            self.sim = Simulator(self.model, friction=self.friction, dt=1.0 / rate,
+                                 **({} if self.limits else {"limits": False}))
+        except TypeError:
+            raise ValueError("parameter limits: this Simulator has no joint stops to turn off") \
+                from None
+        self._core_counts = {"saturated_steps": 0, "limit_steps": 0}  # before the last reset
+        self.reset_sim()
+        self._brake_data = self.model.create_data()
+        limits = np.asarray(self.model.effort_limits, dtype=float)
+        self.effort_limits = np.where(np.isfinite(limits) & (limits > 0), limits, np.inf)
+        self.stats = dict.fromkeys(STAT_FIELDS, 0)
+        self.tau = np.zeros(n)       # the latest command
+        self.applied = self.tau      # the effort of the last step (command, zero or brake)
+        self._failed = False         # the last step failed: nothing was applied
+        self.command_time = self.sim.t  # simulated time of the latest command
+        self.command_wall = time.monotonic()  # and its wall-clock time
+        self.stale = False
+        self._hold = None            # brake: (q_s, diag M(q_s)) of the stale episode
+        self.started = not self.wait_for_command
         self.waiting = False
         self.last_publish = time.monotonic()
         self.next_audit = self.audit_period
@@ -83,73 +171,245 @@ class SimulatorNode(Node):
         self._state_msg = JointState(name=list(getattr(self.model, "full_joint_names",
                                                        self.model.joint_names)))
         self._clock_msg = Clock()
-        self.clock_pub = self.create_publisher(Clock, "/clock", 10) if self.publish_clock else None
+        self.clock_pub = self.create_publisher(Clock, "/clock", 10)
         self.audit_pub = self.create_publisher(Float64MultiArray, "~/energy_audit", 10)
+        self.diag_pub = self.create_publisher(Float64MultiArray, "~/diagnostics", 10)
         self.create_subscription(Float64MultiArray, cmd_topic, self.on_command, STATE_QOS)
         self.create_service(Trigger, "~/reset", self.on_reset)
-        self.wall_start = time.monotonic()
-        self.sim_start = self.sim.t
-        if self.mode == "realtime":
-            self.create_timer(1.0 / rate, self.realtime_tick)
-        elif self.mode == "fast":
-            self.create_timer(0.0, self.fast_tick)
-        else:
-            self.create_timer(0.01, self.lockstep_watchdog)
-            self.publish_state()
-            self.waiting = True
+        self.create_timer(DIAGNOSTICS_PERIOD, self.publish_diagnostics)
+        self._timer = None
+        self.mode = None
+        self.set_mode(mode)
+        on_set_parameters(self, self.live_validators(n), self.apply_parameters)
         self.get_logger().info(f"simulating {self.model.name!r} ({n} joints) at {rate:g} Hz, "
                                f"mode {self.mode}, friction "
-                               f"{'on' if self.friction is not None else 'off'}")
+                               f"{'on' if self.friction is not None else 'off'}"
+                               + ("; waiting for the first effort command"
+                                  if not self.started else ""))
+
+    # -- parameters ---------------------------------------------------------------------------
+    def live_validators(self, n):
+        """Live parameter → validator (value → value to apply, or ValueError with the reason).
+        Types and ranges are checked by rclpy from the declarations before these run."""
+        def bandwidth(w):
+            return self._check_bandwidth(w, self.sim.dt)
+
+        return {
+            "mode": lambda v: check_choice("mode", v, MODES),
+            "initial_positions": self.initial_positions,
+            "initial_velocities": lambda v: per_joint("initial_velocities", v, n),
+            "lockstep_timeout": float, "audit_period": float, "publish_every": int,
+            "publish_clock": bool, "command_timeout": float, "overrun_threshold": float,
+            "stale_command_behavior": lambda v: check_choice("stale_command_behavior", v,
+                                                             STALE_BEHAVIORS),
+            "brake_bandwidth": bandwidth,
+            "on_error": lambda v: check_choice("on_error", v, ON_ERROR),
+        }
+
+    def initial_positions(self, values):
+        """``initial_positions`` as (nq,), within the joints' position limits."""
+        q = per_joint("initial_positions", values, self.model.nq)
+        lower, upper = self.model.lower_limits, self.model.upper_limits
+        bad = np.flatnonzero((q < lower) | (q > upper)) if self.limits else []
+        if len(bad):
+            i = bad[0]
+            raise ValueError(f"parameter initial_positions: joint {self.model.joint_names[i]!r} "
+                             f"at {q[i]:g} is outside its limits [{lower[i]:g}, {upper[i]:g}]")
+        return q
+
+    def reset_sim(self):
+        """The core Simulator back at (q0, v0); its saturation/limit counters are kept in the
+        node's totals."""
+        for key in self._core_counts:
+            self._core_counts[key] += int(getattr(self.sim, key, 0))
+        self.sim.reset(self.q0, self.v0)
+
+    @staticmethod
+    def _check_bandwidth(w, dt):
+        if w * dt > 0.2:  # the brake is explicit in the step: keep ω h well inside stability
+            raise ValueError(f"parameter brake_bandwidth: {w:g} rad/s is too stiff for the "
+                             f"{dt:g} s step (at most {0.2 / dt:g} rad/s)")
+        return float(w)
+
+    def apply_parameters(self, updates):
+        attrs = {"initial_positions": "q0", "initial_velocities": "v0",
+                 "stale_command_behavior": "stale_behavior"}
+        for name, value in updates.items():
+            if name == "mode":
+                continue
+            setattr(self, attrs.get(name, name), value)
+        if "audit_period" in updates:
+            self.next_audit = self.sim.t + self.audit_period
+        if "stale_command_behavior" in updates:
+            self._hold = None
+        if "mode" in updates and updates["mode"] != self.mode:
+            self.set_mode(updates["mode"])
+
+    def set_mode(self, mode):
+        """Start (or switch to) ``mode``: its timer replaces the previous one."""
+        if self._timer is not None:
+            self.destroy_timer(self._timer)
+        self.mode = mode
+        self.waiting = False
+        self._rebase()
+        if not self.started and mode != "lockstep":
+            self._timer = self.create_timer(WAIT_PUBLISH_PERIOD, self.publish_state)
+            self.publish_state()
+        elif mode == "realtime":
+            self._timer = self.create_timer(self.sim.dt, self.realtime_tick)
+        elif mode == "fast":
+            self._timer = self.create_timer(0.0, self.fast_tick)
+        else:
+            self._timer = self.create_timer(0.01, self.lockstep_watchdog)
+            self.publish_state()
+            self.waiting = True
+
+    def _rebase(self):
+        """Realtime: simulated time follows the wall clock from now on."""
+        self.wall_start, self.sim_start = time.monotonic(), self.sim.t
+        self._fresh = True
 
     # -- input ------------------------------------------------------------------------------
     def on_command(self, msg):
         tau = np.asarray(msg.data, dtype=float)
         if tau.shape != (self.model.nv,):
             self.get_logger().warning(f"rejected effort command: {tau.size} values for "
-                                   f"{self.model.nv} joints", throttle_duration_sec=1.0)
+                                      f"{self.model.nv} joints", throttle_duration_sec=1.0)
             return
         if not np.all(np.isfinite(tau)):
             self.get_logger().warning("rejected effort command: non-finite value(s)",
-                                   throttle_duration_sec=1.0)
+                                      throttle_duration_sec=1.0)
             return
         self.tau = tau
+        if self.stale:
+            self.stale, self._hold = False, None
+            self.get_logger().info(f"t={self.sim.t:.3f} s: effort commands resumed after "
+                                   f"{self.sim.t - self.command_time:.3f} s")
+        self.command_time, self.command_wall = self.sim.t, time.monotonic()
+        if not self.started:
+            self.started = True
+            self.get_logger().info(f"t={self.sim.t:.3f} s: first effort command: simulation "
+                                   "started")
+            self.set_mode(self.mode)
         if self.mode == "lockstep" and self.waiting:
             self.advance(1)
 
     def on_reset(self, request, response):
         t = self.sim.t
-        self.sim.reset(self.q0, self.v0)
+        self.reset_sim()
         self.sim.t = t  # simulated time (and /clock) keeps going forward
         self.tau = np.zeros(self.model.nv)
-        self.wall_start, self.sim_start = time.monotonic(), self.sim.t
+        self.applied = self.tau
+        self.command_time, self.command_wall, self._hold = t, time.monotonic(), None
+        self._rebase()
         self.next_audit = self.sim.t + self.audit_period
         response.success, response.message = True, "state reset to the initial positions"
         self.publish_state()
         return response
 
     # -- stepping ---------------------------------------------------------------------------
+    def effort(self):
+        """The effort for the next step: the latest command while fresh, else the stale
+        behaviour (logged once per episode)."""
+        if (self.command_timeout <= 0.0
+                or self.sim.t - self.command_time < self.command_timeout - 1e-9
+                or time.monotonic() - self.command_wall < self.command_timeout):
+            return self.tau
+        if not self.stale:
+            self.stale = True
+            what = ("applying zero effort" if self.stale_behavior == "zero" else
+                    "braking to hold the position")
+            self.get_logger().warning(f"t={self.sim.t:.3f} s: no effort command for "
+                                      f"{self.sim.t - self.command_time:.2f} s: {what}")
+        self.stats["stale_command_steps"] += 1
+        if self.stale_behavior == "zero":
+            return np.zeros(self.model.nv)
+        return self.brake_effort()
+
+    def brake_effort(self):
+        """τ = g(q) + diag(M(q_s)) (ω² (q_s − q) − 2ω q̇), saturated at the effort limits."""
+        q, v, data = self.sim.q, self.sim.v, self._brake_data
+        if self._hold is None:
+            self._hold = (q.copy(), np.diag(mass_matrix(self.model, data, q)).copy())
+        q_s, m = self._hold
+        w = self.brake_bandwidth
+        tau = gravity_torques(self.model, data, q) + m * (w * w * (q_s - q) - 2.0 * w * v)
+        return np.clip(tau, -self.effort_limits, self.effort_limits)
+
     def advance(self, steps):
-        try:
-            for _ in range(steps):
-                self.sim.step(self.tau)
-        except FrictionSolveError as exc:  # the state stays where it was: nothing invented
-            self.get_logger().error(f"step at t={self.sim.t:.4f} s failed: {exc}; holding the "
-                                    "state", throttle_duration_sec=1.0)
+        sim = self.sim
+        for k in range(steps):
+            q, v, t = sim.q, sim.v, sim.t
+            try:
+                tau = self.effort()
+                sim.step(tau)
+                # one dot product per step: a NaN, or |q̇| beyond 1e154, makes it non-finite
+                # (q advances by h q̇: finite while q̇ is)
+                if not math.isfinite(sim.v @ sim.v):
+                    raise FloatingPointError("the step produced a non-finite (or overflowing) "
+                                             "state")
+            except Exception as exc:  # noqa: BLE001 - whatever the core raises, the node lives
+                # the rest of this batch is skipped too: time goes on (realtime stays in step
+                # with the wall clock), the state is held (or reset)
+                self._step_failed(exc, q, v, t, steps - k)
+                break
+            self.applied, self._failed = tau, False
+            self.stats["steps"] += 1
         self.publish_state()
         if self.audit_period > 0 and self.sim.t >= self.next_audit - 1e-12:
-            self.next_audit += self.audit_period
-            self.report_audit()
+            self.next_audit = max(self.next_audit + self.audit_period, self.sim.t)
+            try:
+                self.report_audit()
+            except Exception as exc:  # noqa: BLE001 - a report must not end the node
+                self.get_logger().error(f"t={self.sim.t:.3f} s: energy audit failed: {exc}",
+                                        throttle_duration_sec=1.0)
+
+    def _step_failed(self, exc, q, v, t, skipped=1):
+        """Count and log a failed step; keep the last good state (or reset); time goes on over
+        the ``skipped`` steps."""
+        sim = self.sim
+        self.stats["errors"] += 1
+        what = "holding the last good state" if self.on_error == "hold" else \
+            "resetting to the initial state"
+        self.get_logger().error(f"step at t={t:.4f} s failed ({type(exc).__name__}: "
+                                f"{str(exc).splitlines()[0] if str(exc) else ''}); {what} "
+                                f"({self.stats['errors']} failed steps so far)",
+                                throttle_duration_sec=1.0)
+        if self.on_error == "reset":
+            self.reset_sim()
+            self.tau = np.zeros(self.model.nv)
+            self._hold = None
+        else:
+            sim.q, sim.v = q, v
+        sim.t = t + skipped * sim.dt
+        self.applied, self._failed = np.zeros(self.model.nv), True
 
     def realtime_tick(self):
-        due = int((time.monotonic() - self.wall_start) / self.sim.dt) - int(
-            round((self.sim.t - self.sim_start) / self.sim.dt))
+        if self._fresh:  # the first tick of a start: simulated time follows the clock from now
+            self._rebase()
+            self._fresh = False
+        dt = self.sim.dt
+        due = int((time.monotonic() - self.wall_start) / dt) - int(
+            round((self.sim.t - self.sim_start) / dt))
+        lag = (due - 1) * dt  # behind the wall clock, beyond the step this tick is for
+        if due > MAX_CATCH_UP:
+            dropped = due - MAX_CATCH_UP
+            self.stats["dropped_steps"] += dropped
+            self.wall_start += dropped * dt  # simulated time falls behind the wall clock
+            due = MAX_CATCH_UP
+        if lag > self.overrun_threshold + 1e-12:
+            self.stats["overruns"] += 1
+            self.get_logger().warning(
+                f"t={self.sim.t:.3f} s: realtime overrun: the simulation is {lag:.3f} s "
+                f"behind the wall clock ({self.stats['overruns']} overruns, "
+                f"{self.stats['dropped_steps']} steps dropped so far)", throttle_duration_sec=1.0)
         if due > 0:
-            self.advance(min(due, 100))  # never more than 0.1 s of catching up per tick
+            self.advance(due)
 
     def fast_tick(self):
         end = time.perf_counter() + FAST_SLICE
         self.advance(self.publish_every)
-        while time.perf_counter() < end:
+        while time.perf_counter() < end and self.mode == "fast":
             self.advance(self.publish_every)
 
     def lockstep_watchdog(self):
@@ -159,13 +419,13 @@ class SimulatorNode(Node):
     # -- output -----------------------------------------------------------------------------
     def publish_state(self):
         q, v = self.sim.q, self.sim.v
-        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):  # never: advance checks
             self.get_logger().error("simulation state is not finite; resetting",
                                     throttle_duration_sec=1.0)
-            self.sim.reset(self.q0, self.v0)
+            self.reset_sim()
             q, v = self.sim.q, self.sim.v
         msg = self._state_msg  # reused: publish() serialises it before returning
-        tau = self.tau
+        tau = self.applied_effort()
         if self.model.coupling is not None:  # mimic joints: followers at G q + o
             q, v, tau = mimic.joint_state(self.model, q, v, tau)
         seconds_to_stamp(self.sim.t, msg.header.stamp)
@@ -173,11 +433,33 @@ class SimulatorNode(Node):
         msg.velocity = array.array("d", v.tobytes())
         msg.effort = array.array("d", tau.tobytes())
         self.state_pub.publish(msg)
-        if self.clock_pub is not None:
+        if self.publish_clock:
             seconds_to_stamp(self.sim.t, self._clock_msg.clock)
             self.clock_pub.publish(self._clock_msg)
         self.last_publish = time.monotonic()
         self.waiting = self.mode == "lockstep"
+
+    def applied_effort(self):
+        """The effort the plant received in the last step: the core's (saturated) effort when it
+        reports one, else the node's (command, zero or brake)."""
+        tau = getattr(self.sim, "tau_applied", None)
+        if tau is None or self._failed:
+            return self.applied
+        return np.asarray(tau, dtype=float)
+
+    def update_stats(self):
+        """The core Simulator's own counters (effort saturation, joint limits), if it has them."""
+        for key, before in self._core_counts.items():
+            self.stats[key] = before + int(getattr(self.sim, key, 0))
+        return self.stats
+
+    def publish_diagnostics(self):
+        stats = self.update_stats()
+        msg = Float64MultiArray()
+        msg.layout.dim = [MultiArrayDimension(label="|".join(STAT_FIELDS),
+                                              size=len(STAT_FIELDS), stride=len(STAT_FIELDS))]
+        msg.data = [float(stats[k]) for k in STAT_FIELDS]
+        self.diag_pub.publish(msg)
 
     def report_audit(self):
         audit = self.sim.audit

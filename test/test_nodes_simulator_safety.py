@@ -1,0 +1,382 @@
+"""simulator node at the edges (issue 12): huge commands, a controller that stops or stalls, a
+simulator started before its controller, failing steps, realtime overruns, every parameter.
+
+Over real DDS: one arm7 simulator in realtime mode (brake on stale commands), started alone and
+waiting for its first command. In-process (the node's methods called
+directly, deterministic): failing steps, overrun accounting, stale-command accounting and every
+parameter's SetParameters validation.
+"""
+import math
+import time
+
+import numpy as np
+import pytest
+
+from ros_helpers import DOMAIN_ID, NodeProcess, RosProbe
+
+import rclpy  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+from std_srvs.srv import Trigger  # noqa: E402
+
+from robot_dynamics.nodes.common import STATE_QOS, stamp_to_seconds  # noqa: E402
+
+ARM = "arm7"
+NV = 7
+BANDWIDTH = 20.0
+Q0 = [0.0, 0.6, 0.0, -0.8, 0.0, 0.5, 0.0]  # gravity pulls this pose down
+
+
+@pytest.fixture(scope="module")
+def ros():
+    # started alone, as a user would before the controller: it must wait for the first command
+    sim = NodeProcess("simulator", {"robot": ARM, "mode": "realtime", "audit_period": 0.0,
+                                    "command_timeout": 0.1, "stale_command_behavior": "brake",
+                                    "brake_bandwidth": BANDWIDTH, "wait_for_command": True,
+                                    "initial_positions": Q0})
+    probe = RosProbe("safety_probe")
+    try:
+        assert sim.wait_log("simulating", 60), sim.log
+        yield sim, probe
+    finally:
+        probe.close()
+        sim.stop()
+
+
+def command(values):
+    msg = Float64MultiArray()
+    msg.data = [float(x) for x in values]
+    return msg
+
+
+def publish_for(pub, msg, seconds, period=0.02):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pub.publish(msg)
+        time.sleep(period)
+
+
+def reset(probe, name="simulator"):
+    client = probe.node.create_client(Trigger, f"/{name}/reset")
+    assert client.wait_for_service(timeout_sec=20)
+    future = client.call_async(Trigger.Request())
+    assert probe.wait_for(future.done, 20) and future.result().success
+    probe.node.destroy_client(client)
+
+
+def test_waits_for_the_first_command(ros):
+    sim, probe = ros
+    states = probe.collect(JointState, "/joint_states")
+    assert probe.wait_for(lambda: len(states) >= 8, 20), sim.log
+    # frozen: time stands at 0 and the arm has not moved
+    assert {stamp_to_seconds(s.header.stamp) for s in states} == {0.0}
+    assert all(np.array_equal(s.position, Q0) and not any(s.velocity) for s in states)
+    pub = probe.node.create_publisher(Float64MultiArray, "/effort_controller/commands",
+                                      STATE_QOS)
+    assert probe.wait_for(lambda: (pub.publish(command([0.0] * NV)) or
+                                   stamp_to_seconds(states[-1].header.stamp) > 0.05), 20)
+    assert sim.wait_log("first effort command: simulation started", 10), sim.log
+    # time starts from 0 when the command comes (the wait is not caught up on)
+    assert min(stamp_to_seconds(s.header.stamp) for s in states if
+               stamp_to_seconds(s.header.stamp) > 0) < 0.05
+
+
+def test_huge_held_commands_do_not_kill_the_node(ros):
+    sim, probe = ros
+    states = probe.collect(JointState, "/joint_states")
+    pub = probe.node.create_publisher(Float64MultiArray, "/effort_controller/commands",
+                                      STATE_QOS)
+    for magnitude in (1e3, 1e6, 1e300):
+        reset(probe)
+        n = len(states)
+        publish_for(pub, command([magnitude] * NV), 0.4)
+        # it keeps serving: new states, all finite (position, velocity, applied effort)
+        assert probe.wait_for(lambda: len(states) > n + 50, 10), sim.log
+        assert sim.alive(), sim.log
+        for s in states[n:]:
+            assert np.all(np.isfinite(s.position)) and np.all(np.isfinite(s.velocity))
+            assert np.all(np.isfinite(s.effort))
+    publish_for(pub, command([0.0] * NV), 0.1)
+    n = len(states)
+    assert probe.wait_for(lambda: len(states) > n + 20, 10) and sim.alive(), sim.log
+    assert "Traceback" not in sim.log, sim.log
+
+
+def test_controller_stalls_then_resumes_the_arm_brakes(ros):
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+    sim, probe = ros
+    # upright (a live initial_positions, used by the reset): gravity does not move the arm
+    assert probe.set_parameters("simulator", initial_positions=[0.0] * NV)[
+        "initial_positions"][0]
+    reset(probe)
+    log_start = len(sim.log)
+    # every state (a deep queue: the probe may fall behind the 1 kHz stream, it loses none)
+    states = probe.collect(JointState, "/joint_states",
+                           QoSProfile(depth=100000, reliability=ReliabilityPolicy.RELIABLE))
+    pub = probe.node.create_publisher(Float64MultiArray, "/effort_controller/commands",
+                                      STATE_QOS)
+    # the first joint (vertical axis) spins up under 3 N·m (to ~1.4 rad/s, far from its stops);
+    # the others, at zero effort, stay
+    publish_for(pub, command([3.0] + [0.0] * (NV - 1)), 0.6)
+    time.sleep(1.0)  # the controller stalls for 1 s
+    publish_for(pub, command([0.0] * NV), 0.2)
+    assert sim.wait_log("no effort command for 0.10 s: braking to hold the position", 5), sim.log
+    assert sim.wait_log("effort commands resumed after", 5), sim.log
+    # when braking began, in simulated time, from the node's own log line
+    line = next(x for x in sim.log[log_start:].splitlines() if "no effort command for" in x)
+    t_brake = float(line.split("t=")[1].split(" s:")[0])
+    assert probe.wait_for(lambda: stamp_to_seconds(states[-1].header.stamp) > t_brake + 0.7, 10)
+    states = list(states)  # a snapshot: the subscription keeps appending
+    t = np.array([stamp_to_seconds(s.header.stamp) for s in states])
+    q = np.array([s.position for s in states])
+    v = np.array([s.velocity for s in states])
+    k = np.searchsorted(t, t_brake)
+    v_brake = abs(v[k, 0])
+    assert v_brake > 0.3, "the drive did not move the arm"
+    # it stops within the brake's stopping distance v / (e ω) (friction only helps) ...
+    after = (t >= t_brake) & (t < t_brake + 0.7)
+    travel = np.abs(q[after, 0] - q[k, 0]).max()
+    assert travel < v_brake / (math.e * BANDWIDTH) + 0.02, (travel, v_brake)
+    # ... and is at rest, every joint held, well before the commands resume
+    rest = (t > t_brake + 0.5) & (t < t_brake + 0.7)
+    assert rest.any() and np.abs(v[rest]).max() < 1e-2
+    # the braking effort opposed the motion
+    assert np.array([s.effort[0] for s in states])[after].min() < 0.0
+
+
+# -- in-process: the node's logic called directly --------------------------------------------------
+@pytest.fixture
+def node():
+    from robot_dynamics.nodes.simulator import SimulatorNode
+
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=(int(DOMAIN_ID) + 1) % 200)
+    made = []
+
+    def make(**params):
+        params = {"robot": "planar_2r", "friction_config": "none", "audit_period": 0.0,
+                  "initial_positions": [0.4, -0.3], **params}
+        made.append(SimulatorNode(context=ctx, parameter_overrides=[
+            Parameter(k, value=v) for k, v in params.items()]))
+        return made[-1]
+
+    yield make
+    for n in made:
+        n.destroy_node()
+    rclpy.shutdown(context=ctx)
+
+
+class Boom(RuntimeError):
+    pass
+
+
+@pytest.mark.parametrize("on_error", ["hold", "reset"])
+def test_failing_step_keeps_a_good_state(node, on_error):
+    sim_node = node(mode="fast", on_error=on_error)
+    sim_node.advance(200)  # falling under gravity
+    q, v, t = sim_node.sim.q.copy(), sim_node.sim.v.copy(), sim_node.sim.t
+    real_step = sim_node.sim.step
+
+    def failing(tau):
+        raise Boom("solver exploded")
+
+    sim_node.sim.step = failing
+    sim_node.advance(5)
+    assert sim_node.stats["errors"] == 1  # the batch stops at the first failure
+    assert sim_node.sim.t == pytest.approx(t + 5 * sim_node.sim.dt)  # time goes on
+    expected = (q, v) if on_error == "hold" else (np.array([0.4, -0.3]), np.zeros(2))
+    np.testing.assert_array_equal(sim_node.sim.q, expected[0])
+    np.testing.assert_array_equal(sim_node.sim.v, expected[1])
+
+    def nan_step(tau):  # a step that "succeeds" with a non-finite state is a failure too
+        real_step(tau)
+        sim_node.sim.q, sim_node.sim.v = sim_node.sim.q * np.nan, sim_node.sim.v * np.nan
+
+    sim_node.sim.step = nan_step
+    sim_node.advance(1)
+    assert sim_node.stats["errors"] == 2
+    assert np.all(np.isfinite(sim_node.sim.q)) and np.all(np.isfinite(sim_node.sim.v))
+    sim_node.sim.step = real_step
+    sim_node.advance(10)
+    assert sim_node.stats["errors"] == 2 and sim_node.stats["steps"] == 210
+
+
+def test_huge_commands_in_process_stay_finite(node):
+    sim_node = node(mode="fast", friction_config="", command_timeout=0.0)
+    for magnitude in (1e3, 1e6, 1e300):
+        sim_node.on_command(command([magnitude, magnitude]))
+        sim_node.advance(300)
+        assert np.all(np.isfinite(sim_node.sim.q)) and np.all(np.isfinite(sim_node.sim.v))
+        assert np.all(np.isfinite(sim_node.applied_effort()))
+
+
+def test_stale_commands_zero_or_brake(node):
+    sim_node = node(mode="fast", command_timeout=0.05)
+    sim_node.on_command(command([3.0, 1.0]))
+    sim_node.advance(100)
+    # fast mode outran the controller by 0.1 s of simulated time, but it spoke a moment ago
+    assert sim_node.stats["stale_command_steps"] == 0
+    np.testing.assert_array_equal(sim_node.applied, [3.0, 1.0])
+    sim_node.on_command(command([3.0, 1.0]))
+    sim_node.command_wall -= 1.0  # ... and now it has been silent for a second of wall time
+    sim_node.advance(100)
+    # 50 steps under the fresh command, then 50 stale steps at zero effort
+    assert sim_node.stats["stale_command_steps"] == 50
+    np.testing.assert_array_equal(sim_node.applied, [0.0, 0.0])
+    assert sim_node.set_parameters([Parameter("stale_command_behavior", value="brake")])[0] \
+        .successful
+    sim_node.advance(1500)
+    # the brake holds the arm against gravity where the commands went stale
+    assert np.abs(sim_node.sim.v).max() < 1e-3
+    assert np.abs(sim_node.applied).max() > 1.0  # gravity compensation, not zero
+    assert sim_node.stats["stale_command_steps"] == 1550
+    sim_node.on_command(command([0.0, 0.0]))  # a fresh command ends the episode
+    assert not sim_node.stale
+
+
+def test_realtime_overruns_counted_and_steps_dropped(node):
+    sim_node = node(mode="realtime", overrun_threshold=0.01)
+    sim_node.realtime_tick()  # the first tick starts the clock
+    sim_node.wall_start -= 0.05  # the node was away for 50 ms
+    sim_node.realtime_tick()
+    assert sim_node.stats["overruns"] == 1 and sim_node.stats["dropped_steps"] == 0
+    sim_node.wall_start -= 0.5  # 500 ms: the catch-up cap (100 steps) drops the rest
+    sim_node.realtime_tick()
+    # 400 steps dropped, and a few more for the wall time this test itself takes
+    assert sim_node.stats["overruns"] == 2 and 390 <= sim_node.stats["dropped_steps"] < 500
+    assert sim_node.set_parameters([Parameter("overrun_threshold", value=1.0)])[0].successful
+    sim_node.wall_start -= 0.05
+    sim_node.realtime_tick()
+    assert sim_node.stats["overruns"] == 2  # a 50 ms lag is now within the threshold
+    dropped = sim_node.stats["dropped_steps"]
+    sim_node.wall_start -= 0.3
+    sim_node.realtime_tick()  # within the threshold, but still at most 100 steps per tick
+    assert sim_node.stats["overruns"] == 2 and sim_node.stats["dropped_steps"] >= dropped + 190
+
+
+def test_wait_for_command_and_live_mode(node):
+    sim_node = node(mode="fast", wait_for_command=True)
+    assert not sim_node.started and sim_node.sim.t == 0.0
+    assert sim_node.set_parameters([Parameter("mode", value="lockstep")])[0].successful
+    sim_node.on_command(command([0.0, 0.0]))  # lockstep: one command, one step
+    assert sim_node.started and sim_node.stats["steps"] == 1
+    assert sim_node.set_parameters([Parameter("initial_positions", value=[0.1, 0.2])])[0] \
+        .successful
+    sim_node.on_reset(Trigger.Request(), Trigger.Response())
+    np.testing.assert_array_equal(sim_node.sim.q, [0.1, 0.2])
+    result = sim_node.set_parameters([Parameter("initial_positions", value=[3.5, 0.0])])[0]
+    assert not result.successful and "outside its limits" in result.reason
+
+
+def test_live_values_change_the_behaviour(node, capfd):
+    sim_node = node(mode="fast", command_timeout=0.05)
+
+    def set_(**values):
+        results = sim_node.set_parameters([Parameter(k, value=v) for k, v in values.items()])
+        assert all(r.successful for r in results), results
+
+    set_(command_timeout=0.0)  # stale commands: never
+    sim_node.on_command(command([1.0, 0.5]))
+    sim_node.advance(100)
+    assert sim_node.stats["stale_command_steps"] == 0
+    np.testing.assert_array_equal(sim_node.applied, [1.0, 0.5])
+    set_(initial_velocities=[0.5, -0.25])
+    sim_node.on_reset(Trigger.Request(), Trigger.Response())
+    np.testing.assert_array_equal(sim_node.sim.v, [0.5, -0.25])
+    # the brake's bandwidth sets its stiffness: twice ω, twice the damping effort at the start
+    set_(command_timeout=0.01, stale_command_behavior="brake")
+    sim_node.command_wall -= 1.0
+    sim_node.advance(20)
+    assert sim_node.stale
+    sim_node._hold = None
+    soft = sim_node.brake_effort()
+    set_(brake_bandwidth=40.0)
+    sim_node._hold = None
+    stiff = sim_node.brake_effort()
+    assert not np.allclose(soft, stiff)
+    set_(on_error="reset")
+    real_step = sim_node.sim.step
+    sim_node.sim.step = lambda tau: (_ for _ in ()).throw(Boom("x"))
+    sim_node.advance(1)
+    sim_node.sim.step = real_step
+    np.testing.assert_array_equal(sim_node.sim.q, [0.4, -0.3])
+    # energy audit every 0.05 s of simulated time: two reports in 0.1 s
+    capfd.readouterr()
+    set_(audit_period=0.05)
+    for _ in range(100):
+        sim_node.advance(1)
+    assert capfd.readouterr().err.count("energy audit:") == 2
+    # lockstep: the state is re-published after lockstep_timeout without a command
+    set_(mode="lockstep", lockstep_timeout=10.0)
+    before = sim_node.last_publish
+    time.sleep(0.02)
+    sim_node.lockstep_watchdog()
+    assert sim_node.last_publish == before
+    set_(lockstep_timeout=0.01)
+    sim_node.lockstep_watchdog()
+    assert sim_node.last_publish > before
+
+
+BAD = {  # every parameter: a value SetParameters must refuse, and a word of the reason
+    "robot_description": ("<robot/>", "read-only"),
+    "robot": ("arm7", "read-only"),
+    "friction_config": ("none", "read-only"),
+    "validate": ("warn", "read-only"),
+    "rate": (500.0, "read-only"),
+    "command_topic": ("/x", "read-only"),
+    "wait_for_command": (True, "read-only"),
+    "limits": (False, "read-only"),
+    "mode": ("warp", "expected one of realtime | fast | lockstep"),
+    "initial_positions": ([1.0, 2.0, 3.0], "expected 1 or 2 finite numbers"),
+    "initial_velocities": ([float("nan")], "expected 1 or 2 finite numbers"),
+    "lockstep_timeout": (0.0, "out of range"),
+    "audit_period": (float("nan"), "out of range"),
+    "publish_every": (0, "out of range"),
+    "publish_clock": ("yes", "Wrong parameter type"),
+    "command_timeout": (-0.1, "out of range"),
+    "stale_command_behavior": ("explode", "expected one of zero | brake"),
+    "brake_bandwidth": (500.0, "too stiff"),
+    "on_error": ("ignore", "expected one of hold | reset"),
+    "overrun_threshold": (-1.0, "out of range"),
+}
+
+
+def test_every_parameter_rejects_a_bad_value(node):
+    sim_node = node(mode="fast")
+    declared = set(sim_node._parameters) - {"use_sim_time", "start_type_description_service"}
+    assert declared == set(BAD)  # a new parameter needs a line here
+    before = {k: sim_node.get_parameter(k).value for k in BAD}
+    for name, (value, reason) in BAD.items():
+        result = sim_node.set_parameters([Parameter(name, value=value)])[0]
+        assert not result.successful, name
+        assert reason in result.reason, (name, result.reason)
+        assert sim_node.get_parameter(name).value == before[name]
+
+
+def test_live_parameters_over_dds(ros):
+    sim, probe = ros
+    results = probe.set_parameters("simulator", mode="warp", rate=500.0, command_timeout=0.2)
+    assert not results["mode"][0] and "realtime | fast | lockstep" in results["mode"][1]
+    assert not results["rate"][0] and "read-only" in results["rate"][1]
+    assert results["command_timeout"][0]
+    assert sim.wait_log("parameters set: command_timeout=0.2", 10), sim.log
+
+
+@pytest.mark.parametrize("arg, message", [
+    ("rate:=-5", "simulator: parameter rate: Parameter rate out of range"),
+    ("rate:=fast", "simulator: parameter rate: Trying to set parameter 'rate' to 'fast'"),
+    ("mode:=warp", "simulator: parameter mode: expected one of realtime | fast | lockstep, "
+                   "got 'warp'"),
+    ("initial_positions:=[1.0,2.0,3.0]", "simulator: parameter initial_positions: expected 1 or "
+                                         "7 finite numbers")])
+def test_bad_start_up_parameters_in_main(arg, message, capsys):
+    """The node's main() in this process (test_nodes_simulator runs one as a process)."""
+    from robot_dynamics.nodes.simulator import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["simulator", "--ros-args", "-p", arg])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(message), err
