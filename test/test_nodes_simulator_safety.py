@@ -324,6 +324,7 @@ BAD = {  # every parameter: a value SetParameters must refuse, and a word of the
     "robot": ("arm7", "read-only"),
     "friction_config": ("none", "read-only"),
     "validate": ("warn", "read-only"),
+    "mimic": (False, "read-only"),
     "rate": (500.0, "read-only"),
     "command_topic": ("/x", "read-only"),
     "wait_for_command": (True, "read-only"),
