@@ -70,7 +70,11 @@ def _nodes(context):
     required = [  # when one exits, the launch stops the others: nothing is left running
         Node(package="robot_dynamics", executable="simulator", name="simulator", output="screen",
              parameters=[common, {"mode": cfg["mode"], "rate": float(cfg["rate"]),
-                                  "use_sim_time": False}], on_exit=Shutdown()),
+                                  "use_sim_time": False,
+                                  # the arm does not fall while the controller starts, and
+                                  # brakes to a hold if the controller goes silent
+                                  "wait_for_command": True,
+                                  "stale_command_behavior": "brake"}], on_exit=Shutdown()),
         Node(package="robot_dynamics", executable="id_controller", name="id_controller",
              output="screen", parameters=controller_params, on_exit=Shutdown()),
         Node(package="robot_dynamics", executable="dynamics_model", name="dynamics_model",
