@@ -36,11 +36,12 @@ def fd_checked(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
     if status == 1:
         return 1
     vecs = scratch_views(mb, w)[6]
-    tauf, M = work_views(mb, w)[6], work_views(mb, w)[10]
     if status == 0:
+        tauf = work_views(mb, w)[6]
         ok = all_finite(vecs[ACC], tauf, tauf)
     else:
-        ok = all_finite(vecs[BIAS], vecs[BIAS], vecs[BIAS]) and all_finite_array(M)
+        ok = (all_finite(vecs[BIAS], vecs[BIAS], vecs[BIAS])
+              and all_finite_array(work_views(mb, w)[10]))
     return status if ok else OVERFLOW
 
 
