@@ -10,12 +10,8 @@ import pytest
 
 import robot_dynamics as rd
 from robot_dynamics import aggregated, batch
-from robot_dynamics.crba import mass_matrix_reference
-from robot_dynamics.directors import wrench_directors_reference
 from robot_dynamics.errors import InputError, MismatchError
-from robot_dynamics.forward_dynamics import forward_dynamics_reference
 from robot_dynamics.friction import friction_from_config
-from robot_dynamics.rnea import rnea_reference
 from conftest import PANDA, REPO, UR5, bundled, erd_urdf
 
 ARM7_FRICTION = os.path.join(REPO, "config", "arm7_friction.yaml")
