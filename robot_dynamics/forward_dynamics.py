@@ -126,7 +126,8 @@ def forward_dynamics_reference(model, data, q, v, tau, friction=None, *, tol=1e-
     tau = as_vector("tau", tau, model.nv, where="forward_dynamics")
     args = (model, data, friction, tol, max_iter, velocity_tolerance, reference_solver)
     try:
-        a, report = _fd_steps(q, v, tau, *args)
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named below
+            a, report = _fd_steps(q, v, tau, *args)
     except InputError as exc:  # b or M overflowed: name the input as forward_dynamics' own
         if not str(exc).startswith("overflow:"):
             raise
@@ -160,7 +161,8 @@ def _fd_steps(q, v, tau, model, data, friction, tol, max_iter, velocity_toleranc
 def _fd_finite(q, v, tau, *args) -> bool:
     """Whether :func:`_fd_steps` gives finite q̈ and τf (the culprit search's test)."""
     try:
-        a, _ = _fd_steps(q, v, tau, *args)
+        with np.errstate(over="ignore", invalid="ignore"):
+            a, _ = _fd_steps(q, v, tau, *args)
     except (InputError, np.linalg.LinAlgError):
         return False
     return bool(np.isfinite(a).all() and np.isfinite(args[1].tau_friction).all())

@@ -11,6 +11,7 @@ import pytest
 import robot_dynamics as rd
 from robot_dynamics import aggregated, batch
 from robot_dynamics.errors import InputError, MismatchError
+from robot_dynamics.forward_dynamics import forward_dynamics_reference
 from robot_dynamics.friction import friction_from_config
 from conftest import PANDA, REPO, UR5, bundled, erd_urdf
 
@@ -310,15 +311,21 @@ def test_huge_inputs_give_finite_results_or_name_the_overflow(urdf, arg, magnitu
                                       arg),
         "inverse_dynamics+friction": (lambda: rd.inverse_dynamics(model, data, q, v, t, friction),
                                       third),
+        "coriolis_torques": (lambda: rd.coriolis_torques(model, data, q, v),
+                             arg if arg != "tau" else None),
+        "forward_dynamics_reference": (lambda: forward_dynamics_reference(
+            model, data, q, v, t, friction, on_failure="report"), arg),
         "rnea_batch": (lambda: batch.rnea_batch(model, *(np.tile(x, (3, 1)) for x in (q, v, t))),
                        third.upper()),
+        "inverse_dynamics_batch": (lambda: batch.inverse_dynamics_batch(
+            model, *(np.tile(x, (3, 1)) for x in (q, v, t)), friction), third.upper()),
         "aggregate": (lambda: aggregated.aggregate(model, data, q, v).pl,
                       arg if arg != "tau" else None),
     }
     for name, (call, culprit) in calls.items():
         outcome = _outcome(call)
         if outcome != "finite":
-            index = f"{culprit}[0, {j}]" if name == "rnea_batch" else f"{culprit}[{j}]"
+            index = f"{culprit}[0, {j}]" if "batch" in name else f"{culprit}[{j}]"
             assert index in outcome, (name, outcome)
     # the Data is still usable after an overflow
     z = np.zeros(n)
