@@ -4,7 +4,7 @@ The core (this package minus ``nodes`` and ``cli``) imports no ROS. See docs/ARC
 """
 from .crba import bias_forces, coriolis_torques, gravity_torques, mass_matrix
 from .directors import wrench_directors
-from .errors import InputError, ModelError
+from .errors import InputError, MismatchError, ModelError
 from .forward_dynamics import forward_dynamics
 from .friction import FrictionModel, friction_from_config, register_law
 from .inverse_dynamics import inverse_dynamics

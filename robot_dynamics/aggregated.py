@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import joints as jt
-from .errors import as_vector
+from .errors import as_vector, check_data, raise_overflow
 from .rnea import _rnea
 from .spatial import force_cross
 
@@ -48,6 +48,8 @@ def efforts_to_joints(model, data, FN) -> np.ndarray:
     backward pass of Newton–Euler; ``c`` runs over the children of ``i``). ``FN`` is (6n,) or
     (6n, k); returns ``fn`` in the same shape, each joint's wrench in its joint frame.
     """
+    if data._model is not model:
+        check_data(model, data, "efforts_to_joints")
     R, J, C = _frames(model, data)
     FN = np.asarray(FN, dtype=float)
     flat = FN.ndim == 1
@@ -68,6 +70,8 @@ def efforts_to_joints(model, data, FN) -> np.ndarray:
 
 def joints_to_efforts(model, data, fn) -> np.ndarray:
     """The inverse isomorphism J → E: the resultant effort on each body about its CoM (world)."""
+    if data._model is not model:
+        check_data(model, data, "joints_to_efforts")
     R, J, C = _frames(model, data)
     fn = np.asarray(fn, dtype=float)
     loc = fn.reshape(model.nv, 6, -1)
@@ -151,6 +155,8 @@ class MaintainingMap:
 
 def velocity_basis(model, data) -> np.ndarray:
     """vω_α for every α (§2.2), for the pose in ``data``: (6n, n), world axes."""
+    if data._model is not model:
+        check_data(model, data, "velocity_basis")
     n = model.nv
     R, J, C = _frames(model, data)
     B = np.zeros((6 * n, n))
@@ -176,9 +182,27 @@ def _subtree(model, alpha):
 
 
 def aggregate(model, data, q, v) -> Aggregated:
-    """Build the :class:`Aggregated` objects at (q, q̇). One RNEA pass (q̈ = 0) gives FN(q, q̇, 0)."""
+    """Build the :class:`Aggregated` objects at (q, q̇). One RNEA pass (q̈ = 0) gives FN(q, q̇, 0).
+
+    Inputs too large for finite objects raise :class:`~robot_dynamics.errors.InputError`
+    (``overflow: …``, naming them)."""
+    if data._model is not model:
+        check_data(model, data, "aggregate")
     q = as_vector("q", q, model.nq, where="aggregate")
     v = as_vector("v", v, model.nv, where="aggregate")
+    with np.errstate(all="ignore"):  # overflow is reported below, naming the input
+        agg = _aggregate(model, data, q, v)
+    if not all(np.isfinite(x).all() for x in (agg.FN0, agg.pl, agg.fn0, agg.velocity_basis)):
+        def finite(q, v):
+            with np.errstate(all="ignore"):
+                b = _aggregate(model, data, q, v)
+            return all(np.isfinite(x).all() for x in (b.FN0, b.pl, b.fn0, b.velocity_basis))
+
+        raise_overflow("aggregate", [("q", q), ("v", v)], finite)
+    return agg
+
+
+def _aggregate(model, data, q, v) -> Aggregated:
     n = model.nv
     _rnea(model, data, q, v, np.zeros(n), model.gravity)  # fills poses, data.v, data.a
     R, J, C = _frames(model, data)

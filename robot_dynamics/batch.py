@@ -7,23 +7,15 @@ trajectory checks and plots.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit, prange
 
-from .errors import InputError
+from .errors import InputError, as_batch, check_friction, raise_overflow
 from .kernels.dynamics import rnea_kernel
 from .kernels.friction import id_friction_kernel
 from .kernels.layout import _v, laws_views, model_gravity, model_views, unowned
-
-
-def _as_batch(name, X, nv):
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    if X.ndim != 2 or X.shape[1] != nv:
-        raise InputError(f"{name}: expected shape (N, {nv}), got {X.shape}")
-    if not np.isfinite(X).all():
-        rows = np.flatnonzero(~np.isfinite(X).all(axis=1))
-        raise InputError(f"{name}: non-finite values in row(s) {rows[:10].tolist()}")
-    return X
 
 
 _CHUNKS = 64  # work units of the parallel loop (each reuses one scratch block)
@@ -55,10 +47,14 @@ def _id_batch(mb, fr, Q, V, A, tol, with_friction, scratch, TAU, F, TAUF):
                                    TAUF[k], TAU[k])
 
 
-def _run(model, Q, V, A, friction=None, tol=1e-6):
-    Q = _as_batch("Q", Q, model.nv)
-    V = _as_batch("V", V, model.nv)
-    A = _as_batch("A", A, model.nv)
+def _run(model, Q, V, A, friction=None, tol=1e-6, where="rnea_batch"):
+    """Convert the samples once (any layout, :func:`~robot_dynamics.errors.as_batch`), run the
+    compiled loop, check the results are finite (one sum; the culprit is looked for only when
+    that fails)."""
+    check_friction(model, friction, where)
+    Q = as_batch("Q", Q, model.nq, where=where)
+    V = as_batch("V", V, model.nv, where=where)
+    A = as_batch("A", A, model.nv, where=where)
     if not (Q.shape == V.shape == A.shape):
         raise InputError(f"Q, V, A must have the same shape, got {Q.shape}, {V.shape}, {A.shape}")
     N, n = Q.shape
@@ -69,17 +65,47 @@ def _run(model, Q, V, A, friction=None, tol=1e-6):
     scratch = np.empty((max(1, min(N, _CHUNKS)), 24 * n))
     _id_batch(model._mb, (packed or model._no_friction)[2], Q, V, A, float(tol),
               packed is not None, scratch, TAU, F, TAUF)
+    with np.errstate(over="ignore", invalid="ignore"):  # the check itself may overflow
+        total = TAU.sum() + F.sum() + TAUF.sum()
+    if not math.isfinite(total):
+        _overflow(model, Q, V, A, friction, tol, where, TAU, F, TAUF)
     return Q, V, A, TAU, F, TAUF
+
+
+def _overflow(model, Q, V, A, friction, tol, where, *outputs):
+    """After a non-finite sum: find the first sample with a non-finite result and name the
+    entries responsible (the single-sample entry point's search), or return (the sum itself
+    overflowed, every entry is finite)."""
+    bad = ~np.isfinite(outputs[0]).all(axis=1)
+    for X in outputs[1:]:
+        bad |= ~np.isfinite(X.reshape(len(X), -1)).all(axis=1)
+    rows = np.flatnonzero(bad)
+    if not len(rows):
+        return
+    from .inverse_dynamics import inverse_dynamics
+
+    k = int(rows[0])
+    data = model.create_data()
+
+    def finite(q, v, a):
+        try:
+            inverse_dynamics(model, data, q, v, a, friction, velocity_tolerance=tol)
+        except InputError:
+            return False
+        return True
+
+    raise_overflow(f"{where} (the first of {len(rows)} sample(s) with non-finite results)",
+                   [("Q", Q[k]), ("V", V[k]), ("A", A[k])], finite, batch_row=k)
 
 
 def rnea_batch(model, Q, V, A) -> np.ndarray:
     """Frictionless inverse dynamics for every sample: (N, nv)."""
-    return _run(model, Q, V, A)[3]
+    return _run(model, Q, V, A, where="rnea_batch")[3]
 
 
 def joint_wrenches_batch(model, Q, V, A) -> np.ndarray:
     """Joint wrenches fn (seed 004) for every sample: (N, nv, 6), joint frames."""
-    return _run(model, Q, V, A)[4]
+    return _run(model, Q, V, A, where="joint_wrenches_batch")[4]
 
 
 def inverse_dynamics_batch(model, Q, V, A, friction=None, *, velocity_tolerance=1e-6,
@@ -89,11 +115,17 @@ def inverse_dynamics_batch(model, Q, V, A, friction=None, *, velocity_tolerance=
     Same convention as :func:`~robot_dynamics.inverse_dynamics.inverse_dynamics` at q̇ = 0 (the
     commanded acceleration's direction). With ``return_friction`` also returns τf (N, nv).
     """
-    Q, V, A, TAU, F, TAUF = _run(model, Q, V, A, friction, velocity_tolerance)
+    Q, V, A, TAU, F, TAUF = _run(model, Q, V, A, friction, velocity_tolerance,
+                                 "inverse_dynamics_batch")
     if friction is not None and friction._packed is None:
         # Python laws: sample by sample through the reference path
         for k in range(Q.shape[0]):
             d = np.where(np.abs(V[k]) > velocity_tolerance, np.sign(V[k]), np.sign(A[k]))
             TAUF[k] = -friction.magnitudes(model, F[k], Q[k], V[k], d) * d
         TAU = TAU - TAUF
+        with np.errstate(over="ignore", invalid="ignore"):
+            total = TAU.sum() + TAUF.sum()
+        if not math.isfinite(total):
+            _overflow(model, Q, V, A, friction, velocity_tolerance, "inverse_dynamics_batch",
+                      TAU, TAUF)
     return (TAU, TAUF) if return_friction else TAU

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import as_vector
+from .errors import F64, as_vector, check_data, plain, run_converted
+from .kernels.dynamics import crba_entry, rnea_entry
 from . import mimic
-from .kernels.dynamics import crba_entry
 from .kinematics import _placements
-from .rnea import _rnea_fast
+from .rnea import _rnea_entry, _rnea_fast
 
 
 def mass_matrix(model, data, q) -> np.ndarray:
@@ -23,13 +23,15 @@ def mass_matrix(model, data, q) -> np.ndarray:
     """
     if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
         return mimic.mass_matrix(model, data, q)
+    if data._model is not model:
+        check_data(model, data, "mass_matrix")
     try:
-        ok = crba_entry(model._mb, q, data._work)
-    except TypeError:  # not a float64 vector: convert, or say what is wrong
-        ok = False
-    if not ok:
-        crba_entry(model._mb, as_vector("q", q, model.nq, where="mass_matrix"),
-                   data._work)
+        if q.dtype is F64 and q.flags.carray and crba_entry(model._mb, q, data._work):
+            return data.M.copy()
+    except (AttributeError, TypeError):  # not a float64 C vector: converted below
+        pass
+    mb, work = model._mb, data._work
+    run_converted("mass_matrix", (("q", q, model.nq),), lambda q: crba_entry(mb, q, work))
     return data.M.copy()
 
 
@@ -37,6 +39,8 @@ def mass_matrix_reference(model, data, q) -> np.ndarray:
     """The composite rigid body algorithm written out in NumPy (the kernel's specification)."""
     if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
         return mimic.mass_matrix(model, data, q, reference=True)
+    if data._model is not model:
+        check_data(model, data, "mass_matrix_reference")
     q = as_vector("q", q, model.nq, where="mass_matrix")
     _placements(model, data, q)
     n = model.nv
@@ -62,24 +66,44 @@ def bias_forces(model, data, q, v) -> np.ndarray:
     """b(q, q̇) = C(q, q̇) q̇ + g(q) (nv,): the efforts at zero acceleration (rnea with a = 0)."""
     if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
         return mimic.efforts_at(model, data, q, v, "bias_forces")
-    q = as_vector("q", q, model.nq, where="bias_forces")
-    v = as_vector("v", v, model.nv, where="bias_forces")
-    return _rnea_fast(model, data, q, v, np.zeros(model.nv))
+    if data._model is not model:
+        check_data(model, data, "bias_forces")
+    zero = np.zeros(model.nv)
+    if plain(q, v) and _rnea_plain(model, data, q, v, zero):
+        return data.tau.copy()
+    return _rnea_entry(model, data, q, v, zero, "bias_forces")
 
 
 def gravity_torques(model, data, q) -> np.ndarray:
     """g(q) (nv,): the joint efforts that hold the robot still against gravity."""
     if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
         return mimic.efforts_at(model, data, q, None, "gravity_torques")
-    q = as_vector("q", q, model.nq, where="gravity_torques")
+    if data._model is not model:
+        check_data(model, data, "gravity_torques")
     zero = np.zeros(model.nv)
-    return _rnea_fast(model, data, q, zero, zero)
+    if plain(q) and _rnea_plain(model, data, q, zero, zero):
+        return data.tau.copy()
+    return _rnea_entry(model, data, q, zero, zero, "gravity_torques")
+
+
+def _rnea_plain(model, data, q, v, a) -> bool:
+    try:  # a 2-D float64 array passes errors.plain but not the kernel's signature
+        return rnea_entry(model._mb, q, v, a, data._work)
+    except TypeError:
+        return False
 
 
 def coriolis_torques(model, data, q, v) -> np.ndarray:
     """C(q, q̇) q̇ (nv,): velocity-product efforts without gravity."""
     if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
         return mimic.efforts_at(model, data, q, v, "coriolis_torques")
-    q = as_vector("q", q, model.nq, where="coriolis_torques")
-    v = as_vector("v", v, model.nv, where="coriolis_torques")
-    return _rnea_fast(model, data, q, v, np.zeros(model.nv), np.zeros(3))
+    if data._model is not model:
+        check_data(model, data, "coriolis_torques")
+    zero = np.zeros(model.nv)
+
+    def run(q, v):
+        _rnea_fast(model, data, q, v, zero, np.zeros(3))
+        return bool(np.isfinite(data.tau).all() and np.isfinite(data.f).all())
+
+    run_converted("coriolis_torques", (("q", q, model.nq), ("v", v, model.nv)), run)
+    return data.tau.copy()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .crba import mass_matrix
+from .errors import check_data
 from . import mimic
 from .kernels.dynamics import directors_kernel
 
@@ -29,6 +30,8 @@ def wrench_directors(model, data, q=None) -> np.ndarray:
     """
     if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
         return mimic.wrench_directors(model, data, q)
+    if data._model is not model:
+        check_data(model, data, "wrench_directors")
     if q is not None:
         mass_matrix(model, data, q)
     D = np.empty((model.nv, model.nv, 6))
@@ -39,6 +42,8 @@ def wrench_directors(model, data, q=None) -> np.ndarray:
 
 def wrench_directors_reference(model, data, q=None) -> np.ndarray:
     """:func:`wrench_directors` written out in NumPy (the kernel's specification)."""
+    if data._model is not model:
+        check_data(model, data, "wrench_directors_reference")
     if q is not None:
         mass_matrix(model, data, q)
     n = model.nv

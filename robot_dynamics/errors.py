@@ -1,6 +1,20 @@
-"""Errors raised by robot_dynamics, and the validation of state vectors.
+"""Errors raised by robot_dynamics, and the guards every public entry point applies.
 
 Every message names what is wrong: the file, link, joint or argument, and the offending value.
+
+The guards, cheapest first, so that a well-formed call pays almost nothing for them:
+
+* :func:`check_data` / :func:`check_friction` — a :class:`~robot_dynamics.model.Data` or a
+  :class:`~robot_dynamics.friction.FrictionModel` records the model it was made for; the entry
+  points compare ``data._model is model`` (one identity test) and call these only when it fails.
+  A compiled kernel sizes its loops from the model and writes the Data's buffers, so a Data of
+  another robot would make it write past them: that is refused, naming both robots.
+* :func:`plain` — whether vectors can go to a compiled entry point as they are (C-contiguous,
+  aligned, writable float64); anything else (lists, tuples, read-only, strided, float32/int) is
+  converted once by :func:`as_vector`, so no new numba specialisation is ever compiled for it.
+* :func:`raise_overflow` — finite inputs so large that the dynamics leave the float64 range
+  (``v = 1e154`` squares to ``1e308``) give non-finite outputs. Entry points check their outputs
+  once after the compiled call; only when that fails does this search which input did it.
 """
 from __future__ import annotations
 
@@ -8,22 +22,44 @@ import math
 
 import numpy as np
 
+F64 = np.dtype(np.float64)
+
 
 class ModelError(ValueError):
     """A robot description (URDF, DH table, loop-closure file) cannot make a valid model."""
 
 
 class InputError(ValueError):
-    """A state or effort vector given to an algorithm is malformed (size, NaN, Inf)."""
+    """A state or effort vector given to an algorithm is malformed (size, NaN, Inf), or so large
+    that the result overflows (message starting ``overflow:``)."""
+
+
+class MismatchError(ValueError):
+    """A Data workspace or a friction model used with a Model it was not made for."""
+
+
+def plain(*xs) -> bool:
+    """True when every ``x`` is a C-contiguous, aligned, writable float64 array (what the compiled
+    entry points take as is). Lists and tuples give False (they have no ``dtype``)."""
+    try:
+        for x in xs:
+            if not (x.dtype is F64 and x.flags.carray):
+                return False
+    except AttributeError:
+        return False
+    return True
 
 
 def as_vector(name: str, x, n: int, *, where: str = "") -> np.ndarray:
-    """Return ``x`` as a float64 vector of length ``n``, or raise :class:`InputError`.
+    """Return ``x`` as a finite float64 vector of length ``n``, or raise :class:`InputError`.
 
-    ``name`` is the argument's name as the user wrote it (``q``, ``v``, ``a``, ``tau``), and
-    ``where`` the calling algorithm, so the message says which input of which call is wrong.
+    The result is C-contiguous, aligned and writable (a copy when ``x`` is a list, a tuple, a
+    read-only or strided array, or of another dtype), so the compiled kernels take it without a
+    new specialisation. ``name`` is the argument's name as the user wrote it (``q``, ``v``, ``a``,
+    ``tau``), and ``where`` the calling algorithm, so the message says which input of which call
+    is wrong.
     """
-    if (type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (n,)
+    if (type(x) is np.ndarray and x.dtype is F64 and x.shape == (n,) and x.flags.carray
             and math.isfinite(x.sum())):
         return x  # fast path: already a finite float64 vector (a NaN or Inf makes the sum non-finite)
     ctx = f" in {where}" if where else ""
@@ -36,4 +72,125 @@ def as_vector(name: str, x, n: int, *, where: str = "") -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         bad = np.flatnonzero(~np.isfinite(arr)).tolist()
         raise InputError(f"{name}{ctx}: non-finite value(s) at index {bad}: {arr[bad].tolist()}")
+    if not (arr.dtype is F64 and arr.flags.carray):
+        arr = np.array(arr, dtype=np.float64, order="C")  # read-only, strided, byte-swapped
     return arr
+
+
+def as_batch(name: str, X, n: int, *, where: str = "") -> np.ndarray:
+    """:func:`as_vector` for an (N, n) array of samples (one row per sample)."""
+    ctx = f" in {where}" if where else ""
+    try:
+        arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name}{ctx}: cannot be read as a float array ({exc})") from None
+    if arr.ndim != 2 or arr.shape[1] != n:
+        raise InputError(f"{name}{ctx}: expected shape (N, {n}), got {arr.shape}")
+    with np.errstate(over="ignore"):
+        total = arr.sum()
+    if not math.isfinite(total) and not np.isfinite(arr).all():
+        rows = np.flatnonzero(~np.isfinite(arr).all(axis=1))
+        raise InputError(f"{name}{ctx}: non-finite values in row(s) {rows[:10].tolist()}")
+    if not (arr.dtype is F64 and arr.flags.carray):
+        arr = np.array(arr, dtype=np.float64, order="C")
+    return arr
+
+
+def _robot(model) -> str:
+    return f"robot {getattr(model, 'name', '?')!r} (nv={getattr(model, 'nv', '?')})"
+
+
+def check_data(model, data, where: str) -> None:
+    """Raise :class:`MismatchError` unless ``data`` was made for ``model`` (or for a model of
+    the same structure: same joints, hence the same buffer sizes — a Data is only a workspace).
+
+    Entry points call this only when ``data._model is not model``; an accepted sibling model
+    becomes the Data's model, so the next call takes the identity test again.
+    """
+    own = getattr(data, "_model", None)
+    if own is None or not hasattr(data, "_work"):
+        raise MismatchError(f"{where}: expected a Data from model.create_data(), got "
+                            f"{type(data).__name__}")
+    if own.nv == model.nv and own.joint_names == model.joint_names:
+        data._model = model
+        return
+    raise MismatchError(
+        f"{where}: Data was created for {_robot(own)}, used with model {model.name!r} "
+        f"(nv={model.nv}): create one with model.create_data()")
+
+
+def check_friction(model, friction, where: str) -> None:
+    """Raise :class:`MismatchError` unless ``friction`` was built for ``model`` (or for a model
+    with the same joints, in the same order). ``None`` (no friction) always fits."""
+    if friction is None or getattr(friction, "_model", None) is model:
+        return
+    names = getattr(friction, "joint_names", None)
+    if names is None:
+        raise MismatchError(f"{where}: friction must be a FrictionModel (friction_from_config), "
+                            f"got {type(friction).__name__}")
+    if list(names) == list(model.joint_names):
+        friction._model = model
+        return
+    own = getattr(friction, "_model", None)
+    made = (f"robot {own.name!r} (nv={own.nv})" if own is not None else
+            f"joints {list(names)} (nv={len(names)})")
+    raise MismatchError(
+        f"{where}: friction model was made for {made}, used with model {model.name!r} "
+        f"(nv={model.nv}): build one with friction_from_config(config, model)")
+
+
+def raise_overflow(where: str, inputs, finite, batch_row=None) -> None:
+    """Name the inputs that make a call's outputs non-finite, and raise ``InputError("overflow:
+    ...")``.
+
+    ``inputs`` is a list of (name, finite float64 vector); ``finite(*vectors)`` re-runs the call
+    and says whether its outputs are finite. The largest entries are set to zero one at a time
+    (largest magnitude first, across all inputs) until the outputs are finite, then each of them
+    is given back its value if the outputs stay finite: the others are the culprits. Only ever
+    run after a call already gave a non-finite output (a few dozen re-runs at most).
+    """
+    work = [np.array(x, dtype=np.float64) for _, x in inputs]
+    order = sorted((-abs(float(x[i])), k, i) for k, x in enumerate(work) for i in range(len(x)))
+    culprits = []
+    for mag, k, i in order:
+        if mag == 0.0:
+            break
+        work[k][i] = 0.0
+        culprits.append((k, i))
+        if finite(*work):
+            break
+    else:
+        culprits = []
+    for k, i in list(culprits[:-1]):  # keep only the entries that are needed for the overflow
+        work[k][i] = inputs[k][1][i]
+        if finite(*work):
+            culprits.remove((k, i))
+        else:
+            work[k][i] = 0.0
+    row = "" if batch_row is None else f"{batch_row}, "
+    if culprits and finite(*work):
+        named = ", ".join(f"{inputs[k][0]}[{row}{i}] = {float(inputs[k][1][i]):.6g}"
+                          for k, i in culprits[:6])
+        more = f" and {len(culprits) - 6} more" if len(culprits) > 6 else ""
+        raise InputError(f"overflow: {named}{more} in {where}: the result exceeds the float64 "
+                         "range (scale the input down)")
+    raise InputError(f"overflow: in {where}: the result is not finite for finite inputs "
+                     "(model or gravity too large?)")
+
+
+def run_converted(where: str, specs, run) -> list:
+    """The careful path of an entry point: convert every ``(name, x, n)`` of ``specs`` to a new
+    float64 C vector and call ``run(*vectors)`` — the compiled call, which checks lengths and
+    finiteness itself and returns True when its outputs are finite. Only when it returns False
+    are the inputs examined (:func:`as_vector` names a malformed one) and, when they are well
+    formed, the culprit of the overflow named (:func:`raise_overflow`). Returns the vectors."""
+    try:
+        vectors = [np.array(x, dtype=np.float64) for _, x, _ in specs]
+        if run(*vectors):
+            return vectors
+    except (TypeError, ValueError):  # ragged, 2-D (no kernel signature), not numbers
+        pass
+    vectors = [as_vector(name, x, n, where=where) for name, x, n in specs]
+    if not run(*vectors):
+        raise_overflow(where, [(spec[0], x) for spec, x in zip(specs, vectors)], run)
+    return vectors

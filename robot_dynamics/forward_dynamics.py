@@ -11,17 +11,39 @@ in how many iterations, with what residual, and which joints are stuck.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from .crba import bias_forces, mass_matrix
 from . import mimic
 from .directors import wrench_directors
-from .errors import as_vector
-from .kernels.fd import fd_entry
+from .errors import F64, InputError, as_vector, check_data, check_friction, raise_overflow
+from .kernels.dynamics import F1, all_finite, all_finite_array
+from .kernels.fd import ACC, BIAS, fd_entry
+from .kernels.layout import scratch_views, work_views
 from .model import Data
 from .stiction import FrictionSolveError, FrictionSolveReport, solve_with_friction
 
 
 _COMPILED = Data.compiled_report
+OVERFLOW = 3  # status of fd_checked: solved, but q̈ or τf is not finite
+
+
+@njit(f"int64({F1}, {F1}, {F1}, {F1}, {F1}, float64, float64, int64, {F1})", cache=True)
+def fd_checked(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
+    """:func:`~robot_dynamics.kernels.fd.fd_entry`, then the finiteness of its outputs (q̈, τf;
+    status OVERFLOW when not): finite inputs so large that the dynamics leave the float64 range.
+    A friction solve that failed (status 2) on a non-finite M or bias is an overflow too."""
+    status = fd_entry(mb, fr, q, v, tau, v_tol, tol, max_iter, w)
+    if status == 1:
+        return 1
+    vecs = scratch_views(mb, w)[6]
+    if status == 0:
+        tauf = work_views(mb, w)[6]
+        ok = all_finite(vecs[ACC], tauf, tauf)
+    else:
+        ok = (all_finite(vecs[BIAS], vecs[BIAS], vecs[BIAS])
+              and all_finite_array(work_views(mb, w)[10]))
+    return status if ok else OVERFLOW
 
 
 def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_iter=50,
@@ -33,6 +55,8 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
     ``data.fd_report`` (:class:`~robot_dynamics.stiction.FrictionSolveReport`). When the solve
     fails it raises :class:`~robot_dynamics.stiction.FrictionSolveError`, or, with
     ``on_failure="report"``, returns its best estimate with ``data.fd_report.converged == False``.
+    Inputs too large for a finite result raise :class:`~robot_dynamics.errors.InputError`
+    (``overflow: …``, naming them).
 
     Friction made of built-in laws (or none) runs as one compiled call (:mod:`.kernels.fd`);
     other laws run the steps below in Python, which state the same computation.
@@ -41,19 +65,26 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
         return mimic.forward_dynamics(model, data, q, v, tau, friction, tol=tol, max_iter=max_iter,
                                       velocity_tolerance=velocity_tolerance,
                                       on_failure=on_failure)
-    packed = model._no_friction if friction is None else friction._packed
+    if data._model is not model:
+        check_data(model, data, "forward_dynamics")
+    if friction is None:
+        packed = model._no_friction
+    else:
+        if friction._model is not model:
+            check_friction(model, friction, "forward_dynamics")
+        packed = friction._packed
     if packed is not None:
-        try:
-            status = fd_entry(model._mb, packed[2], q, v, tau, velocity_tolerance, tol, max_iter,
-                              data._work)
-        except TypeError:  # not float64 vectors: converted (or reported) below
-            status = 1
-        if status == 1:
-            q = as_vector("q", q, model.nq, where="forward_dynamics")
-            v = as_vector("v", v, model.nv, where="forward_dynamics")
-            tau = as_vector("tau", tau, model.nv, where="forward_dynamics")
-            status = fd_entry(model._mb, packed[2], q, v, tau, float(velocity_tolerance),
-                              float(tol), int(max_iter), data._work)
+        status = 1
+        try:  # float64 C arrays go straight to the kernel (it checks length and finiteness)
+            if (q.dtype is F64 and v.dtype is F64 and tau.dtype is F64 and q.flags.carray
+                    and v.flags.carray and tau.flags.carray):
+                status = fd_checked(model._mb, packed[2], q, v, tau, velocity_tolerance, tol,
+                                    max_iter, data._work)
+        except (AttributeError, TypeError):  # lists, tuples, 2-D arrays, int tolerances
+            pass
+        if status == 1 or status == OVERFLOW:
+            status = _fd_converted(model, data, packed[2], q, v, tau, float(velocity_tolerance),
+                                   float(tol), int(max_iter))
         data._report = _COMPILED  # built when read (Data.fd_report)
         if status == 2 and on_failure == "raise":
             raise FrictionSolveError(data.fd_report)
@@ -61,6 +92,30 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
     return forward_dynamics_reference(model, data, q, v, tau, friction, tol=tol,
                                       max_iter=max_iter, velocity_tolerance=velocity_tolerance,
                                       on_failure=on_failure, reference_solver=False)
+
+
+def _fd_converted(model, data, fr, q, v, tau, v_tol, tol, max_iter) -> int:
+    """The compiled forward dynamics on inputs converted to float64 C vectors (as
+    :func:`~robot_dynamics.errors.run_converted`: the kernel checks them; only when it refuses
+    are they examined, or the culprit of an overflow named)."""
+
+    def run(q, v, tau):
+        return fd_checked(model._mb, fr, q, v, tau, v_tol, tol, max_iter, data._work)
+
+    try:
+        status = run(*(np.array(x, dtype=np.float64) for x in (q, v, tau)))
+    except (TypeError, ValueError):  # ragged, 2-D (no kernel signature), not numbers
+        status = 1
+    if status == 0 or status == 2:
+        return status
+    q = as_vector("q", q, model.nq, where="forward_dynamics")
+    v = as_vector("v", v, model.nv, where="forward_dynamics")
+    tau = as_vector("tau", tau, model.nv, where="forward_dynamics")
+    status = run(q, v, tau)
+    if status == OVERFLOW:
+        raise_overflow("forward_dynamics", [("q", q), ("v", v), ("tau", tau)],
+                       lambda q, v, tau: run(q, v, tau) != OVERFLOW)
+    return status
 
 
 def forward_dynamics_reference(model, data, q, v, tau, friction=None, *, tol=1e-10, max_iter=50,
@@ -72,23 +127,51 @@ def forward_dynamics_reference(model, data, q, v, tau, friction=None, *, tol=1e-
         return mimic.forward_dynamics(model, data, q, v, tau, friction, tol=tol, max_iter=max_iter,
                                       velocity_tolerance=velocity_tolerance,
                                       on_failure=on_failure)
+    if data._model is not model:
+        check_data(model, data, "forward_dynamics")
+    check_friction(model, friction, "forward_dynamics")
     q = as_vector("q", q, model.nq, where="forward_dynamics")
     v = as_vector("v", v, model.nv, where="forward_dynamics")
     tau = as_vector("tau", tau, model.nv, where="forward_dynamics")
+    args = (model, data, friction, tol, max_iter, velocity_tolerance, reference_solver)
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named below
+            a, report = _fd_steps(q, v, tau, *args)
+    except InputError as exc:  # b or M overflowed: name the input as forward_dynamics' own
+        if not str(exc).startswith("overflow:"):
+            raise
+        a = None
+    if a is None or not (np.isfinite(a).all() and np.isfinite(data.tau_friction).all()):
+        raise_overflow("forward_dynamics", [("q", q), ("v", v), ("tau", tau)],
+                       lambda q, v, tau: _fd_finite(q, v, tau, *args))
+    if not report.converged and on_failure == "raise":
+        raise FrictionSolveError(report)
+    return a
+
+
+def _fd_steps(q, v, tau, model, data, friction, tol, max_iter, velocity_tolerance,
+              reference_solver):
     bias = bias_forces(model, data, q, v)
     W0 = data.f.copy()  # fn(q, q̇, 0)
     M = mass_matrix(model, data, q)
     if friction is None or not friction.active.any():
-        a = np.linalg.solve(M, tau - bias)
         data.tau_friction[:] = 0.0
         data.fd_report = FrictionSolveReport()
-        return a
+        return np.linalg.solve(M, tau - bias), data.fd_report
     D = wrench_directors(model, data)  # uses the composite inertias mass_matrix left in data
     a, tauf, report = solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, h=0.0,
                                           v_tol=velocity_tolerance, tol=tol, max_iter=max_iter,
                                           reference=reference_solver)
     data.tau_friction[:] = tauf
     data.fd_report = report
-    if not report.converged and on_failure == "raise":
-        raise FrictionSolveError(report)
-    return a
+    return a, report
+
+
+def _fd_finite(q, v, tau, *args) -> bool:
+    """Whether :func:`_fd_steps` gives finite q̈ and τf (the culprit search's test)."""
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            a, _ = _fd_steps(q, v, tau, *args)
+    except (InputError, np.linalg.LinAlgError):
+        return False
+    return bool(np.isfinite(a).all() and np.isfinite(args[1].tau_friction).all())

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import as_vector
+from .errors import F64, InputError, check_data, check_friction, run_converted
+from .kernels.friction import id_entry
+from .rnea import rnea
 from . import mimic
-from .kernels.friction import id_entry, id_friction_kernel
-from .rnea import _rnea_fast
 
 
 def friction_directions(v, a, velocity_tolerance=1e-6, smoothing_velocity=0.0) -> np.ndarray:
@@ -40,30 +40,48 @@ def inverse_dynamics(model, data, q, v, a, friction=None, *, velocity_tolerance=
     """Motor efforts (nv,) that produce the motion (q, q̇, q̈) against gravity and friction.
 
     Fills ``data.f`` (joint wrenches fn) and ``data.tau_friction`` (signed τf, q̇_i τf_i ≤ 0).
+    Inputs too large for a finite result raise :class:`~robot_dynamics.errors.InputError`
+    (``overflow: …``, naming them).
     """
     if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
         return mimic.inverse_dynamics(model, data, q, v, a, friction,
                                       velocity_tolerance=velocity_tolerance,
                                       smoothing_velocity=smoothing_velocity)
-    if friction is not None and friction._packed is not None and smoothing_velocity == 0:
-        try:  # one compiled call: RNEA + friction map
-            if id_entry(model._mb, friction._packed[2], q, v, a, velocity_tolerance, data._work):
-                return data._id_out.copy()
-        except TypeError:  # not float64 vectors (or a non-float tolerance): convert below
-            pass
-    q = as_vector("q", q, model.nq, where="inverse_dynamics")
-    v = as_vector("v", v, model.nv, where="inverse_dynamics")
-    a = as_vector("a", a, model.nv, where="inverse_dynamics")
-    fn_axial = _rnea_fast(model, data, q, v, a)  # step 1; fn∥ = Sᵀ fn per joint
+    if data._model is not model:
+        check_data(model, data, "inverse_dynamics")
     if friction is None:
+        tau = rnea(model, data, q, v, a)
         data.tau_friction[:] = 0.0
-        return fn_axial
-    if friction._packed is not None and smoothing_velocity == 0:  # compiled steps 2–4
-        out = np.empty(model.nv)
-        id_friction_kernel(*friction._packed[:2], model._kargs[0], model._kargs[2], data.f, q, v, a,
-                           fn_axial, float(velocity_tolerance), data.tau_friction, out)
-        return out
-    d = friction_directions(v, a, velocity_tolerance, smoothing_velocity)
-    magnitude = friction.magnitudes(model, data.f, q, v, np.sign(d))  # steps 2–3
-    data.tau_friction[:] = -magnitude * d
-    return fn_axial - data.tau_friction  # step 4, eq. 2.7.5
+        return tau
+    if friction._model is not model:
+        check_friction(model, friction, "inverse_dynamics")
+    if friction._packed is not None and smoothing_velocity == 0:
+        fr, mb, work = friction._packed[2], model._mb, data._work
+        try:  # one compiled call: RNEA + friction map (it checks length and finiteness)
+            if (q.dtype is F64 and v.dtype is F64 and a.dtype is F64 and q.flags.carray
+                    and v.flags.carray and a.flags.carray
+                    and id_entry(mb, fr, q, v, a, velocity_tolerance, work)):
+                return data._id_out.copy()
+        except (AttributeError, TypeError):  # lists, tuples, 2-D arrays, an int tolerance
+            pass
+        tol = float(velocity_tolerance)
+        run_converted("inverse_dynamics", (("q", q, model.nq), ("v", v, model.nv),
+                                           ("a", a, model.nv)),
+                      lambda q, v, a: id_entry(mb, fr, q, v, a, tol, work))
+        return data._id_out.copy()
+    out = np.empty(model.nv)
+
+    def run(q, v, a):  # steps 1–4 with the law objects (Python laws, or smoothing)
+        try:
+            fn_axial = rnea(model, data, q, v, a)  # step 1; fn∥ = Sᵀ fn per joint
+        except InputError:  # overflow (the inputs are converted and finite here)
+            return False
+        d = friction_directions(v, a, velocity_tolerance, smoothing_velocity)
+        magnitude = friction.magnitudes(model, data.f, q, v, np.sign(d))  # steps 2–3
+        data.tau_friction[:] = -magnitude * d
+        out[:] = fn_axial - data.tau_friction  # step 4, eq. 2.7.5
+        return bool(np.isfinite(out).all() and np.isfinite(data.tau_friction).all())
+
+    run_converted("inverse_dynamics", (("q", q, model.nq), ("v", v, model.nv),
+                                       ("a", a, model.nv)), run)
+    return out

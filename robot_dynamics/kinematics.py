@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import joints as jt
+from .errors import ModelError, as_vector, check_data
 from . import mimic
-from .errors import ModelError, as_vector
 from .spatial import motion_transform
 
 
@@ -24,6 +24,8 @@ def forward_kinematics(model, data, q) -> None:
         return mimic.forward_kinematics(model, data, q)
     from .kernels.dynamics import placements_kernel, world_kernel
 
+    if data._model is not model:
+        check_data(model, data, "forward_kinematics")
     q = as_vector("q", q, model.nq, where="forward_kinematics")
     k = model._kargs
     placements_kernel(k[0], k[2], k[3], k[4], q, data.liMi_R, data.liMi_p)
@@ -47,6 +49,8 @@ def _placements(model, data, q) -> None:
 
 def frame_placement(model, data, name: str) -> np.ndarray:
     """World pose (4×4) of a URDF link ``name`` after :func:`forward_kinematics`."""
+    if data._model is not model:
+        check_data(model, data, "frame_placement")
     try:
         body, T = model.frames[name]
     except KeyError:

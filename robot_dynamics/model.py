@@ -74,6 +74,7 @@ class Model:
         self._gravity = g
 
     def create_data(self) -> "Data":
+        """A new :class:`Data` workspace for this model (one per user/thread)."""
         return Data(self)
 
     def joint_index(self, name: str) -> int:
@@ -89,7 +90,13 @@ class Model:
 
 
 class Data:
-    """Workspace of one user of a :class:`Model`. Buffers (frame, size) in docs/ARCHITECTURE.md."""
+    """Workspace of one user of a :class:`Model`. Buffers (frame, size) in docs/ARCHITECTURE.md.
+
+    It records the model it was made for (``model``): the algorithms compare it with the model
+    they are given (an identity test) and raise :class:`~robot_dynamics.errors.MismatchError`,
+    naming both robots, for a Data of another robot — whose buffers the compiled kernels would
+    overrun. A model with the same joints (the same URDF loaded twice) is accepted.
+    """
 
     def __init__(self, model: Model):
         n = model.nv
@@ -115,6 +122,11 @@ class Data:
         self._sums = views["sums"]
         self._model = model
         self._report = None  # see fd_report
+
+    @property
+    def model(self) -> Model:
+        """The model this workspace was made for."""
+        return self._model
 
     @property
     def fd_report(self):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import as_vector
+from .errors import F64, as_vector, check_data, run_converted
 from . import mimic
 from .kernels.dynamics import rnea_entry, rnea_kernel
 from .kinematics import _placements
@@ -23,25 +23,38 @@ def rnea(model, data, q, v, a) -> np.ndarray:
     """Frictionless inverse dynamics τ = M(q) a + b(q, v) (nv,).
 
     Also fills ``data.v``, ``data.a`` (body frame, ``a`` includes −g), ``data.f`` (joint
-    wrenches fn, see :func:`joint_wrenches`) and ``data.tau``.
+    wrenches fn, see :func:`joint_wrenches`) and ``data.tau``. ``q, v, a`` may be any sequences
+    of numbers (converted once); :class:`~robot_dynamics.errors.InputError` names a malformed
+    one, or (``overflow: …``) the entries too large for the result to be finite.
     """
     if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
         return mimic.rnea(model, data, q, v, a)
-    try:
-        if rnea_entry(model._mb, q, v, a, data._work):
+    if data._model is not model:
+        check_data(model, data, "rnea")
+    try:  # float64 C arrays go straight to the kernel (it checks length and finiteness)
+        if (q.dtype is F64 and v.dtype is F64 and a.dtype is F64 and q.flags.carray
+                and v.flags.carray and a.flags.carray
+                and rnea_entry(model._mb, q, v, a, data._work)):
             return data.tau.copy()
-    except TypeError:  # not three float64 vectors: convert below, or say what is wrong
+    except (AttributeError, TypeError):  # a list, a tuple, a 2-D array: converted below
         pass
-    q = as_vector("q", q, model.nq, where="rnea")
-    v = as_vector("v", v, model.nv, where="rnea")
-    a = as_vector("a", a, model.nv, where="rnea")
-    return _rnea_fast(model, data, q, v, a)
+    return _rnea_entry(model, data, q, v, a, "rnea")
+
+
+def _rnea_entry(model, data, q, v, a, where) -> np.ndarray:
+    """RNEA through the compiled entry point on converted inputs (errors named after ``where``)."""
+    mb, work, n = model._mb, data._work, model.nv
+    run_converted(where, (("q", q, model.nq), ("v", v, n), ("a", a, n)),
+                  lambda q, v, a: rnea_entry(mb, q, v, a, work))
+    return data.tau.copy()
 
 
 def rnea_reference(model, data, q, v, a) -> np.ndarray:
     """:func:`rnea` written out in NumPy, joint by joint: the specification of the kernel."""
     if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
         return mimic.rnea(model, data, q, v, a, reference=True)
+    if data._model is not model:
+        check_data(model, data, "rnea_reference")
     q = as_vector("q", q, model.nq, where="rnea")
     v = as_vector("v", v, model.nv, where="rnea")
     a = as_vector("a", a, model.nv, where="rnea")
@@ -49,6 +62,7 @@ def rnea_reference(model, data, q, v, a) -> np.ndarray:
 
 
 def _rnea_fast(model, data, q, v, a, gravity=None) -> np.ndarray:
+    """The RNEA kernel with another gravity (converted float64 vectors; no output check)."""
     g = model._g if gravity is None else np.asarray(gravity, dtype=float)
     rnea_kernel(*model._kargs, g, q, v, a, data.liMi_R, data.liMi_p, data.v, data.a, data.f,
                 data.tau)
@@ -83,4 +97,6 @@ def joint_wrenches(model, data) -> np.ndarray:
     ``[force, torque about the joint origin]`` in joint frame i (the child link's URDF frame
     after the joint's motion). Link i applies its opposite back (seed 004 §2.3).
     """
+    if data._model is not model:
+        check_data(model, data, "joint_wrenches")
     return data.f.copy()

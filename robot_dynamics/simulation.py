@@ -23,7 +23,7 @@ from . import mimic
 from .crba import bias_forces, mass_matrix
 from .directors import wrench_directors
 from .energy import EnergyAudit, kinetic_energy, potential_energy
-from .errors import InputError, as_vector
+from .errors import InputError, as_vector, check_friction
 from .kernels.fd import Q_NEW, V_NEW, sim_step_entry
 from .stiction import FrictionSolveError, solve_with_friction
 
@@ -40,6 +40,7 @@ class Simulator:
             friction, compiled = mimic.coupled_friction(friction, model), False
         if not (np.isfinite(dt) and dt > 0):
             raise InputError(f"dt must be a positive number of seconds, got {dt}")
+        check_friction(model, friction, "Simulator")
         self.model, self.friction, self.dt = model, friction, float(dt)
         self.damping = np.array(model.damping if damping else np.zeros(model.nv), dtype=float)
         self.data = model.create_data()

@@ -32,9 +32,10 @@ def test_batch_matches_single_calls(robot):
 def test_batch_bad_input_named():
     model = rd.load_urdf(bundled("rrp.urdf"))
     Q = np.zeros((4, 3))
-    with pytest.raises(rd.InputError, match=r"V: expected shape \(N, 3\)"):
+    with pytest.raises(rd.InputError, match=r"V in rnea_batch: expected shape \(N, 3\)"):
         rnea_batch(model, Q, np.zeros((4, 2)), Q)
     bad = Q.copy()
     bad[2, 1] = np.nan
-    with pytest.raises(rd.InputError, match=r"A: non-finite values in row\(s\) \[2\]"):
+    with pytest.raises(rd.InputError,
+                       match=r"A in rnea_batch: non-finite values in row\(s\) \[2\]"):
         rnea_batch(model, Q, Q, bad)

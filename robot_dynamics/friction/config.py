@@ -164,4 +164,4 @@ def friction_from_config(config, model) -> FrictionModel:
             laws.append(law_from_config(default, f"{source}: default (joint {name!r})"))
         else:
             laws.append(NoFriction())
-    return FrictionModel(model.joint_names, laws)
+    return FrictionModel(model.joint_names, laws, model)

@@ -4,16 +4,22 @@ from __future__ import annotations
 import numpy as np
 
 from .. import joints as jt
-from ..errors import ModelError
+from ..errors import InputError, ModelError, as_vector, check_friction
 from .base import FrictionLaw
 from .none import NoFriction
 from ..kernels.friction import friction_kernel, pack_friction
 
 
 class FrictionModel:
-    """Friction laws in the model's joint order. Use :func:`friction_from_config` to build one."""
+    """Friction laws in the model's joint order. Use :func:`friction_from_config` to build one.
 
-    def __init__(self, joint_names, laws):
+    It records the :class:`~robot_dynamics.model.Model` it was built for (``model``; without
+    one, the first model with the same joints it is used with): every algorithm taking a
+    friction model refuses one of another robot (:func:`~robot_dynamics.errors.check_friction`),
+    whose per-joint laws would be read past their end.
+    """
+
+    def __init__(self, joint_names, laws, model=None):
         if len(joint_names) != len(laws):
             raise ModelError(f"{len(laws)} friction laws for {len(joint_names)} joints")
         for name, law in zip(joint_names, laws):
@@ -23,33 +29,43 @@ class FrictionModel:
         self.laws = list(laws)
         self.active = np.array([not isinstance(law, NoFriction) for law in laws])
         self._packed = pack_friction(self)  # None: some law needs the Python path
-
-    def _check(self, model):
-        if list(model.joint_names) != self.joint_names:
-            raise ModelError(f"friction model is for joints {self.joint_names}, "
-                             f"robot {model.name!r} has {model.joint_names}")
+        self._model = None
+        if model is not None:
+            check_friction(model, self, "FrictionModel")
 
     def magnitudes(self, model, wrenches, q, v, directions=None) -> np.ndarray:
         """Friction magnitudes (nv,) ≥ 0 for joint wrenches (nv, 6) at state (q, q̇).
 
         ``directions`` (nv,) gives the sign of motion of joints with ``q̇_i = 0`` (breakaway).
         """
-        out = np.zeros(model.nv)
+        if self._model is not model:
+            check_friction(model, self, "FrictionModel.magnitudes")
+        n = model.nv
+        q = as_vector("q", q, n, where="FrictionModel.magnitudes")
+        v = as_vector("v", v, n, where="FrictionModel.magnitudes")
+        d = (np.zeros(n) if directions is None else
+             as_vector("directions", directions, n, where="FrictionModel.magnitudes"))
+        wrenches = np.ascontiguousarray(wrenches, dtype=np.float64)
+        if wrenches.shape != (n, 6):
+            raise InputError(f"wrenches in FrictionModel.magnitudes: expected shape ({n}, 6), "
+                             f"got {wrenches.shape}")
+        out = np.zeros(n)
         if self._packed is not None:
-            d = np.zeros(model.nv) if directions is None else np.asarray(directions, dtype=float)
+            if not wrenches.flags.writeable:
+                wrenches = wrenches.copy()  # the kernel's one specialisation takes writable arrays
             friction_kernel(self._packed[0], self._packed[1], model._kargs[0], model._kargs[2],
-                            np.ascontiguousarray(wrenches), np.asarray(q, dtype=float),
-                            np.asarray(v, dtype=float), d, out)
+                            wrenches, q, v, d, out)
             return out
         prismatic = model.kinds == jt.PRISMATIC
         for i in np.flatnonzero(self.active):
-            d = 0.0 if directions is None else directions[i]
             out[i] = self.laws[i].magnitude(wrenches[i], model.axes[i], bool(prismatic[i]),
-                                            q[i], v[i], d)
+                                            q[i], v[i], d[i])
         return out
 
     def bounds(self, model, wrenches, q, directions) -> np.ndarray:
         """Stiction bounds (nv,): the largest friction each joint can hold at rest."""
+        if self._model is not model:
+            check_friction(model, self, "FrictionModel.bounds")
         if self._packed is not None:
             return self.magnitudes(model, wrenches, q, np.zeros(model.nv), directions)
         out = np.zeros(model.nv)

@@ -356,9 +356,21 @@ def all_finite(q, v, a):
     return True
 
 
+@njit(cache=True)
+def all_finite_array(x):
+    """True when the C-contiguous array ``x`` (any shape) holds only finite numbers: Σ 0·x is 0
+    for finite entries and NaN once one is ±Inf or NaN (no branch per entry)."""
+    flat = x.reshape(x.size)
+    acc = 0.0
+    for i in range(flat.shape[0]):
+        acc += flat[i] * 0.0
+    return acc == 0.0
+
+
 # Entry points carry explicit signatures: an argument of another type (a list, ints, a 2-D or
 # non-contiguous or read-only array) raises TypeError at dispatch instead of compiling a new
-# specialisation, and the Python caller then converts or reports it (robot_dynamics.errors).
+# specialisation. The Python callers do not rely on that (a failed dispatch costs ~0.4 ms):
+# they test errors.plain first and convert with errors.as_vector.
 F1 = "float64[::1]"
 
 
@@ -366,7 +378,10 @@ F1 = "float64[::1]"
 def rnea_entry(mb, q, v, a, w):
     """RNEA on the packed model and work array (:mod:`.layout`) behind a finiteness check.
 
-    Returns False (nothing computed) when q, q̇ or q̈ holds a NaN/Inf or has the wrong length.
+    Returns False when q, q̇ or q̈ holds a NaN/Inf or has the wrong length (nothing computed),
+    or when the results (τ, the joint wrenches) are not finite: inputs so large that the
+    dynamics overflow (the caller then names the input:
+    :func:`robot_dynamics.errors.raise_overflow`).
     """
     n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
     if q.shape[0] != n or v.shape[0] != n or a.shape[0] != n or not all_finite(q, v, a):
@@ -374,16 +389,19 @@ def rnea_entry(mb, q, v, a, w):
     R, p, vel, acc, f, tau, _, _, _, _, _ = work_views(mb, w)
     rnea_kernel(kinds, parents, axes, R0, p0, I6, S, model_gravity(mb), q, v, a, R, p, vel,
                 acc, f, tau)
-    return True
+    return all_finite_array(f) and all_finite(tau, tau, tau)
 
 
 @njit(f"boolean({F1}, {F1}, {F1})", cache=True)
 def crba_entry(mb, q, w):
-    """Mass matrix, composite inertias, transforms and world poses into the work array."""
+    """Mass matrix, composite inertias, transforms and world poses into the work array.
+
+    Returns False when q is not finite or has the wrong length, or when M or the poses are not
+    finite (a prismatic q so large that the placements overflow)."""
     n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
     if q.shape[0] != n or not all_finite(q, q, q):
         return False
     R, p, _, _, _, _, _, X, Ic, oMi, M = work_views(mb, w)
     crba_kernel(kinds, parents, axes, R0, p0, I6, S, q, R, p, X, Ic, M)
     world_kernel(parents, R, p, oMi)
-    return True
+    return all_finite_array(M) and all_finite_array(oMi)

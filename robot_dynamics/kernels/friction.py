@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .dynamics import F1, rnea_entry
+from .dynamics import F1, all_finite, rnea_entry
 from .layout import laws_views, model_views, pack_laws, scratch_views, work_views
 
 NONE, CLASSIC, LOAD_DEPENDENT, LOAD_DEPENDENT_255, BEARING = 0, 1, 2, 3, 4
@@ -125,7 +125,7 @@ ID_OUT = 23
 def id_entry(mb, fr, q, v, a, tol, w):
     """Friction-aware inverse dynamics in one call (RNEA + seed 004 §2.7 steps 2–4) on the packed
     model, laws (:func:`.layout.pack_laws`) and work array; τ goes to row ID_OUT of ``vecs``.
-    Returns False (nothing computed) when an input is not finite."""
+    Returns False when an input is not finite (nothing computed) or the result overflows."""
     if not rnea_entry(mb, q, v, a, w):
         return False
     n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
@@ -133,4 +133,4 @@ def id_entry(mb, fr, q, v, a, tol, w):
     codes, params = laws_views(fr, n)
     out = scratch_views(mb, w)[6][ID_OUT]
     id_friction_kernel(codes, params, kinds, axes, f, q, v, a, fn_axial, tol, tauf, out)
-    return True
+    return all_finite(out, tauf, out)
