@@ -21,10 +21,10 @@ def mass_matrix(model, data, q) -> np.ndarray:
     Fills ``data.M``, the composite inertias ``data.Ic``, the transforms ``data.X`` and the body
     poses ``data.oMi`` (compiled kernel; :func:`mass_matrix_reference` is the specification).
     """
-    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
-        return mimic.mass_matrix(model, data, q)
     if data._model is not model:
         check_data(model, data, "mass_matrix")
+    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
+        return mimic.mass_matrix(model, data, q)
     try:
         if q.dtype is F64 and q.flags.carray and crba_entry(model._mb, q, data._work):
             return data.M.copy()
@@ -37,10 +37,10 @@ def mass_matrix(model, data, q) -> np.ndarray:
 
 def mass_matrix_reference(model, data, q) -> np.ndarray:
     """The composite rigid body algorithm written out in NumPy (the kernel's specification)."""
-    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
-        return mimic.mass_matrix(model, data, q, reference=True)
     if data._model is not model:
         check_data(model, data, "mass_matrix_reference")
+    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
+        return mimic.mass_matrix(model, data, q, reference=True)
     q = as_vector("q", q, model.nq, where="mass_matrix")
     _placements(model, data, q)
     n = model.nv
@@ -64,10 +64,10 @@ def mass_matrix_reference(model, data, q) -> np.ndarray:
 
 def bias_forces(model, data, q, v) -> np.ndarray:
     """b(q, q̇) = C(q, q̇) q̇ + g(q) (nv,): the efforts at zero acceleration (rnea with a = 0)."""
-    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
-        return mimic.efforts_at(model, data, q, v, "bias_forces")
     if data._model is not model:
         check_data(model, data, "bias_forces")
+    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
+        return mimic.efforts_at(model, data, q, v, "bias_forces")
     zero = np.zeros(model.nv)
     if plain(q, v) and _rnea_plain(model, data, q, v, zero):
         return data.tau.copy()
@@ -76,10 +76,10 @@ def bias_forces(model, data, q, v) -> np.ndarray:
 
 def gravity_torques(model, data, q) -> np.ndarray:
     """g(q) (nv,): the joint efforts that hold the robot still against gravity."""
-    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
-        return mimic.efforts_at(model, data, q, None, "gravity_torques")
     if data._model is not model:
         check_data(model, data, "gravity_torques")
+    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
+        return mimic.efforts_at(model, data, q, None, "gravity_torques")
     zero = np.zeros(model.nv)
     if plain(q) and _rnea_plain(model, data, q, zero, zero):
         return data.tau.copy()
@@ -95,10 +95,10 @@ def _rnea_plain(model, data, q, v, a) -> bool:
 
 def coriolis_torques(model, data, q, v) -> np.ndarray:
     """C(q, q̇) q̇ (nv,): velocity-product efforts without gravity."""
-    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
-        return mimic.efforts_at(model, data, q, v, "coriolis_torques")
     if data._model is not model:
         check_data(model, data, "coriolis_torques")
+    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
+        return mimic.efforts_at(model, data, q, v, "coriolis_torques")
     zero = np.zeros(model.nv)
 
     def run(q, v):

@@ -28,10 +28,10 @@ def wrench_directors(model, data, q=None) -> np.ndarray:
     With ``q`` it runs :func:`~robot_dynamics.crba.mass_matrix` first; without, it uses the
     composite inertias and transforms already in ``data`` (after ``mass_matrix(model, data, q)``).
     """
-    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
-        return mimic.wrench_directors(model, data, q)
     if data._model is not model:
         check_data(model, data, "wrench_directors")
+    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
+        return mimic.wrench_directors(model, data, q)
     if q is not None:
         mass_matrix(model, data, q)
     D = np.empty((model.nv, model.nv, 6))

@@ -43,12 +43,12 @@ def inverse_dynamics(model, data, q, v, a, friction=None, *, velocity_tolerance=
     Inputs too large for a finite result raise :class:`~robot_dynamics.errors.InputError`
     (``overflow: …``, naming them).
     """
+    if data._model is not model:
+        check_data(model, data, "inverse_dynamics")
     if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
         return mimic.inverse_dynamics(model, data, q, v, a, friction,
                                       velocity_tolerance=velocity_tolerance,
                                       smoothing_velocity=smoothing_velocity)
-    if data._model is not model:
-        check_data(model, data, "inverse_dynamics")
     if friction is None:
         tau = rnea(model, data, q, v, a)
         data.tau_friction[:] = 0.0

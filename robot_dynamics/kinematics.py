@@ -20,12 +20,12 @@ def forward_kinematics(model, data, q) -> None:
     Runs the compiled kernels; :func:`_placements` is the readable version (used by the
     reference recursions). Parents come first, so one loop suffices.
     """
-    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
-        return mimic.forward_kinematics(model, data, q)
     from .kernels.dynamics import placements_kernel, world_kernel
 
     if data._model is not model:
         check_data(model, data, "forward_kinematics")
+    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
+        return mimic.forward_kinematics(model, data, q)
     q = as_vector("q", q, model.nq, where="forward_kinematics")
     k = model._kargs
     placements_kernel(k[0], k[2], k[3], k[4], q, data.liMi_R, data.liMi_p)

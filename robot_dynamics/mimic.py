@@ -34,7 +34,7 @@ import warnings
 
 import numpy as np
 
-from .errors import ModelError, as_vector
+from .errors import ModelError, as_vector, check_friction
 from .model import Model
 
 
@@ -197,6 +197,7 @@ class MimicData:
 
     def __init__(self, model: MimicModel):
         self.full = model.full.create_data()
+        self._model, self._work = model, self.full._work  # as a Data: its model (errors.check_data)
         for name in ("oMi", "liMi_R", "liMi_p", "X", "S", "v", "a", "f", "Ic"):
             setattr(self, name, getattr(self.full, name))
         self.tau = np.zeros(model.nv)
@@ -282,8 +283,9 @@ class CoupledFriction:
     _packed = None  # always the Python (reference) path
 
     def __init__(self, full_friction, model: MimicModel):
-        full_friction._check(model.full)
+        check_friction(model.full, full_friction, "friction")
         self.full, self.model = full_friction, model
+        self._model = model  # the model it belongs to (errors.check_friction)
         self.joint_names = full_friction.joint_names  # laws are per full joint
         self.laws = full_friction.laws
         self._absG = np.abs(model.coupling)

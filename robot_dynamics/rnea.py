@@ -27,10 +27,10 @@ def rnea(model, data, q, v, a) -> np.ndarray:
     of numbers (converted once); :class:`~robot_dynamics.errors.InputError` names a malformed
     one, or (``overflow: …``) the entries too large for the result to be finite.
     """
-    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
-        return mimic.rnea(model, data, q, v, a)
     if data._model is not model:
         check_data(model, data, "rnea")
+    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
+        return mimic.rnea(model, data, q, v, a)
     try:  # float64 C arrays go straight to the kernel (it checks length and finiteness)
         if (q.dtype is F64 and v.dtype is F64 and a.dtype is F64 and q.flags.carray
                 and v.flags.carray and a.flags.carray
@@ -51,10 +51,10 @@ def _rnea_entry(model, data, q, v, a, where) -> np.ndarray:
 
 def rnea_reference(model, data, q, v, a) -> np.ndarray:
     """:func:`rnea` written out in NumPy, joint by joint: the specification of the kernel."""
-    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
-        return mimic.rnea(model, data, q, v, a, reference=True)
     if data._model is not model:
         check_data(model, data, "rnea_reference")
+    if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
+        return mimic.rnea(model, data, q, v, a, reference=True)
     q = as_vector("q", q, model.nq, where="rnea")
     v = as_vector("v", v, model.nv, where="rnea")
     a = as_vector("a", a, model.nv, where="rnea")
