@@ -31,13 +31,23 @@ class Simulator:
     """Fixed-step forward simulation. See the module docstring for the scheme."""
 
     def __init__(self, model, friction=None, dt=1e-3, *, damping=True, velocity_tolerance=1e-9,
-                 tol=1e-10, max_iter=50, compiled=True):
+                 tol=1e-10, max_iter=50, compiled=True, saturate=True):
         """``compiled=False`` runs every step through the Python statement of the scheme
         (:meth:`_integrate` with the reference friction solver): the specification the compiled
-        step is tested against, and much slower."""
+        step is tested against, and much slower.
+
+        ``saturate``: apply at most the URDF effort limit of each joint (``model.effort_limits``;
+        inf, absent or non-positive = no limit), as a drive does; ``tau_applied`` is the effort
+        actually applied, ``saturated`` flags the joints at their limit in the last step and
+        ``saturated_steps`` counts the steps with any joint saturated."""
         if not (np.isfinite(dt) and dt > 0):
             raise InputError(f"dt must be a positive number of seconds, got {dt}")
         self.model, self.friction, self.dt = model, friction, float(dt)
+        effort = np.asarray(model.effort_limits, dtype=float)
+        self.effort_limit = (np.where(effort > 0, effort, np.inf) if saturate
+                             else np.full(model.nv, np.inf))
+        self.tau_applied = np.zeros(model.nv)
+        self.saturated = np.zeros(model.nv, dtype=bool)
         self.damping = np.array(model.damping if damping else np.zeros(model.nv), dtype=float)
         self.data = model.create_data()
         self.v_tol, self.tol, self.max_iter = float(velocity_tolerance), float(tol), int(max_iter)
@@ -63,6 +73,9 @@ class Simulator:
                   as_vector("v", v, self.model.nv, where="Simulator.reset").copy())
         self.t = 0.0
         self.steps = 0
+        self.saturated_steps = 0
+        self.saturated[:] = False
+        self.tau_applied[:] = 0.0
         self._audit = EnergyAudit()
         self._energy0 = self.energy()
         self.tau_friction[:] = 0.0
@@ -80,12 +93,21 @@ class Simulator:
         return self._audit
 
     def step(self, tau):
-        """Advance one step under motor efforts ``tau`` (held constant over the step).
+        """Advance one step under motor efforts ``tau`` (held constant over the step), each
+        saturated at the joint's effort limit (see ``saturate``).
 
         If the friction solve of a step fails (compiled path, then the reference path), the step
         is split in two halves, recursively up to 1/16 of a step, before giving up with
         :class:`~robot_dynamics.stiction.FrictionSolveError` — never a silent wrong state.
         """
+        tau = as_vector("tau", tau, self.model.nv, where="Simulator.step")
+        lim = self.effort_limit
+        np.abs(tau, out=self.tau_applied)
+        np.greater_equal(self.tau_applied, lim, out=self.saturated)
+        np.clip(tau, -lim, lim, out=self.tau_applied)
+        if self.saturated.any():
+            self.saturated_steps += 1
+        tau = self.tau_applied
         status = None
         if self._packed is not None:
             try:  # the compiled step checks tau itself (length, finite)
@@ -93,7 +115,6 @@ class Simulator:
             except TypeError:  # not a float64 vector: converted (or reported) below
                 pass
         if status != 0:
-            tau = as_vector("tau", tau, self.model.nv, where="Simulator.step")
             self._advance(tau, self.dt, 0)
         self.t += self.dt
         self.steps += 1
@@ -179,7 +200,8 @@ class Simulator:
     def run(self, duration, controller=None):
         """Simulate ``duration`` seconds; ``controller(t, q, q̇) → τ`` (default zero effort).
 
-        Returns a dict of arrays: t, q, v, tau, tau_friction (one row per step, after it).
+        Returns a dict of arrays: t, q, v, tau (the effort applied, after saturation),
+        tau_friction (one row per step, after it).
         """
         n = int(round(duration / self.dt))
         out = {k: np.zeros((n, self.model.nv)) for k in ("q", "v", "tau", "tau_friction")}
@@ -189,5 +211,5 @@ class Simulator:
             tau = zero if controller is None else controller(self.t, self.q, self.v)
             self.step(tau)
             out["t"][k], out["q"][k], out["v"][k] = self.t, self.q, self.v
-            out["tau"][k], out["tau_friction"][k] = tau, self.tau_friction
+            out["tau"][k], out["tau_friction"][k] = self.tau_applied, self.tau_friction
         return out
