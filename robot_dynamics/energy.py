@@ -36,7 +36,7 @@ class EnergyAudit:
     motor_work: float = 0.0  # ∫ τ·q̇ dt [J]
     friction_dissipation: float = 0.0  # −∫ τf·q̇ dt ≥ 0 [J]
     damping_dissipation: float = 0.0  # ∫ d q̇² dt ≥ 0 [J]
-    limit_dissipation: float = 0.0  # energy taken by the joint stops (impulses, −∫ τl·q̇ dt) ≥ 0 [J]
+    limit_dissipation: float = 0.0  # taken by the joint stops: impulses, −∫ τl·q̇ dt; ≥ 0 [J]
 
     @property
     def residual(self) -> float:

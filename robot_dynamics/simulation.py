@@ -46,7 +46,7 @@ from .energy import EnergyAudit, kinetic_energy, potential_energy
 from .errors import InputError, as_vector
 from .kernels.fd import PASSES, Q_NEW, V_NEW, sim_step_entry
 from .kernels.stiction import TAU_LIMIT
-from .stiction import LOWER, STUCK, UPPER, FrictionSolveError, solve_with_friction
+from .stiction import _EXPLICIT, LOWER, STUCK, UPPER, FrictionSolveError, solve_with_friction
 
 
 class SimulationError(RuntimeError):
@@ -332,7 +332,6 @@ class Simulator:
             seen = state
             v_eval = v + 0.5 * h * a
         if explicit and self._report is not None:
-            from .stiction import _EXPLICIT
             self._report.message = _EXPLICIT
         st = state // 4
         v_new = v + h * a

@@ -321,7 +321,8 @@ def _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, m
     residual = solve_friction(
         np.ascontiguousarray(M, dtype=float), np.ascontiguousarray(bias, dtype=float),
         np.ascontiguousarray(tau, dtype=float), np.ascontiguousarray(W0, dtype=float),
-        np.ascontiguousarray(D, dtype=float), model._rel, codes, params, model._kargs[0], model._kargs[2],
+        np.ascontiguousarray(D, dtype=float), model._rel, codes, params, model._kargs[0],
+        model._kargs[2],
         np.ascontiguousarray(v, dtype=float), float(h), float(v_tol), float(tol), int(max_iter),
         np.ascontiguousarray(lo, dtype=float), np.ascontiguousarray(hi, dtype=float),
         a, tauf, stuck, at_rest, info, np.empty((n, n)), W, vecs,
