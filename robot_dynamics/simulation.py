@@ -94,9 +94,9 @@ class Simulator:
         self.upper = np.array(model.upper_limits, dtype=float) if limits else np.full(n, np.inf)
         self._has_stops = bool(np.isfinite(self.lower).any() or np.isfinite(self.upper).any())
         self.tau_applied = np.zeros(n)
-        self.saturated = np.zeros(n, dtype=bool)
+        self._n_saturated = 0
         self.damping = np.array(model.damping if damping else np.zeros(n), dtype=float)
-        self._sp = np.concatenate([self.damping, self.lower, self.upper])  # the kernel's
+        self._sp = np.concatenate([self.damping, self.lower, self.upper, self.effort_limit])
         self.data = model.create_data()
         self.v_tol, self.tol, self.max_iter = float(velocity_tolerance), float(tol), int(max_iter)
         self.tau_friction = np.zeros(n)
@@ -152,8 +152,8 @@ class Simulator:
         self.steps = 0
         self.saturated_steps = 0
         self.limit_steps = 0
-        self.saturated[:] = False
-        self.tau_applied[:] = 0.0
+        self.tau_applied = np.zeros(self.model.nv)
+        self._n_saturated = 0
         self._audit = EnergyAudit()
         self._energy0 = self.energy()
         self.tau_friction[:] = 0.0
@@ -183,34 +183,33 @@ class Simulator:
         state is not finite (an overflow), it raises :class:`SimulationError` and keeps the
         state it had — never a silent wrong state.
         """
-        tau = as_vector("tau", tau, self.model.nv, where="Simulator.step")
-        lim = self.effort_limit
-        np.abs(tau, out=self.tau_applied)
-        np.greater_equal(self.tau_applied, lim, out=self.saturated)
-        np.clip(tau, -lim, lim, out=self.tau_applied)
-        saturated = self.saturated.any()
-        applied = self.tau_applied
-        saved = (self.q, self.v, self.tau_friction, self.tau_limit, self.at_limit,
-                 self._audit.motor_work, self._audit.friction_dissipation,
-                 self._audit.damping_dissipation, self._audit.limit_dissipation)
         self._acted = False
-        try:
-            status = self._step_compiled(applied, self.dt) if self._packed is not None else None
-            if status != 0:
+        status = None
+        if self._packed is not None:
+            try:  # the compiled step saturates and checks tau itself (length, finite)
+                status = self._step_compiled(tau, self.dt)
+            except TypeError:  # not a float64 vector: converted (or reported) below
+                pass
+            except _Overflow as exc:
+                self._fail(exc, self.tau_applied)
+        if status != 0:
+            tau = np.ascontiguousarray(as_vector("tau", tau, self.model.nv,
+                                                 where="Simulator.step"))
+            lim = self.effort_limit
+            applied = np.clip(tau, -lim, lim)
+            self._n_saturated = int(np.count_nonzero(np.abs(tau) >= lim))
+            saved = (self.q, self.v, self.tau_friction, self.tau_limit, self.at_limit,
+                     self._audit.motor_work, self._audit.friction_dissipation,
+                     self._audit.damping_dissipation, self._audit.limit_dissipation)
+            try:
                 self._advance(applied, self.dt, 0)
-        except (FrictionSolveError, np.linalg.LinAlgError, ArithmeticError) as exc:
-            (self.q, self.v, self.tau_friction, self.tau_limit, self.at_limit,
-             self._audit.motor_work, self._audit.friction_dissipation,
-             self._audit.damping_dissipation, self._audit.limit_dissipation) = saved
-            why = ("the friction solve failed, even on 1/16 steps: " + str(exc)
-                   if isinstance(exc, FrictionSolveError) else
-                   "the new state is not finite (overflow)")
-            raise SimulationError(
-                f"Simulator.step {self.steps + 1} at t={self.t:.6g} s: {why}; state kept at "
-                f"q={_vec(self.q)}, v={_vec(self.v)}; tau applied={_vec(applied)}",
-                step=self.steps + 1, t=self.t, q=self.q.copy(), v=self.v.copy(),
-                tau=applied.copy(), report=getattr(exc, "report", None)) from exc
-        if saturated:
+            except (FrictionSolveError, np.linalg.LinAlgError, ArithmeticError) as exc:
+                (self.q, self.v, self.tau_friction, self.tau_limit, self.at_limit,
+                 self._audit.motor_work, self._audit.friction_dissipation,
+                 self._audit.damping_dissipation, self._audit.limit_dissipation) = saved
+                self._fail(exc, applied)
+            self.tau_applied = applied
+        if self._n_saturated:
             self.saturated_steps += 1
         if self._acted:
             self.limit_steps += 1
@@ -221,6 +220,21 @@ class Simulator:
             self._stops_shown = False
         self.t += self.dt
         self.steps += 1
+
+    @property
+    def saturated(self):
+        """Per joint (nv,) bool: the last step's motor effort was at (or beyond) its limit."""
+        return np.abs(self.tau_applied) >= self.effort_limit
+
+    def _fail(self, exc, applied):
+        why = ("the friction solve failed, even on 1/16 steps: " + str(exc)
+               if isinstance(exc, FrictionSolveError) else
+               "the new state is not finite (overflow)")
+        raise SimulationError(
+            f"Simulator.step {self.steps + 1} at t={self.t:.6g} s: {why}; state kept at "
+            f"q={_vec(self.q)}, v={_vec(self.v)}; tau applied={_vec(applied)}",
+            step=self.steps + 1, t=self.t, q=self.q.copy(), v=self.v.copy(),
+            tau=np.array(applied), report=getattr(exc, "report", None)) from exc
 
     def _advance(self, tau, h, depth):
         if self._packed is not None:
@@ -254,10 +268,13 @@ class Simulator:
         self._report = None
         self._wrenches = None
         if status == 3:
+            self.tau_applied = data.tau.copy()
             raise _Overflow()
         if status != 0:
             return status
         vecs, sums = data._vecs, data._sums
+        self.tau_applied = data.tau.copy()
+        self._n_saturated = sums[6]
         self.q = vecs[Q_NEW].copy()
         self.v = vecs[V_NEW].copy()
         self.tau_friction = data.tau_friction.copy()

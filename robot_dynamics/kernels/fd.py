@@ -158,21 +158,30 @@ PASSES = 4
 
 
 @njit(_SIG.format(F1=F1, extra=F1 + ", ", h="float64, "), cache=True)
-def sim_step_entry(mb, fr, sp, q, v, tau, h, v_tol, tol, max_iter, w):
+def sim_step_entry(mb, fr, sp, q, v, tau_cmd, h, v_tol, tol, max_iter, w):
     """One step of :class:`robot_dynamics.simulation.Simulator` (see its module docstring).
 
-    ``sp`` = [damping, lower, upper] (3n; ∓inf: no stop). Step length h; joints with
-    |q̇| ≤ v_tol are at rest. Leaves q⁺, q̇⁺ in vecs[Q_NEW], vecs[V_NEW], τf in tau_friction, the
+    ``sp`` = [damping, lower, upper, effort limit] (4n; ∓inf: no stop, inf: no limit). Step
+    length h; joints with |q̇| ≤ v_tol are at rest. The motor efforts are saturated at the
+    effort limits first (the applied efforts go to Data's ``tau``, the number of saturated
+    joints to sums[6]). Leaves q⁺, q̇⁺ in vecs[Q_NEW], vecs[V_NEW], τf in tau_friction, the
     stops' reactions in vecs[TAU_LIMIT] (impulses included, as P/h), the joint states in
     ``stuck``, the joint wrenches of the answer in Wt, and in sums[1:6] the energy-audit
     increments (motor work, friction, damping and stop dissipation) and 1.0 if a stop acted.
     """
     n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
-    if (q.shape[0] != n or v.shape[0] != n or tau.shape[0] != n or sp.shape[0] != 3 * n
-            or not all_finite(q, v, tau)):
+    if (q.shape[0] != n or v.shape[0] != n or tau_cmd.shape[0] != n or sp.shape[0] != 4 * n
+            or not all_finite(q, v, tau_cmd)):
         return 1
-    damping, lower, upper = sp[:n], sp[n:2 * n], sp[2 * n:]
-    R, p, vel, acc, f, tau_, tauf, X, Ic, oMi, M = work_views(mb, w)
+    damping, lower, upper, effort = sp[:n], sp[n:2 * n], sp[2 * n:3 * n], sp[3 * n:]
+    R, p, vel, acc, f, tau, tauf, X, Ic, oMi, M = work_views(mb, w)
+    n_sat = 0
+    for i in range(n):  # 0. saturation: what the drive applies
+        x = tau_cmd[i]
+        if abs(x) >= effort[i]:
+            n_sat += 1
+            x = effort[i] if x > 0 else -effort[i]
+        tau[i] = x
     codes, params = laws_views(fr, n)
     rel = model_relations(mb)
     gravity = model_gravity(mb)
@@ -269,4 +278,5 @@ def sim_step_entry(mb, fr, sp, q, v, tau, h, v_tol, tol, max_iter, w):
     sums[3] = h * damp
     sums[4] = lost - h * stop
     sums[5] = 1.0 if acted else 0.0
+    sums[6] = n_sat
     return 0

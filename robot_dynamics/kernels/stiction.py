@@ -19,8 +19,8 @@ from numba import njit
 from .friction import friction_one
 
 # rows of the ``vecs`` scratch (24, n) used here; kernels/fd.py uses rows 16 and up
-_TARGET, _DIRECTION, _HOLD, _BOUNDS, _RELEASE, _NOISE_ROW, _QD, _RHS0, _RHS, _X, _NEW, _TF, _TRIAL = (
-    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
+(_TARGET, _DIRECTION, _HOLD, _BOUNDS, _RELEASE, _NOISE_ROW, _QD, _RHS0, _RHS, _X, _NEW, _TF,
+ _TRIAL) = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
 # rows for the callers: bounds of the end-of-step velocity (the stops), the stops' reactions
 ULO, UHI, TAU_LIMIT = 13, 14, 15
 # joint states (the ``stuck`` array), as robot_dynamics.stiction
