@@ -11,7 +11,7 @@ from .inverse_dynamics import inverse_dynamics
 from .kinematics import forward_kinematics, frame_placement
 from .model import Data, Model, build_model
 from .rnea import joint_wrenches, rnea
-from .simulation import Simulator
+from .simulation import SimulationError, Simulator
 from .stiction import FrictionSolveError, FrictionSolveReport
 from .urdf import load_urdf, parse_urdf
 

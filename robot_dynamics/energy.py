@@ -3,7 +3,10 @@
 Audit: over a run, the change of kinetic plus potential energy must equal the work of the
 motors minus what friction (and URDF viscous damping) dissipated:
 
-    ΔT + ΔV = W_motor − D_friction − D_damping
+    ΔT + ΔV = W_motor − D_friction − D_damping − D_limit
+
+(``D_limit``: what the simulator's hard joint stops dissipate, their inelastic impulses and the
+work of their reactions, ≥ 0.)
 
 ``residual`` is the left side minus the right; ``relative_residual`` divides it by the largest
 energy flow of the run, so it is comparable across runs and robots.
@@ -34,20 +37,23 @@ class EnergyAudit:
     motor_work: float = 0.0  # ∫ τ·q̇ dt [J]
     friction_dissipation: float = 0.0  # −∫ τf·q̇ dt ≥ 0 [J]
     damping_dissipation: float = 0.0  # ∫ d q̇² dt ≥ 0 [J]
+    limit_dissipation: float = 0.0  # taken by the joint stops: impulses, −∫ τl·q̇ dt; ≥ 0 [J]
 
     @property
     def residual(self) -> float:
         return (self.kinetic + self.potential - self.motor_work + self.friction_dissipation
-                + self.damping_dissipation)
+                + self.damping_dissipation + self.limit_dissipation)
 
     @property
     def relative_residual(self) -> float:
         scale = max(abs(self.kinetic) + abs(self.potential), abs(self.motor_work),
-                    self.friction_dissipation + self.damping_dissipation, 1e-12)
+                    self.friction_dissipation + self.damping_dissipation
+                    + abs(self.limit_dissipation), 1e-12)
         return self.residual / scale
 
     def __str__(self) -> str:
         return (f"ΔT {self.kinetic:+.6g} J, ΔV {self.potential:+.6g} J, motor work "
                 f"{self.motor_work:+.6g} J, friction dissipation {self.friction_dissipation:.6g} J"
-                f", damping dissipation {self.damping_dissipation:.6g} J, residual "
+                f", damping dissipation {self.damping_dissipation:.6g} J, limit dissipation "
+                f"{self.limit_dissipation:.6g} J, residual "
                 f"{self.residual:+.3e} J ({self.relative_residual:+.2e} relative)")

@@ -1,19 +1,40 @@
-"""Fixed-step simulation of the arm with reaction-dependent friction and stiction (no ROS).
+"""Fixed-step simulation of the arm with reaction-dependent friction, stiction, effort saturation
+and hard joint stops (no ROS).
 
-One step of length h (a velocity-level, "time-stepping" scheme suited to friction):
+One step of length h (a velocity-level, "time-stepping" scheme suited to friction and stops):
 
-1. drift half a step: ``q½ = q + (h/2) q̇``;
-2. at (q½, q̇) solve for the end-of-step velocity ``q̇⁺ = q̇ + h q̈`` with
-   ``M q̈ + b = τ + τf − d∘q̇⁺`` where friction is solved at the velocity level
+0. effort saturation: each motor effort is clipped to the joint's URDF effort limit;
+1. drift half a step: ``q½ = q + (h/2) q̇`` — unless that would carry a joint past a stop
+   (URDF ``lower``/``upper``; continuous joints have none): then the stop first takes the
+   approach velocity by an inelastic impulse P on the joints concerned, ``q̇' = q̇ + M(q)⁻¹ P``,
+   chosen so that the half drift ends exactly on the stop (``q̇'_i = 2(lower − q_i)/h``); the
+   kinetic energy this removes, ``T(q̇) − T(q̇')``, is dissipated by the stop;
+2. at (q½, q̇') solve for the end-of-step velocity ``q̇⁺ = q̇' + h q̈`` with
+   ``M q̈ + b = τ + τf + τl − d∘q̇⁺`` where friction is solved at the velocity level
    (:mod:`robot_dynamics.stiction` with h > 0): a joint whose velocity would cross zero stops
    exactly and stays stuck while friction can hold it — so nothing creeps at rest; URDF viscous
-   damping ``d`` is implicit too;
-3. drift the other half: ``q⁺ = q½ + (h/2) q̇⁺``.
+   damping ``d`` is implicit too. The stops are unilateral constraints of the same solve:
+   ``q̇⁺_i ≥ 2(lower − q½_i)/h`` (≤ 0) and ``q̇⁺_i ≤ 2(upper − q½_i)/h`` (≥ 0), so
+   the second half drift cannot cross a stop and a joint on its stop has no velocity into it
+   (inelastic); the stop's reaction τl pushes only (≥ 0 on a lower stop), enters the joint's
+   axial effort like any other effort — hence the reaction wrenches and friction — and friction
+   takes its share of holding a joint on a stop first;
+3. drift the other half: ``q⁺ = q½ + (h/2) q̇⁺`` (clipped to the stops: roundoff only).
 
-The position update is the Störmer–Verlet splitting (second order, good energy behaviour). The
-energy audit accumulates motor work ``h τ·q̇_mid``, friction dissipation ``−h τf·q̇_mid`` and
-damping dissipation ``h d q̇_mid·q̇⁺`` with ``q̇_mid = (q̇ + q̇⁺)/2``, the power pairing consistent
-with the step, and compares them with ΔT + ΔV (:class:`~robot_dynamics.energy.EnergyAudit`).
+The position update is the Störmer–Verlet splitting (second order, good energy behaviour); the
+impulse of step 0 keeps it exact (``q⁺ − q = h (q̇' + q̇⁺)/2``) with positions never past a stop.
+Velocity products (b and fn(q, q̇, 0)) are evaluated at the mid-step velocity ``q̇' + (h/2) q̈``,
+re-solved until the stick/slip/stop active set repeats (normally two solves); if it does not
+settle in four (a step far too long for the motion, e.g. 1e7 N·m on a wrist), at ``q̇'``
+(explicit), so the verdict always holds for the loads it used (the report says so).
+
+The energy audit accumulates motor work ``h τ·q̇_mid``, friction dissipation ``−h τf·q̇_mid``,
+damping dissipation ``h d q̇_mid·q̇⁺`` and stop dissipation ``T(q̇) − T(q̇') − h τl·q̇_mid`` with
+``q̇_mid = (q̇' + q̇⁺)/2``, the power pairing consistent with the step, and compares them with
+ΔT + ΔV (:class:`~robot_dynamics.energy.EnergyAudit`).
+
+A step either advances to a finite state or raises :class:`SimulationError` naming the step,
+time, state and input, and leaves the last good state in place.
 """
 from __future__ import annotations
 
@@ -24,35 +45,82 @@ from .crba import bias_forces, mass_matrix
 from .directors import wrench_directors
 from .energy import EnergyAudit, kinetic_energy, potential_energy
 from .errors import InputError, as_vector, check_friction
-from .kernels.fd import Q_NEW, V_NEW, sim_step_entry
-from .stiction import FrictionSolveError, solve_with_friction
+from .kernels.fd import PASSES, Q_NEW, V_NEW, sim_step_entry
+from .kernels.stiction import TAU_LIMIT
+from .stiction import _EXPLICIT, LOWER, STUCK, UPPER, FrictionSolveError, solve_with_friction
+
+
+class SimulationError(RuntimeError):
+    """A simulation step could not advance to a finite state (overflow, or a friction solve
+    that failed even on sub-steps). The simulator keeps the last good state. Attributes: step
+    (number of the failed step, 1-based), t (time at its start), q, v, tau (the input), report
+    (the friction solve's, when it failed)."""
+
+    def __init__(self, message, *, step, t, q, v, tau, report=None):
+        super().__init__(message)
+        self.step, self.t, self.q, self.v, self.tau, self.report = step, t, q, v, tau, report
+
+
+def _vec(x):
+    return np.array2string(np.asarray(x), precision=6, max_line_width=10**6, separator=", ")
 
 
 class Simulator:
     """Fixed-step forward simulation. See the module docstring for the scheme."""
 
     def __init__(self, model, friction=None, dt=1e-3, *, damping=True, velocity_tolerance=1e-9,
-                 tol=1e-10, max_iter=50, compiled=True):
+                 tol=1e-10, max_iter=50, compiled=True, saturate=True, limits=True):
         """``compiled=False`` runs every step through the Python statement of the scheme
         (:meth:`_integrate` with the reference friction solver): the specification the compiled
-        step is tested against, and much slower."""
+        step is tested against, and much slower.
+
+        ``saturate``: apply at most the URDF effort limit of each joint (``model.effort_limits``;
+        inf, absent or non-positive = no limit), as a drive does; ``tau_applied`` is the effort
+        actually applied, ``saturated`` flags the joints at their limit in the last step and
+        ``saturated_steps`` counts the steps with any joint saturated.
+
+        ``limits``: the URDF position limits are hard stops (see the module docstring);
+        ``tau_limit`` is the stops' reaction effort of the last step (impulses as P/h),
+        ``at_limit`` flags the joints held on a stop, ``limit_steps`` counts the steps in which
+        a stop acted. ``limits=False`` simulates without them."""
         if model.coupling is not None:  # mimic joints: Python path (robot_dynamics/mimic.py)
             friction, compiled = mimic.coupled_friction(friction, model), False
         if not (np.isfinite(dt) and dt > 0):
             raise InputError(f"dt must be a positive number of seconds, got {dt}")
         check_friction(model, friction, "Simulator")
         self.model, self.friction, self.dt = model, friction, float(dt)
-        self.damping = np.array(model.damping if damping else np.zeros(model.nv), dtype=float)
+        n = model.nv
+        effort = np.asarray(model.effort_limits, dtype=float)
+        self.effort_limit = (np.where(effort > 0, effort, np.inf) if saturate
+                             else np.full(n, np.inf))
+        self.lower = (np.array(model.lower_limits, dtype=float) if limits
+                      else np.full(n, -np.inf))
+        self.upper = np.array(model.upper_limits, dtype=float) if limits else np.full(n, np.inf)
+        self._has_stops = bool(np.isfinite(self.lower).any() or np.isfinite(self.upper).any())
+        self.tau_applied = np.zeros(n)
+        self._n_saturated = 0
+        self.damping = np.array(model.damping if damping else np.zeros(n), dtype=float)
+        self._sp = np.concatenate([self.damping, self.lower, self.upper, self.effort_limit])
         self.data = model.create_data()
         self.v_tol, self.tol, self.max_iter = float(velocity_tolerance), float(tol), int(max_iter)
-        self.tau_friction = np.zeros(model.nv)
+        self.tau_friction = np.zeros(n)
+        self.tau_limit = np.zeros(n)
+        self.at_limit = np.zeros(n, dtype=bool)
+        self._wrenches = None
+        # the reference solve needs a friction model even without friction, when stops exist
+        self._solve_friction_model = friction
+        if friction is None and self._has_stops:
+            from .friction import friction_from_config
+            self._solve_friction_model = friction_from_config({"default": {"model": "none"}},
+                                                              model)
         # built-in laws (or none) step in one compiled call (kernels/fd.py); others in Python
         self._packed = model._no_friction if friction is None else friction._packed
         self._reference_only = not compiled
         if not compiled:
             self._packed = None
         self._report = None
-        self.reset(np.zeros(model.nq))
+        self.reset(np.zeros(n) if not self._has_stops else
+                   np.clip(np.zeros(n), self.lower, self.upper))
 
     @property
     def report(self):
@@ -60,16 +128,43 @@ class Simulator:
         (:class:`~robot_dynamics.stiction.FrictionSolveReport`), or None before any step."""
         return self.data.fd_report if self._report is None else self._report
 
+    @property
+    def joint_wrenches(self):
+        """The joint wrenches (nv, 6) of the last step's answer, ``W0 + Σ q̈_α pl_α`` at
+        (q½, the velocity the products were evaluated at) — the loads its friction and
+        stiction verdicts used (eq. 2.3.7); None when the step had no friction solve."""
+        if self._wrenches is _IN_WORK:
+            return self.data._views["Wt"].copy()
+        return None if self._wrenches is None else self._wrenches.copy()
+
     def reset(self, q, v=None):
-        """Start again at (q, q̇) with the clock at 0 and a fresh energy audit."""
-        self.q = as_vector("q", q, self.model.nq, where="Simulator.reset").copy()
+        """Start again at (q, q̇) with the clock at 0 and a fresh energy audit. With stops,
+        q must lie within them."""
+        q = as_vector("q", q, self.model.nq, where="Simulator.reset")
+        slack = 1e-9 * (1.0 + np.abs(q))
+        out = np.flatnonzero((q < self.lower - slack) | (q > self.upper + slack))
+        if len(out):
+            i = out[0]
+            raise InputError(f"q in Simulator.reset: joint {self.model.joint_names[i]!r} at "
+                             f"{q[i]:.6g} is outside its limits [{self.lower[i]:.6g}, "
+                             f"{self.upper[i]:.6g}] (Simulator(limits=False) simulates "
+                             "without stops)")
+        self.q = np.clip(q, self.lower, self.upper)
         self.v = (np.zeros(self.model.nv) if v is None else
                   as_vector("v", v, self.model.nv, where="Simulator.reset").copy())
         self.t = 0.0
         self.steps = 0
+        self.saturated_steps = 0
+        self.limit_steps = 0
+        self.tau_applied = np.zeros(self.model.nv)
+        self._n_saturated = 0
         self._audit = EnergyAudit()
         self._energy0 = self.energy()
         self.tau_friction[:] = 0.0
+        self.tau_limit = np.zeros(self.model.nv)
+        self.at_limit = np.zeros(self.model.nv, dtype=bool)
+        self._stops_shown = False
+        self._wrenches = None
 
     def energy(self):
         """(kinetic, potential) energy of the current state [J]."""
@@ -84,23 +179,66 @@ class Simulator:
         return self._audit
 
     def step(self, tau):
-        """Advance one step under motor efforts ``tau`` (held constant over the step).
+        """Advance one step under motor efforts ``tau`` (held constant over the step), each
+        saturated at the joint's effort limit (see ``saturate``).
 
         If the friction solve of a step fails (compiled path, then the reference path), the step
-        is split in two halves, recursively up to 1/16 of a step, before giving up with
-        :class:`~robot_dynamics.stiction.FrictionSolveError` — never a silent wrong state.
+        is split in two halves, recursively up to 1/16 of a step. If that fails too, or the new
+        state is not finite (an overflow), it raises :class:`SimulationError` and keeps the
+        state it had — never a silent wrong state.
         """
+        self._acted = False
         status = None
         if self._packed is not None:
-            try:  # the compiled step checks tau itself (length, finite)
+            try:  # the compiled step saturates and checks tau itself (length, finite)
                 status = self._step_compiled(tau, self.dt)
             except TypeError:  # not a float64 vector: converted (or reported) below
                 pass
+            except _Overflow as exc:
+                self._fail(exc, self.tau_applied)
         if status != 0:
-            tau = as_vector("tau", tau, self.model.nv, where="Simulator.step")
-            self._advance(tau, self.dt, 0)
+            tau = np.ascontiguousarray(as_vector("tau", tau, self.model.nv,
+                                                 where="Simulator.step"))
+            lim = self.effort_limit
+            applied = np.clip(tau, -lim, lim)
+            self._n_saturated = int(np.count_nonzero(np.abs(tau) >= lim))
+            saved = (self.q, self.v, self.tau_friction, self.tau_limit, self.at_limit,
+                     self._audit.motor_work, self._audit.friction_dissipation,
+                     self._audit.damping_dissipation, self._audit.limit_dissipation)
+            try:
+                self._advance(applied, self.dt, 0)
+            except (FrictionSolveError, np.linalg.LinAlgError, ArithmeticError) as exc:
+                (self.q, self.v, self.tau_friction, self.tau_limit, self.at_limit,
+                 self._audit.motor_work, self._audit.friction_dissipation,
+                 self._audit.damping_dissipation, self._audit.limit_dissipation) = saved
+                self._fail(exc, applied)
+            self.tau_applied = applied
+        if self._n_saturated:
+            self.saturated_steps += 1
+        if self._acted:
+            self.limit_steps += 1
+            self._stops_shown = True
+        elif self._stops_shown:  # no stop acted in this step
+            self.tau_limit = np.zeros(self.model.nv)
+            self.at_limit = np.zeros(self.model.nv, dtype=bool)
+            self._stops_shown = False
         self.t += self.dt
         self.steps += 1
+
+    @property
+    def saturated(self):
+        """Per joint (nv,) bool: the last step's motor effort was at (or beyond) its limit."""
+        return np.abs(self.tau_applied) >= self.effort_limit
+
+    def _fail(self, exc, applied):
+        why = ("the friction solve failed, even on 1/16 steps: " + str(exc)
+               if isinstance(exc, FrictionSolveError) else
+               "the new state is not finite (overflow)")
+        raise SimulationError(
+            f"Simulator.step {self.steps + 1} at t={self.t:.6g} s: {why}; state kept at "
+            f"q={_vec(self.q)}, v={_vec(self.v)}; tau applied={_vec(applied)}",
+            step=self.steps + 1, t=self.t, q=self.q.copy(), v=self.v.copy(),
+            tau=np.array(applied), report=getattr(exc, "report", None)) from exc
 
     def _advance(self, tau, h, depth):
         if self._packed is not None:
@@ -125,73 +263,156 @@ class Simulator:
 
     def _step_compiled(self, tau, h) -> int:
         """The step below as one compiled call. Returns 0 when done; otherwise the state is
-        untouched: 1 a non-finite or wrongly sized input, 2 the friction solve failed."""
+        untouched: 1 a non-finite or wrongly sized input, 2 the friction solve failed; an
+        overflow (status 3) raises."""
         data = self.data
-        packed = self._packed
-        status = sim_step_entry(self.model._mb, packed[2], self.damping, self.q, self.v, tau, h,
+        status = sim_step_entry(self.model._mb, self._packed[2], self._sp, self.q, self.v, tau, h,
                                 self.v_tol, self.tol, self.max_iter, data._work)
         data.fd_report = data.compiled_report
         self._report = None
+        self._wrenches = None
+        if status == 3:
+            self.tau_applied = data.tau.copy()
+            raise _Overflow()
         if status != 0:
             return status
         vecs, sums = data._vecs, data._sums
+        self.tau_applied = data.tau.copy()
+        self._n_saturated = sums[6]
         self.q = vecs[Q_NEW].copy()
         self.v = vecs[V_NEW].copy()
         self.tau_friction = data.tau_friction.copy()
-        self._audit.motor_work += sums[1]
-        self._audit.friction_dissipation += sums[2]
-        self._audit.damping_dissipation += sums[3]
+        audit = self._audit
+        audit.motor_work += sums[1]
+        audit.friction_dissipation += sums[2]
+        audit.damping_dissipation += sums[3]
+        self._wrenches = _IN_WORK
+        if sums[5]:
+            audit.limit_dissipation += sums[4]
+            self.tau_limit = vecs[TAU_LIMIT].copy()
+            self.at_limit = data._views["stuck"] >= LOWER
+            self._acted = True
         return 0
+
+    def _stop_impulse(self, q, v, h):
+        """Step 0 of the scheme (kernels/fd.py ``stop_impulse`` states the same): returns
+        (q̇', q½, kinetic energy lost, P)."""
+        lo, hi = self.lower, self.upper
+        x = q + 0.5 * h * v
+        if not ((x < lo) | (x > hi)).any():
+            return v, x, 0.0, np.zeros(self.model.nv)
+        M = mass_matrix(self.model, self.data, q)
+        Minv = np.linalg.inv(M)
+        side = np.zeros(self.model.nv)
+        P = np.zeros(self.model.nv)
+        vp = v.copy()
+        for _ in range(self.model.nv):
+            x = q + 0.5 * h * vp
+            new = (side == 0) & ((x < lo) | (x > hi))
+            if not new.any():
+                break
+            side[new] = np.where(x[new] < lo[new], -1.0, 1.0)
+            C = np.flatnonzero(side != 0)
+            target = np.where(side[C] < 0, np.minimum(2.0 * (lo[C] - q[C]) / h, 0.0),
+                              np.maximum(2.0 * (hi[C] - q[C]) / h, 0.0))
+            P[:] = 0.0
+            P[C] = np.linalg.solve(Minv[np.ix_(C, C)], target - v[C])
+            vp = v + Minv[:, C] @ P[C]
+        lost = kinetic_energy(M, v) - kinetic_energy(M, vp)
+        q_half = q + 0.5 * h * vp
+        q_half = np.where(side < 0, lo, np.where(side > 0, hi, q_half))
+        return vp, q_half, lost, P
 
     def _integrate(self, tau, h, reference):
         model, data = self.model, self.data
-        v = self.v
-        q_half = self.q + 0.5 * h * v
+        v, lost, P = self.v, 0.0, np.zeros(model.nv)
+        if self._has_stops:
+            v, q_half, lost, P = self._stop_impulse(self.q, self.v, h)
+        else:
+            q_half = self.q + 0.5 * h * v
+        with np.errstate(invalid="ignore", over="ignore"):
+            u_lo = np.minimum(2.0 * (self.lower - q_half) / h, 0.0)
+            u_hi = np.maximum(2.0 * (self.upper - q_half) / h, 0.0)
         M = mass_matrix(model, data, q_half)
         M_eff = M + h * np.diag(self.damping)  # implicit damping: −d∘(q̇ + h q̈)
         D = None
         if self.friction is not None and self.friction.active.any():
             D = wrench_directors(model, data)  # from the composite inertias of mass_matrix
-        # velocity-product terms at the mid-step velocity (implicit midpoint, one correction):
-        # a first solve with q̇ predicts q̇⁺, the second evaluates b and fn(q, q̇, 0) at the mean
-        v_eval = v
-        for _ in range(2):
+        # velocity-product terms at the mid-step velocity (implicit midpoint): a first solve with
+        # q̇ predicts q̇⁺, the next evaluate b and fn(q, q̇, 0) at the mean until the active set
+        # repeats; if it does not, at q̇ (explicit)
+        v_eval, seen, explicit = v, None, False
+        for ps in range(PASSES + 1):
+            if ps == PASSES:
+                v_eval, explicit = v, True
             bias = bias_forces(model, data, q_half, v_eval) + self.damping * v
-            a, tauf = self._solve(tau, q_half, v, M_eff, bias, data.f.copy(), D, h, reference)
+            a, tauf, tlim, state = self._solve(tau, q_half, v, M_eff, bias, data.f.copy(), D, h,
+                                               reference, u_lo, u_hi)
+            if ps == PASSES or (ps > 0 and np.array_equal(state, seen)):
+                break
+            seen = state
             v_eval = v + 0.5 * h * a
+        if explicit and self._report is not None:
+            self._report.message = _EXPLICIT
+        st = state // 4
         v_new = v + h * a
-        v_new[np.abs(v_new) < self.v_tol * 1e-3] = 0.0  # exact zeros from the stick solve
+        v_new[(st == STUCK) | (np.abs(v_new) < self.v_tol * 1e-3)] = 0.0  # exact zeros
+        v_new = np.where(st == LOWER, u_lo, np.where(st == UPPER, u_hi, v_new))
         v_mid = 0.5 * (v + v_new)
+        with np.errstate(invalid="ignore", over="ignore"):
+            q_new = q_half + 0.5 * h * v_new
+        if not (np.isfinite(q_new).all() and np.isfinite(v_new).all()):
+            raise _Overflow()
+        acted = bool(lost != 0.0 or P.any() or (st >= LOWER).any())
         self._audit.motor_work += h * float(tau @ v_mid)
         self._audit.friction_dissipation -= h * float(tauf @ v_mid)
         self._audit.damping_dissipation += h * float((self.damping * v_new) @ v_mid)
-        self.q = q_half + 0.5 * h * v_new
+        if acted:
+            self._audit.limit_dissipation += lost - h * float(tlim @ v_mid)
+            self.tau_limit = tlim + P / h
+            self.at_limit = st >= LOWER
+            self._acted = True
+        self.q = np.clip(q_new, self.lower, self.upper)  # roundoff only: q̇⁺ respects the stops
         self.v = v_new
         self.tau_friction = tauf
 
-    def _solve(self, tau, q, v, M_eff, bias, W0, D, h, reference):
-        if D is None:
-            return np.linalg.solve(M_eff, tau - bias), np.zeros(self.model.nv)
-        a, tauf, report = solve_with_friction(self.model, self.friction, q, v, tau, M_eff, bias,
-                                              W0, D, h=h, v_tol=self.v_tol, tol=self.tol,
-                                              max_iter=self.max_iter, reference=reference)
+    def _solve(self, tau, q, v, M_eff, bias, W0, D, h, reference, u_lo, u_hi):
+        n = self.model.nv
+        if D is None and not self._has_stops:
+            self._wrenches = None
+            return np.linalg.solve(M_eff, tau - bias), np.zeros(n), np.zeros(n), np.zeros(n, int)
+        a, tauf, report = solve_with_friction(self.model, self._solve_friction_model, q, v, tau,
+                                              M_eff, bias, W0, D, h=h, v_tol=self.v_tol,
+                                              tol=self.tol, max_iter=self.max_iter,
+                                              reference=reference, u_lower=u_lo, u_upper=u_hi)
         self._report = report
         if not report.converged:
             raise FrictionSolveError(report)
-        return a, tauf
+        self._wrenches = report.wrenches
+        return a, tauf, report.tau_limit, report.state
 
     def run(self, duration, controller=None):
         """Simulate ``duration`` seconds; ``controller(t, q, q̇) → τ`` (default zero effort).
 
-        Returns a dict of arrays: t, q, v, tau, tau_friction (one row per step, after it).
+        Returns a dict of arrays: t, q, v, tau (the effort applied, after saturation),
+        tau_friction, tau_limit (one row per step, after it).
         """
         n = int(round(duration / self.dt))
-        out = {k: np.zeros((n, self.model.nv)) for k in ("q", "v", "tau", "tau_friction")}
+        keys = ("q", "v", "tau", "tau_friction", "tau_limit")
+        out = {k: np.zeros((n, self.model.nv)) for k in keys}
         out["t"] = np.zeros(n)
         zero = np.zeros(self.model.nv)
         for k in range(n):
             tau = zero if controller is None else controller(self.t, self.q, self.v)
             self.step(tau)
             out["t"][k], out["q"][k], out["v"][k] = self.t, self.q, self.v
-            out["tau"][k], out["tau_friction"][k] = tau, self.tau_friction
+            out["tau"][k], out["tau_friction"][k] = self.tau_applied, self.tau_friction
+            out["tau_limit"][k] = self.tau_limit
         return out
+
+
+class _Overflow(ArithmeticError):
+    """Internal: a step's new state is not finite."""
+
+
+_IN_WORK = object()  # marker: the last step's joint wrenches are in the Data work array

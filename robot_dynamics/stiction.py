@@ -28,6 +28,17 @@ Two uses share this solver:
   that of the end-of-step velocity ``u = q̇ + h a``; stuck means ``u_i = 0`` (``c_i = −q̇_i/h``),
   so a joint whose velocity would cross zero within the step stops exactly, and a joint at rest
   does not creep. Friction magnitudes are evaluated at ``u`` (implicit in velocity).
+  The simulator's hard stops are unilateral bounds on ``u`` in the same active set: a joint
+  whose ``u`` would pass its bound lands on it (state LOWER/UPPER, ``u`` prescribed), the
+  stop's reaction ``τl = hold − τf`` may only push, friction taking its share first (sliding
+  friction along the stop, or static friction up to its bound when ``u = 0``); a stop that
+  would pull lets its joint go, and a stuck joint that breaks away toward a stop it already
+  touches goes onto the stop.
+
+Tolerances are scale-aware: a stuck joint breaks away when its holding effort exceeds its bound
+by more than 1e-9 of the bound plus the roundoff of the efforts in its equation
+(1e-12·(1 + |τ| + |b| + Σ|M a|)), its friction is reported as at most the bound, and Newton stops
+at 1e-10 of the efforts in the equations — so the verdicts hold at any magnitude (issue 12).
 """
 from __future__ import annotations
 
@@ -50,6 +61,10 @@ class FrictionSolveReport:
     stuck: list = field(default_factory=list)  # joint names held by stiction
     breaking_away: list = field(default_factory=list)
     message: str = ""
+    at_limit: list = field(default_factory=list)  # joint names held on a stop (simulator)
+    tau_limit: np.ndarray = field(default=None, repr=False)  # the stops' reactions (nv,)
+    state: np.ndarray = field(default=None, repr=False)  # active set: 4·state + direction + 1
+    wrenches: np.ndarray = field(default=None, repr=False)  # joint wrenches W0 + Σ a_α pl_α
 
 
 class FrictionSolveError(RuntimeError):
@@ -61,70 +76,130 @@ class FrictionSolveError(RuntimeError):
 
 
 def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_tol=1e-9,
-                        tol=1e-10, max_iter=50, reference=False):
+                        tol=1e-10, max_iter=50, reference=False, u_lower=None, u_upper=None):
     """Return (a, τf, report). See the module docstring for the meaning of ``h``.
 
-    Friction models made only of built-in laws run the compiled kernel
+    ``u_lower``/``u_upper`` (h > 0 only; (nv,), ∓inf = none) bound the end-of-step velocity
+    ``u = q̇ + h a`` of each joint: the joint stops (hard stops of the simulator, see
+    :mod:`robot_dynamics.simulation`); a joint held on its bound gets the stop's reaction
+    ``report.tau_limit`` (≥ 0 on a lower bound, ≤ 0 on an upper one), friction taking its share
+    first. Friction models made only of built-in laws run the compiled kernel
     (:mod:`robot_dynamics.kernels.stiction`); others, and ``reference=True``, run this module.
     """
-    if friction._packed is not None and not reference:
-        return _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, max_iter)
     n = model.nv
+    lo = np.full(n, -np.inf) if u_lower is None else np.asarray(u_lower, dtype=float)
+    hi = np.full(n, np.inf) if u_upper is None else np.asarray(u_upper, dtype=float)
+    if friction._packed is not None and not reference:
+        return _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, max_iter,
+                               lo, hi)
     report = FrictionSolveReport()
-    if h > 0:
-        at_rest = np.abs(v) <= v_tol
-        target = -v / h  # acceleration that brings the joint to rest in this step
-    else:
-        at_rest = np.abs(v) <= v_tol
-        target = np.zeros(n)
-    stuck = at_rest & friction.active
+    active = friction.active
+    at_rest = np.abs(v) <= v_tol
+    # state: 0 free (sliding or breaking away), STUCK held by friction, LOWER/UPPER on a stop
+    state = np.where(at_rest & active, STUCK, FREE)
     direction = np.where(at_rest, 0.0, np.sign(v))
     a = np.zeros(n)
+    W = W0
     seen = set()
-    for change in range(4 * n + 10):
-        key = (stuck.tobytes(), np.sign(direction).tobytes())
+    for change in range(6 * n + 10):
+        key = (state.tobytes(), np.sign(direction).tobytes())
         if key in seen:
             report.converged = False
             report.message = "active set cycles: stick/slip states of the joints do not settle"
             break
         seen.add(key)
-        a, tauf, ok = _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target,
-                                  direction, h, tol, max_iter, report)
+        if h > 0:
+            target = (np.select([state == LOWER, state == UPPER], [lo, hi], 0.0) - v) / h
+        else:
+            target = np.zeros(n)
+        a, tauf, ok = _solve_free(model, friction, q, v, tau, M, bias, W0, D, state != FREE,
+                                  target, direction, h, tol, max_iter, report)
         if not ok:
             report.converged = False
             break
-        W = wrenches_at(W0, D, a)
-        hold = M @ a + bias - tau  # friction each joint needs for this motion
+        W = wrenches_at(W0, D, a) if D is not None else W0
+        hold = M @ a + bias - tau  # friction (and stop) effort each joint needs for this motion
+        noise = _NOISE * (1.0 + np.abs(tau) + np.abs(bias) + np.abs(M) @ np.abs(a))
         speed = v + h * a if h > 0 else a
+        free = state == FREE
         # 1) a sliding/breaking joint moving against its assumed direction must stick
-        wrong = (~stuck) & friction.active & (direction * speed < -tol * (1 + np.abs(speed)))
+        wrong = free & active & (direction * speed < -tol * (1 + np.abs(speed)))
         if h == 0:
             wrong &= at_rest  # at an instant, a sliding joint keeps the direction of q̇
         if wrong.any():
             i = int(np.argmax(np.where(wrong, -direction * speed, -np.inf)))
-            stuck[i], direction[i] = True, 0.0
+            state[i], direction[i] = STUCK, 0.0
             report.active_set_changes += 1
             continue
-        # 2) a stuck joint whose holding effort exceeds its bound breaks away
+        # 2) a free joint past a stop lands on it
+        past = np.where(free, np.maximum(lo - speed, speed - hi), -np.inf)
+        past[~(past > tol * (1 + np.abs(speed)))] = -np.inf
+        if np.isfinite(past.max()):
+            i = int(np.argmax(past))
+            state[i] = LOWER if speed[i] < lo[i] else UPPER
+            report.active_set_changes += 1
+            continue
+        # 3) a stuck joint whose holding effort exceeds its bound breaks away (onto a stop
+        #    when it has no room to move that way)
         release_dir = -np.sign(hold)
         bounds = friction.bounds(model, W, q, release_dir)
-        excess = np.where(stuck, np.abs(hold) - bounds * (1 + 1e-9) - 1e-12, -np.inf)
+        excess = np.where(state == STUCK, np.abs(hold) - bounds * (1 + 1e-9) - noise, -np.inf)
         if excess.max() > 0:
             i = int(np.argmax(excess / (1.0 + bounds)))
-            stuck[i], direction[i] = False, release_dir[i]
+            if release_dir[i] < 0 and lo[i] >= 0:
+                state[i] = LOWER
+            elif release_dir[i] > 0 and hi[i] <= 0:
+                state[i] = UPPER
+            else:
+                state[i], direction[i] = FREE, release_dir[i]
             report.active_set_changes += 1
             continue
-        tauf = np.where(stuck, hold, tauf)
-        report.residual = float(np.abs(M @ a + bias - tau - tauf).max())
+        # 4) a stop may only push: one that would pull lets its joint go
+        tau_limit = np.zeros(n)
+        on = state >= LOWER
+        if on.any():
+            push = np.where(state == LOWER, 1.0, -1.0)  # the direction a stop pushes
+            u_star = np.select([state == LOWER, state == UPPER], [lo, hi], 0.0)
+            # friction of a joint on a stop: sliding along it (u* ≠ 0), or static (u* = 0)
+            # taking its share of the holding effort first, the stop the rest
+            moving_dir = np.where(u_star != 0.0, -push, -np.sign(hold))
+            mag = friction.magnitudes(model, W, q, u_star, moving_dir)
+            tf = np.where(u_star != 0.0, push * mag, np.clip(hold, -mag, mag))
+            tf = np.where(on & active, tf, 0.0)
+            tl = hold - tf
+            pull = np.where(on, -push * tl - noise, -np.inf)
+            if pull.max() > 0:
+                i = int(np.argmax(pull))
+                if u_star[i] == 0.0 and active[i]:
+                    state[i], direction[i] = STUCK, 0.0
+                else:
+                    state[i] = FREE
+                    direction[i] = np.sign(v[i]) if v[i] != 0.0 else -push[i]
+                report.active_set_changes += 1
+                continue
+            tauf = np.where(on, tf, tauf)
+            tau_limit = np.where(on, tl, 0.0)
+        stuck = state == STUCK
+        if stuck.any():  # at most the bound, whatever the roundoff of the holding effort
+            tauf = np.where(stuck, np.clip(hold, -bounds, bounds), tauf)
+        report.residual = float(np.abs(hold - tauf - tau_limit).max())
         report.stuck = [model.joint_names[i] for i in np.flatnonzero(stuck)]
         report.breaking_away = [model.joint_names[i]
-                                 for i in np.flatnonzero(at_rest & ~stuck & friction.active)]
+                                for i in np.flatnonzero(at_rest & (state == FREE) & active)]
+        report.at_limit = [model.joint_names[i] for i in np.flatnonzero(on)]
+        report.tau_limit = tau_limit
+        report.state = state * 4 + (np.sign(direction) + 1).astype(np.int64)
+        report.wrenches = W
         report.converged = True
         return a, tauf, report
     else:
         report.converged = False
         report.message = "active-set iteration limit reached"
     return a, np.zeros(n), report
+
+
+FREE, STUCK, LOWER, UPPER = 0, 1, 2, 3  # joint states of the active set (also the kernel's)
+_NOISE = 1e-12  # relative roundoff allowance of a holding effort (relative to the efforts in it)
 
 
 def converged_step(step, prev, bound):
@@ -196,7 +271,8 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
     for it in range(1, max_iter + 1):
         report.iterations += 1
         scale = 1.0 + np.abs(x).max()
-        if np.abs(r).max() <= tol * (np.abs(rhs0).max() + 1.0) * scale:
+        # converged when the residual is roundoff of the efforts in the equations (scale-aware)
+        if np.abs(r).max() <= tol * (1.0 + np.abs(rhs0).max() + (np.abs(MFF) @ np.abs(x)).max()):
             a[F] = x
             if J is not None and np.linalg.eigvalsh(0.5 * (J + J.T)).min() <= 0:
                 report.message = _NON_UNIQUE
@@ -232,37 +308,57 @@ _NON_UNIQUE = ("friction this strong can make the motion non-unique (Painlevé-t
                "frictionless motion")
 
 
-def _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, max_iter):
+def _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, max_iter, lo, hi):
     from .kernels.stiction import solve_friction
 
     n = model.nv
     a, tauf = np.empty(n), np.empty(n)
     stuck, at_rest = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
     info = np.zeros(8, dtype=np.int64)
+    vecs = np.empty((24, n))
     codes, params = friction._packed[:2]
+    W = np.empty((n, 6))
     residual = solve_friction(
         np.ascontiguousarray(M, dtype=float), np.ascontiguousarray(bias, dtype=float),
         np.ascontiguousarray(tau, dtype=float), np.ascontiguousarray(W0, dtype=float),
-        np.ascontiguousarray(D, dtype=float), model._rel, codes, params, model._kargs[0], model._kargs[2],
+        np.ascontiguousarray(D, dtype=float), model._rel, codes, params, model._kargs[0],
+        model._kargs[2],
         np.ascontiguousarray(v, dtype=float), float(h), float(v_tol), float(tol), int(max_iter),
-        a, tauf, stuck, at_rest, info, np.empty((n, n)), np.empty((n, 6)), np.empty((24, n)),
+        np.ascontiguousarray(lo, dtype=float), np.ascontiguousarray(hi, dtype=float),
+        a, tauf, stuck, at_rest, info, np.empty((n, n)), W, vecs,
         np.empty((5, n), dtype=np.int64))
     if not info[0]:
         tauf[:] = 0.0
-    return a, tauf, compiled_report(model, info, residual, stuck, at_rest)
+    report = compiled_report(model, info, residual, stuck, at_rest)
+    if report.converged:
+        report.tau_limit = vecs[TAU_LIMIT].copy()
+        report.state = stuck * 4 + (np.sign(vecs[1]) + 1).astype(np.int64)
+        report.wrenches = W
+    return a, tauf, report
 
 
 def compiled_report(model, info, residual, stuck, at_rest) -> FrictionSolveReport:
-    """The report of a compiled solve from its ``info`` array and stick/slip flags."""
+    """The report of a compiled solve from its ``info`` array and joint states (``stuck``:
+    0 free, 1 stuck, 2/3 on the lower/upper stop)."""
     ok = bool(info[0])
+    names = model.joint_names
     report = FrictionSolveReport(
         converged=ok, method=_METHODS[info[1]], iterations=int(info[2]),
         residual=float(residual), active_set_changes=int(info[3]),
-        stuck=[model.joint_names[i] for i in np.flatnonzero(stuck)] if ok else [],
-        breaking_away=[model.joint_names[i] for i in np.flatnonzero((at_rest != 0) & (stuck == 0))]
+        stuck=[names[i] for i in np.flatnonzero(stuck == STUCK)] if ok else [],
+        breaking_away=[names[i] for i in np.flatnonzero((at_rest != 0) & (stuck == FREE))]
         if ok else [],
+        at_limit=[names[i] for i in np.flatnonzero(stuck >= LOWER)] if ok else [],
         message="" if ok else ("friction solve did not converge (successive approximation"
                                " and Newton), or the stick/slip states did not settle"))
     if info[4] and ok:
         report.message = _NON_UNIQUE
+    if info[5] and ok:
+        report.message = _EXPLICIT
     return report
+
+
+_EXPLICIT = ("velocity products at the start-of-step velocity: their mid-step evaluation did not "
+             "settle (a step too long for the motion; the stick/slip verdict holds for the loads "
+             "used)")
+TAU_LIMIT = 15  # row of the kernels' vecs scratch holding the stops' reactions

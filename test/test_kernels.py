@@ -155,3 +155,46 @@ def test_compiled_simulation_step_matches_python_step():
     for name in ("motor_work", "friction_dissipation", "damping_dissipation"):
         assert getattr(a1, name) == pytest.approx(getattr(a2, name), rel=1e-9, abs=1e-12)
     assert sims[0].report.converged and sims[0].report.stuck == sims[1].report.stuck
+
+
+def test_compiled_friction_solver_with_stops_matches_reference():
+    """The stick/slip solve with the simulator's stops (bounds on the end-of-step velocity),
+    compiled against robot_dynamics.stiction: motion, friction, stops' reactions, states."""
+    from robot_dynamics.stiction import solve_with_friction
+
+    model = rd.load_urdf(os.path.join(REPO, "urdf", "arm7.urdf"))
+    data = model.create_data()
+    fr = friction_from_config(os.path.join(REPO, "config", "arm7_friction.yaml"), model)
+    rng = np.random.default_rng(7)
+    h = 1e-3
+    seen = set()
+    for seed in range(16):
+        q, v, _ = random_state(model, seed)
+        v[rng.random(model.nv) < 0.5] = 0.0
+        g = rd.gravity_torques(model, data, q)
+        tau = g * rng.uniform(0.2, 1.2) + rng.normal(scale=30.0, size=model.nv)
+        # some joints on a stop (bound 0), some approaching one, the rest free
+        kind = rng.integers(0, 4, model.nv)
+        lo = np.where(kind == 0, np.minimum(v, 0.0) - rng.uniform(0, 0.05, model.nv), -np.inf)
+        lo = np.where(kind == 1, 0.0, lo)
+        hi = np.where(kind == 2, 0.0, np.inf)
+        v = np.clip(v, lo, hi)
+        bias = rd.bias_forces(model, data, q, v)
+        W0 = data.f.copy()
+        M = rd.mass_matrix(model, data, q)
+        D = rd.wrench_directors(model, data)
+        out = [solve_with_friction(model, fr, q, v, tau, M, bias, W0, D, h=h, reference=ref,
+                                   u_lower=lo, u_upper=hi) for ref in (True, False)]
+        (a1, f1, r1), (a2, f2, r2) = out
+        assert r1.converged and r2.converged
+        np.testing.assert_allclose(a2, a1, atol=1e-9)
+        np.testing.assert_allclose(f2, f1, atol=1e-9)
+        np.testing.assert_allclose(r2.tau_limit, r1.tau_limit, atol=1e-9)
+        assert (r1.stuck, r1.at_limit, r1.breaking_away) == (r2.stuck, r2.at_limit,
+                                                              r2.breaking_away)
+        u = v + h * a1
+        assert np.all(u >= lo - 1e-9) and np.all(u <= hi + 1e-9)  # no joint past a stop
+        on = np.isin(model.joint_names, r1.at_limit)
+        assert np.all(r1.tau_limit[~on] == 0.0)
+        seen.add(bool(r1.at_limit))
+    assert True in seen  # stops were exercised

@@ -7,7 +7,8 @@ modules :mod:`robot_dynamics.forward_dynamics` and :mod:`robot_dynamics.simulati
 same computations step by step; the tests hold the two together.
 
 Status codes returned: 0 solved, 1 an input is not finite or has the wrong length (nothing
-computed), 2 the friction solve did not converge (``info`` says how far it got).
+computed), 2 the friction solve did not converge (``info`` says how far it got), 3 (simulation
+step) the new state is not finite — an overflow; the caller keeps the old state.
 """
 from __future__ import annotations
 
@@ -19,9 +20,9 @@ from .dynamics import (F1, all_finite, composite_inertias, directors_core,
                        world_kernel)
 from .layout import (laws_views, model_gravity, model_relations, model_views, scratch_views,
                      work_views)
-from .stiction import solve_friction
+from .stiction import LOWER, STUCK, TAU_LIMIT, UHI, ULO, UPPER, solve_friction
 
-# rows of the ``vecs`` scratch used here (rows 0–12 belong to the friction solve)
+# rows of the ``vecs`` scratch used here (rows 0–15 belong to the friction solve and its bounds)
 ACC, BIAS, Q_HALF, V_EVAL, Q_NEW, V_NEW, ZERO = 16, 17, 18, 19, 20, 21, 22
 
 @njit(cache=True)
@@ -68,11 +69,15 @@ def fd_entry(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
     rnea_passes(parents, I6, S, gravity, v, zero, R, p, vel, acc, f, bias)
     _mass_and_directors(codes, parents, I6, S, R, p, X, Ic, M, D, rel, motion)
     world_kernel(parents, R, p, oMi)
+    ulo, uhi = vecs[ULO], vecs[UHI]
     for i in range(n):
+        ulo[i] = -np.inf  # no stops at an instant
+        uhi[i] = np.inf
         for k in range(6):
             W0[i, k] = f[i, k]
     res = solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, 0.0, v_tol, tol,
-                         max_iter, vecs[ACC], tauf, stuck, at_rest, info, L, W, vecs, idx)
+                         max_iter, ulo, uhi, vecs[ACC], tauf, stuck, at_rest, info, L, W, vecs,
+                         idx)
     if not np.isfinite(res):
         for i in range(n):
             tauf[i] = 0.0
@@ -81,29 +86,127 @@ def fd_entry(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
     return 0
 
 
+@njit(cache=True)
+def stop_impulse(kinds, parents, axes, R0, p0, I6, S, q, v, lower, upper, h, R, p, X, Ic, M, vp,
+                 q_half):
+    """The stops' inelastic impulse at the start of a step (see robot_dynamics.simulation):
+    joints whose half drift would cross a stop get the velocity that ends it on the stop,
+    ``min(2(lower − q)/h, 0)`` (upper alike), by impulses P on those joints only
+    (``q̇' = q̇ + M(q)⁻¹ P``, every joint feels them). Writes q̇' to ``vp`` and the drift
+    ``q½ = q + (h/2) q̇'`` (exactly on the stop for those joints) to ``q_half``; returns
+    (kinetic energy lost, P). A rare path: it allocates."""
+    n = q.shape[0]
+    placements_kernel(kinds, axes, R0, p0, q, R, p)
+    composite_inertias(parents, I6, R, p, X, Ic)
+    mass_from_composite(parents, S, X, Ic, M)
+    Minv = np.linalg.inv(M)
+    side = np.zeros(n)
+    P = np.zeros(n)
+    for i in range(n):
+        vp[i] = v[i]
+    for it in range(n):
+        new = False
+        for i in range(n):
+            if side[i] == 0.0:
+                x = q[i] + 0.5 * h * vp[i]
+                if x < lower[i]:
+                    side[i] = -1.0
+                    new = True
+                elif x > upper[i]:
+                    side[i] = 1.0
+                    new = True
+        if not new:
+            break
+        C = np.flatnonzero(side != 0.0)
+        m = C.shape[0]
+        A = np.empty((m, m))
+        rhs = np.empty(m)
+        for r in range(m):
+            i = C[r]
+            if side[i] < 0:
+                target = min(2.0 * (lower[i] - q[i]) / h, 0.0)
+            else:
+                target = max(2.0 * (upper[i] - q[i]) / h, 0.0)
+            rhs[r] = target - v[i]
+            for c in range(m):
+                A[r, c] = Minv[i, C[c]]
+        Pc = np.linalg.solve(A, rhs)
+        for i in range(n):
+            P[i] = 0.0
+        for r in range(m):
+            P[C[r]] = Pc[r]
+        for i in range(n):
+            s = v[i]
+            for r in range(m):
+                s += Minv[i, C[r]] * Pc[r]
+            vp[i] = s
+    lost = 0.0
+    for i in range(n):
+        for k in range(n):
+            lost += 0.5 * M[i, k] * (v[i] * v[k] - vp[i] * vp[k])
+    for i in range(n):
+        q_half[i] = q[i] + 0.5 * h * vp[i]
+        if side[i] < 0:
+            q_half[i] = lower[i]
+        elif side[i] > 0:
+            q_half[i] = upper[i]
+    return lost, P
+
+
+#: largest number of mid-step evaluations of the velocity products before the explicit fallback
+PASSES = 4
+
+
 @njit(_SIG.format(F1=F1, extra=F1 + ", ", h="float64, "), cache=True)
-def sim_step_entry(mb, fr, damping, q, v, tau, h, v_tol, tol, max_iter, w):
+def sim_step_entry(mb, fr, sp, q, v, tau_cmd, h, v_tol, tol, max_iter, w):
     """One step of :class:`robot_dynamics.simulation.Simulator` (see its module docstring).
 
-    Step length h; joints with |q̇| ≤ v_tol are at rest. Leaves q⁺, q̇⁺ in vecs[Q_NEW], vecs[V_NEW],
-    τf in tau_friction, and the energy-audit increments (motor work, friction dissipation,
-    damping dissipation) in sums[1:4].
+    ``sp`` = [damping, lower, upper, effort limit] (4n; ∓inf: no stop, inf: no limit). Step
+    length h; joints with |q̇| ≤ v_tol are at rest. The motor efforts are saturated at the
+    effort limits first (the applied efforts go to Data's ``tau``, the number of saturated
+    joints to sums[6]). Leaves q⁺, q̇⁺ in vecs[Q_NEW], vecs[V_NEW], τf in tau_friction, the
+    stops' reactions in vecs[TAU_LIMIT] (impulses included, as P/h), the joint states in
+    ``stuck``, the joint wrenches of the answer in Wt, and in sums[1:6] the energy-audit
+    increments (motor work, friction, damping and stop dissipation) and 1.0 if a stop acted.
     """
     n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
-    if (q.shape[0] != n or v.shape[0] != n or tau.shape[0] != n or damping.shape[0] != n
-            or not all_finite(q, v, tau)):
+    if (q.shape[0] != n or v.shape[0] != n or tau_cmd.shape[0] != n or sp.shape[0] != 4 * n
+            or not all_finite(q, v, tau_cmd)):
         return 1
-    R, p, vel, acc, f, tau_, tauf, X, Ic, oMi, M = work_views(mb, w)
+    damping, lower, upper, effort = sp[:n], sp[n:2 * n], sp[2 * n:3 * n], sp[3 * n:]
+    R, p, vel, acc, f, tau, tauf, X, Ic, oMi, M = work_views(mb, w)
+    n_sat = 0
+    for i in range(n):  # 0. saturation: what the drive applies
+        x = tau_cmd[i]
+        if abs(x) >= effort[i]:
+            n_sat += 1
+            x = effort[i] if x > 0 else -effort[i]
+        tau[i] = x
     codes, params = laws_views(fr, n)
     rel = model_relations(mb)
     gravity = model_gravity(mb)
     W0, D, Meff, L, W, motion, vecs, sums, stuck, at_rest, idx, info = scratch_views(mb, w)
     zero, bias, a = vecs[ZERO], vecs[BIAS], vecs[ACC]
     q_half, v_eval, q_new, v_new = vecs[Q_HALF], vecs[V_EVAL], vecs[Q_NEW], vecs[V_NEW]
+    ulo, uhi, tlim = vecs[ULO], vecs[UHI], vecs[TAU_LIMIT]
+    vp = v_new  # the step's start velocity after the stops' impulse, then q̇⁺
+    seen = idx[2]  # the active set of the previous pass
+    info[5] = 0
+    crossing = False
     for i in range(n):
         zero[i] = 0.0
+        vp[i] = v[i]
         q_half[i] = q[i] + 0.5 * h * v[i]  # 1. drift half a step
-        v_eval[i] = v[i]
+        crossing = crossing or q_half[i] < lower[i] or q_half[i] > upper[i]
+    lost = 0.0
+    P = zero
+    if crossing:  # 0. ... unless a stop is in the way: it takes the approach velocity first
+        lost, P = stop_impulse(kinds, parents, axes, R0, p0, I6, S, q, v, lower, upper, h, R, p,
+                               X, Ic, M, vp, q_half)
+    for i in range(n):  # the stops bound the end-of-step velocity: q⁺ stays in [lower, upper]
+        ulo[i] = min(2.0 * (lower[i] - q_half[i]) / h, 0.0)
+        uhi[i] = max(2.0 * (upper[i] - q_half[i]) / h, 0.0)
+        v_eval[i] = vp[i]
     placements_kernel(kinds, axes, R0, p0, q_half, R, p)
     _mass_and_directors(codes, parents, I6, S, R, p, X, Ic, M, D, rel, motion)
     for r in range(n):  # implicit damping: −d∘(q̇ + h q̈)
@@ -111,37 +214,69 @@ def sim_step_entry(mb, fr, damping, q, v, tau, h, v_tol, tol, max_iter, w):
             Meff[r, c] = M[r, c]
         Meff[r, r] += h * damping[r]
     # 2. velocity-product terms at the mid-step velocity: a first solve with q̇ predicts q̇⁺,
-    # the second evaluates b and fn(q, q̇, 0) at the mean
-    for _ in range(2):
+    # the next evaluate b and fn(q, q̇, 0) at the mean, until the active set repeats; if it
+    # does not (a step too long for the motion), at the start velocity (explicit)
+    res = np.inf
+    for ps in range(PASSES + 1):
+        if ps == PASSES:
+            info[5] = 1
+            for i in range(n):
+                v_eval[i] = vp[i]
         rnea_passes(parents, I6, S, gravity, v_eval, zero, R, p, vel, acc, f, bias)
         for i in range(n):
-            bias[i] += damping[i] * v[i]
+            bias[i] += damping[i] * vp[i]
             for k in range(6):
                 W0[i, k] = f[i, k]
-        res = solve_friction(Meff, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v_tol,
-                             tol, max_iter, a, tauf, stuck, at_rest, info, L, W, vecs, idx)
+        res = solve_friction(Meff, bias, tau, W0, D, rel, codes, params, kinds, axes, vp, h, v_tol,
+                             tol, max_iter, ulo, uhi, a, tauf, stuck, at_rest, info, L, W, vecs,
+                             idx)
         if not np.isfinite(res):
             for i in range(n):
                 tauf[i] = 0.0
             return 2
+        if ps == PASSES:
+            break
+        same = ps > 0
+        direction = vecs[1]
         for i in range(n):
-            v_eval[i] = v[i] + 0.5 * h * a[i]
+            code = stuck[i] * 4 + (1 if direction[i] > 0 else (-1 if direction[i] < 0 else 0)) + 1
+            same = same and seen[i] == code
+            seen[i] = code
+        if same:
+            break
+        for i in range(n):
+            v_eval[i] = vp[i] + 0.5 * h * a[i]
     motor = 0.0
     fric = 0.0
     damp = 0.0
+    stop = 0.0
+    acted = crossing
     for i in range(n):
-        u = v[i] + h * a[i]
-        if abs(u) < v_tol * 1e-3:
+        st = stuck[i]
+        u = vp[i] + h * a[i]
+        if st == STUCK or abs(u) < v_tol * 1e-3:
             u = 0.0  # exact zeros from the stick solve
-        v_new[i] = u
-        mid = 0.5 * (v[i] + u)
+        elif st == LOWER:
+            u = ulo[i]
+        elif st == UPPER:
+            u = uhi[i]
+        acted = acted or st >= LOWER
+        mid = 0.5 * (vp[i] + u)
         motor += tau[i] * mid
         fric += tauf[i] * mid
         damp += damping[i] * u * mid
-        q_new[i] = q_half[i] + 0.5 * h * u  # 3. drift the other half
+        stop += tlim[i] * mid
+        x = q_half[i] + 0.5 * h * u  # 3. drift the other half
+        if not (np.isfinite(x) and np.isfinite(u)):
+            return 3
+        q_new[i] = min(max(x, lower[i]), upper[i])  # roundoff only: u respects the stops
+        v_new[i] = u
+        tlim[i] += P[i] / h
     sums[0] = res
     sums[1] = h * motor
     sums[2] = -h * fric
     sums[3] = h * damp
+    sums[4] = lost - h * stop
+    sums[5] = 1.0 if acted else 0.0
+    sums[6] = n_sat
     return 0
-

@@ -19,8 +19,13 @@ from numba import njit
 from .friction import friction_one
 
 # rows of the ``vecs`` scratch (24, n) used here; kernels/fd.py uses rows 16 and up
-_TARGET, _DIRECTION, _HOLD, _BOUNDS, _RELEASE, _MAG, _QD, _RHS0, _RHS, _X, _NEW, _TF, _TRIAL = (
-    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
+(_TARGET, _DIRECTION, _HOLD, _BOUNDS, _RELEASE, _NOISE_ROW, _QD, _RHS0, _RHS, _X, _NEW, _TF,
+ _TRIAL) = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
+# rows for the callers: bounds of the end-of-step velocity (the stops), the stops' reactions
+ULO, UHI, TAU_LIMIT = 13, 14, 15
+# joint states (the ``stuck`` array), as robot_dynamics.stiction
+FREE, STUCK, LOWER, UPPER = 0, 1, 2, 3
+NOISE = 1e-12  # relative roundoff allowance of a holding effort (robot_dynamics.stiction._NOISE)
 
 
 @njit(cache=True, inline="always")
@@ -216,7 +221,13 @@ def _newton(M, rhs0_buf, W0, D, rel, codes, params, kinds, axes, v, stuck, direc
     for it in range(max_iter):
         info[2] += 1
         scale = 1.0 + np.abs(x).max()
-        if np.abs(res).max() <= tol * scale_rhs * scale:
+        eff = 0.0  # the efforts in the equations: the residual's roundoff scale
+        for r in range(nf):
+            e = 0.0
+            for c in range(nf):
+                e += abs(MFF[r, c] * x[c])
+            eff = max(eff, e)
+        if np.abs(res).max() <= tol * (scale_rhs + eff):
             for r in range(nf):
                 a[F[r]] = x[r]
             if it > 0 and np.linalg.eigvalsh(0.5 * (J + J.T)).min() <= 0:
@@ -261,42 +272,50 @@ def _newton(M, rhs0_buf, W0, D, rel, codes, params, kinds, axes, v, stuck, direc
 
 @njit(cache=True)
 def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v_tol, tol, max_iter,
-                   a, tauf, stuck, at_rest, info, L, W, vecs, idx):
-    """Returns the residual ‖M a + b − τ − τf‖∞ (inf on failure); see robot_dynamics.stiction.
+                   ulo, uhi, a, tauf, stuck, at_rest, info, L, W, vecs, idx):
+    """Returns the residual ‖M a + b − τ − τf − τl‖∞ (inf on failure); see
+    robot_dynamics.stiction (``ulo``/``uhi``: bounds of the end-of-step velocity, h > 0).
 
-    ``stuck``/``at_rest`` (int64 0/1) and ``info`` are outputs; ``L``, ``W``, ``vecs`` (≥ 13
-    rows), ``idx`` (≥ 2 rows) are scratch.
+    ``stuck`` (int64 joint states: 0 free, 1 stuck, 2/3 on the lower/upper stop), ``at_rest``,
+    ``info`` and ``vecs[TAU_LIMIT]`` (the stops' reactions) are outputs; ``L``, ``W``, ``vecs``
+    (≥ 16 rows), ``idx`` (≥ 2 rows) are scratch; ``W`` ends as the joint wrenches at the answer.
     """
     n = M.shape[0]
     target, direction = vecs[_TARGET], vecs[_DIRECTION]
     hold, bounds, release = vecs[_HOLD], vecs[_BOUNDS], vecs[_RELEASE]
+    noise, tlim = vecs[_NOISE_ROW], vecs[TAU_LIMIT]
     for i in range(n):
         rest = abs(v[i]) <= v_tol
         at_rest[i] = rest and codes[i] != 0  # a joint without friction never "breaks away"
-        target[i] = -v[i] / h if h > 0 else 0.0
-        stuck[i] = rest and codes[i] != 0
+        stuck[i] = STUCK if (rest and codes[i] != 0) else FREE
         direction[i] = 0.0 if rest else (1.0 if v[i] > 0 else -1.0)
     for k in range(5):
         info[k] = 0
-    for change in range(4 * n + 10):
+    for change in range(6 * n + 10):
+        for i in range(n):
+            st = stuck[i]
+            if h > 0:
+                u = 0.0 if st == STUCK else (ulo[i] if st == LOWER else uhi[i])
+                target[i] = (u - v[i]) / h
+            else:
+                target[i] = 0.0
         if not _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, h, tol,
                            max_iter, a, tauf, info, L, W, vecs, idx):
             return np.inf
-        any_stuck = False
-        for i in range(n):
-            any_stuck = any_stuck or stuck[i] != 0
-        if any_stuck:  # the stiction bounds need the reactions at this motion
-            wrenches_at(W0, D, rel, a, W)
+        wrenches_at(W0, D, rel, a, W)  # the reactions of this motion (stiction bounds, report)
         for i in range(n):
             s = bias[i] - tau[i]
+            e = 1.0 + abs(bias[i]) + abs(tau[i])
             for k in range(n):
                 s += M[i, k] * a[k]
-            hold[i] = s  # the friction each joint needs for this motion
+                e += abs(M[i, k] * a[k])
+            hold[i] = s  # the friction (and stop) effort each joint needs for this motion
+            noise[i] = NOISE * e
         # 1) a sliding/breaking joint moving against its assumed direction must stick
         worst = -1
         worst_val = 0.0
         for i in range(n):
-            if stuck[i] or codes[i] == 0:
+            if stuck[i] != FREE or codes[i] == 0:
                 continue
             if h == 0 and not at_rest[i]:
                 continue  # at an instant, a sliding joint keeps the direction of q̇
@@ -305,32 +324,89 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
             if val > tol * (1 + abs(sp)) and val > worst_val:
                 worst, worst_val = i, val
         if worst >= 0:
-            stuck[worst] = 1
+            stuck[worst] = STUCK
             direction[worst] = 0.0
             info[3] += 1
             continue
-        # 2) a stuck joint whose holding effort exceeds its bound breaks away
+        # 2) a free joint past a stop lands on it
+        worst = -1
+        worst_val = 0.0
+        for i in range(n):
+            if stuck[i] != FREE:
+                continue
+            sp = v[i] + h * a[i] if h > 0 else a[i]
+            val = max(ulo[i] - sp, sp - uhi[i])
+            if val > tol * (1 + abs(sp)) and val > worst_val:
+                worst, worst_val = i, val
+        if worst >= 0:
+            sp = v[worst] + h * a[worst] if h > 0 else a[worst]
+            stuck[worst] = LOWER if sp < ulo[worst] else UPPER
+            info[3] += 1
+            continue
+        # 3) a stuck joint whose holding effort exceeds its bound breaks away (onto a stop
+        #    when it has no room to move that way)
         worst = -1
         worst_val = 0.0
         for i in range(n):
             release[i] = -1.0 if hold[i] > 0 else (1.0 if hold[i] < 0 else 0.0)
-            if not stuck[i]:
+            if stuck[i] != STUCK:
                 continue
             bounds[i] = friction_one(codes[i], params[i], kinds[i], axes[i], W[i], 0.0,
                                      release[i])
-            excess = abs(hold[i]) - bounds[i] * (1 + 1e-9) - 1e-12
+            excess = abs(hold[i]) - bounds[i] * (1 + 1e-9) - noise[i]
             if excess > 0 and excess / (1.0 + bounds[i]) > worst_val:
                 worst, worst_val = i, excess / (1.0 + bounds[i])
         if worst >= 0:
-            stuck[worst] = 0
-            direction[worst] = release[worst]
+            if release[worst] < 0 and ulo[worst] >= 0:
+                stuck[worst] = LOWER
+            elif release[worst] > 0 and uhi[worst] <= 0:
+                stuck[worst] = UPPER
+            else:
+                stuck[worst] = FREE
+                direction[worst] = release[worst]
+            info[3] += 1
+            continue
+        # 4) a stop may only push: one that would pull lets its joint go. Friction of a joint
+        #    on a stop: sliding along it (u* ≠ 0), or static (u* = 0) taking its share of the
+        #    holding effort first, the stop the rest
+        worst = -1
+        worst_val = 0.0
+        for i in range(n):
+            tlim[i] = 0.0
+            if stuck[i] < LOWER:
+                continue
+            push = 1.0 if stuck[i] == LOWER else -1.0
+            u = ulo[i] if stuck[i] == LOWER else uhi[i]
+            tf = 0.0
+            if codes[i] != 0:
+                if u != 0.0:
+                    tf = push * friction_one(codes[i], params[i], kinds[i], axes[i], W[i], u,
+                                             -push)
+                else:
+                    mag = friction_one(codes[i], params[i], kinds[i], axes[i], W[i], 0.0,
+                                       release[i])
+                    tf = min(max(hold[i], -mag), mag)
+            tauf[i] = tf
+            tlim[i] = hold[i] - tf
+            val = -push * tlim[i] - noise[i]
+            if val > 0 and val > worst_val:
+                worst, worst_val = i, val
+        if worst >= 0:
+            push = 1.0 if stuck[worst] == LOWER else -1.0
+            u = ulo[worst] if stuck[worst] == LOWER else uhi[worst]
+            if u == 0.0 and codes[worst] != 0:
+                stuck[worst] = STUCK
+                direction[worst] = 0.0
+            else:
+                stuck[worst] = FREE
+                direction[worst] = (1.0 if v[worst] > 0 else -1.0) if v[worst] != 0.0 else -push
             info[3] += 1
             continue
         res = 0.0
         for i in range(n):
-            if stuck[i]:
-                tauf[i] = hold[i]
-            res = max(res, abs(hold[i] - tauf[i]))
+            if stuck[i] == STUCK:  # at most the bound, whatever the roundoff of the holding
+                tauf[i] = min(max(hold[i], -bounds[i]), bounds[i])
+            res = max(res, abs(hold[i] - tauf[i] - tlim[i]))
         info[0] = 1
         return res
     return np.inf
