@@ -93,12 +93,20 @@ def run_node(name, module, rest) -> int:
     except ImportError:  # pragma: no cover - rclpy internals moved
         RCLError = RuntimeError
     _check_parameter_names(name, rest)
+    mistakes = (ValueError, ParameterException, NameValidationException, RCLError)
     try:
         module.main(args=[f"robot-dynamics {name}"] + rest)
-    except (ValueError, ParameterException, NameValidationException, RCLError) as exc:
-        return error(name, exc)
     except KeyboardInterrupt:  # before the node's own handler was installed
         pass
+    except Exception as exc:
+        # a half-built node may fail again while rclpy shuts down: report the user's mistake
+        # that started it, not the clean-up's error
+        cause = exc
+        while cause is not None and not isinstance(cause, mistakes):
+            cause = cause.__context__
+        if cause is None:
+            raise
+        return error(name, cause)
     return 0
 
 

@@ -24,11 +24,6 @@ def _progress(done, total, width=30):
 
 
 def main(argv=None) -> int:
-    from .. import load_urdf
-    from ..resources import robot_path
-    from .fit import fit
-    from .io import load_bag, load_csv
-
     parser = argparse.ArgumentParser(prog="robot-dynamics identify",
                                      description="Fit joint friction laws to a recorded run.")
     parser.add_argument("robot", help="bundled robot name or URDF path")
@@ -40,6 +35,10 @@ def main(argv=None) -> int:
                         help="exclude samples slower than this [rad/s or m/s]")
     parser.add_argument("--plot", default=None, help="save measured vs predicted friction (PNG)")
     args = parser.parse_args(argv)
+    from .. import load_urdf
+    from ..resources import robot_path
+    from .fit import fit
+    from .io import load_bag, load_csv  # after --help: these load numba
     try:
         model = load_urdf(robot_path(args.robot))
         log = args.log
