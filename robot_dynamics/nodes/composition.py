@@ -34,9 +34,10 @@ DEMO_POSES = {
     "arm7": [[0.0, 0.3, 0.0, -1.2, 0.0, 0.9, 0.0],
              [0.8, -0.2, 0.5, -1.8, 0.4, 1.4, -0.6],
              [-0.5, 0.6, -0.4, -0.9, -0.3, 0.5, 0.7]],
-    "arm7_gripper": [[0.0, 0.3, 0.0, -1.2, 0.0, 0.9, 0.0, 0.030, 0.030],
-                     [0.8, -0.2, 0.5, -1.8, 0.4, 1.4, -0.6, 0.010, 0.010],
-                     [-0.5, 0.6, -0.4, -0.9, -0.3, 0.5, 0.7, 0.035, 0.035]],
+    # the fingers hold half open while the arm moves: see "arm7_gripper's fingers" in README
+    "arm7_gripper": [[0.0, 0.3, 0.0, -1.2, 0.0, 0.9, 0.0, 0.02, 0.02],
+                     [0.8, -0.2, 0.5, -1.8, 0.4, 1.4, -0.6, 0.02, 0.02],
+                     [-0.5, 0.6, -0.4, -0.9, -0.3, 0.5, 0.7, 0.02, 0.02]],
 }
 #: seconds per demo move and of settling after the last one, per bundled robot (default 2, 1)
 DEMO_TIMING = {}
@@ -144,12 +145,28 @@ def controller_parameters(robot: str, path=None) -> dict:
             path = config_path(os.path.splitext(os.path.basename(robot))[0] + "_controller")
         except ModelError:
             return {}
-    with open(path, encoding="utf-8") as fh:
-        doc = yaml.safe_load(fh) or {}
-    for key in ("id_controller", "/id_controller", "/**"):
-        if isinstance(doc.get(key), dict) and "ros__parameters" in doc[key]:
-            return dict(doc[key]["ros__parameters"])
-    raise UsageError(f"controller config {path}: no 'id_controller: ros__parameters:' section")
+    from .params import ID_CONTROLLER
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = yaml.safe_load(fh) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise UsageError(f"controller config {path}: {exc}") from None
+    section = next((doc[k]["ros__parameters"] for k in ("id_controller", "/id_controller", "/**")
+                    if isinstance(doc.get(k), dict) and "ros__parameters" in doc[k]), None)
+    if not isinstance(section, dict):
+        raise UsageError(f"controller config {path}: no 'id_controller: ros__parameters:' section")
+    types = {p.name: p.type for p in ID_CONTROLLER}
+    out = {}
+    for key, value in section.items():
+        if key not in types:
+            raise UsageError(f"controller config {path}: id_controller has no parameter {key!r}")
+        if types[key] == "double_array" and isinstance(value, list):
+            value = [float(x) for x in value]  # YAML 400 is an int; the parameter is double[]
+        elif types[key] == "double" and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        out[key] = value
+    return out
 
 
 def check_output_path(path: str, what: str = "--plot"):
@@ -220,13 +237,14 @@ def _signals_raise():
 def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=None,
              friction_compensation=True, plot=None, log=print, *, plant_friction=None,
              model_friction=None, controller_config=None, tolerance=0.01,
-             tolerance_prismatic=0.001, progress=None):
+             tolerance_prismatic=0.001, progress=None, global_topics=False):
     """Run the composition on ``robot``; return a summary dict (also printed via ``log``).
 
     ``friction`` sets the plant's and the controller model's friction unless
     ``plant_friction`` / ``model_friction`` say otherwise. The summary holds the recorded
     arrays (``data``: t, q, v, tau, tau_friction; ``reference``: q_d at each t), the
-    simulator node's ``stats``, and the verdict (``valid``, ``reasons``).
+    simulator node's ``stats``, and the verdict (``valid``, ``reasons``). The nodes' topics
+    are private to this run (:func:`private_remaps`) unless ``global_topics``.
     """
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
@@ -257,29 +275,34 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
                     if k not in ("friction_compensation", "stale_timeout")]
     ctrl_params += [Parameter("friction_compensation", value=bool(friction_compensation)),
                     Parameter("stale_timeout", value=5.0)]
-    own_context = not rclpy.ok()
-    if own_context:  # our own SIGINT/SIGTERM handling: stop, destroy the nodes, exit 130/143
-        rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    # a context of our own (whatever the caller has), with our own SIGINT/SIGTERM handling
+    # (stop, destroy the nodes, exit 130/143) and, unless global_topics, the composition's
+    # topics under a private prefix: another simulator, controller or robot on the same ROS
+    # domain can neither command this simulation nor be commanded by it
+    context = rclpy.Context()
+    remaps = [] if global_topics else private_remaps()
+    rclpy.init(context=context, args=["--ros-args"] + remaps if remaps else None,
+               signal_handler_options=SignalHandlerOptions.NO)
     nodes, executor = [], None
     try:
         from .dynamics_model import DynamicsModelNode
         from .id_controller import IdController
         from .simulator import SimulatorNode
 
-        ctrl = IdController(parameter_overrides=ctrl_params)
+        ctrl = IdController(context=context, parameter_overrides=ctrl_params)
         nodes.append(ctrl)
-        dyn = DynamicsModelNode(parameter_overrides=robot_params + [
+        dyn = DynamicsModelNode(context=context, parameter_overrides=robot_params + [
             Parameter("friction_config", value=model_spec or ""),
             Parameter("publish_rate", value=10.0)])
         nodes.append(dyn)
-        driver = rclpy.create_node("demo_driver")
+        driver = rclpy.create_node("demo_driver", context=context)
         nodes.append(driver)
         from trajectory_msgs.msg import JointTrajectory as TrajMsg
 
         from .common import TRAJECTORY_QOS
 
         pub = driver.create_publisher(TrajMsg, "/id_controller/joint_trajectory", TRAJECTORY_QOS)
-        executor = SingleThreadedExecutor()
+        executor = SingleThreadedExecutor(context=context)
         for n in nodes:
             executor.add_node(n)
         # the trajectory starts at simulated time 0 and reaches the controller before the
@@ -290,7 +313,7 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
             executor.spin_once(timeout_sec=0.05)
             if time.monotonic() - wall0 > 30.0:
                 raise RuntimeError("the controller did not receive the demo trajectory in 30 s")
-        sim = SimulatorNode(parameter_overrides=robot_params + [
+        sim = SimulatorNode(context=context, parameter_overrides=robot_params + [
             Parameter("friction_config", value=plant_spec or ""),
             Parameter("mode", value=mode),
             Parameter("initial_positions", value=traj.positions[0].tolist()),
@@ -321,8 +344,8 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
             n.destroy_node()
         if executor is not None:
             executor.shutdown()
-        if own_context and rclpy.ok():
-            rclpy.shutdown()
+        if context.ok():
+            rclpy.shutdown(context=context)
 
     start = 1e-9
     qd = np.array([traj.sample(t - start)[0] for t in data["t"]])
@@ -337,6 +360,21 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
         save_plot(plot, model, data, qd, title=plot_title(summary))
         log(f"plot saved to {os.path.abspath(plot)}")
     return summary
+
+
+#: the composition's topics (absolute names, as the nodes declare them)
+TOPICS = ("/joint_states", "/effort_controller/commands", "/id_controller/joint_trajectory",
+          "/clock")
+
+
+def private_remaps(prefix=None):
+    """ROS remapping rules that move the composition's topics under ``prefix`` (default
+    ``/robot_dynamics_sim_<pid>``)."""
+    prefix = prefix or f"/robot_dynamics_sim_{os.getpid()}"
+    rules = []
+    for topic in TOPICS:
+        rules += ["-r", f"{topic}:={prefix}{topic}"]
+    return rules
 
 
 def _record_published_states(sim, rec):
@@ -559,6 +597,11 @@ def build_parser():
     parser.add_argument("--tolerance-prismatic", type=_number(float, 0.0), default=0.001,
                         help="max tracking error of prismatic joints [m] (default 0.001)")
     parser.add_argument("--plot", default=None, help="save a plot here (.png, .pdf, .svg)")
+    parser.add_argument("--global-topics", action="store_true",
+                        help="use /joint_states, /effort_controller/commands, ... as "
+                             "sim.launch.py does (default: private topics under "
+                             "/robot_dynamics_sim_<pid>, so nothing else on the ROS domain "
+                             "can disturb the run)")
     return parser
 
 
@@ -575,7 +618,8 @@ def main(argv=None):
                                model_friction=args.model_friction,
                                controller_config=args.controller_config,
                                tolerance=args.tolerance,
-                               tolerance_prismatic=args.tolerance_prismatic)
+                               tolerance_prismatic=args.tolerance_prismatic,
+                               global_topics=args.global_topics)
         except (ModelError, InputError, UsageError, OSError) as exc:
             text = " ".join(str(exc).split())
             print(f"robot-dynamics sim: {text}", file=sys.stderr)
