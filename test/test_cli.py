@@ -189,7 +189,7 @@ def test_energy_residual_is_absolute_when_the_flows_vanish():
     assert "relative" in format_energy_residual(busy)
 
 
-SHORT = ["sim", "--robot", "planar_2r", "--move-time", "0.25", "--settle", "0.05"]
+SHORT = ["sim", "--robot", "planar_2r", "--move-time", "0.5", "--settle", "0.05"]
 
 
 def test_sim_judges_a_run_too_tight_tolerance_fails_with_reason():
@@ -234,10 +234,10 @@ def domain():
 def test_lockstep_demo_is_deterministic_and_returns_its_data(domain):
     from robot_dynamics.nodes.composition import run_demo
 
-    runs = [run_demo("planar_2r", move_time=0.2, settle=0.05, log=lambda *_: None)
+    runs = [run_demo("planar_2r", move_time=0.5, settle=0.05, log=lambda *_: None)
             for _ in range(2)]
     a, b = (r["data"] for r in runs)
-    assert a["q"].shape == (len(a["t"]), 2) and len(a["t"]) > 800
+    assert a["q"].shape == (len(a["t"]), 2) and len(a["t"]) == 1550  # 3 moves + settle, 1 kHz
     for key in ("t", "q", "v", "tau", "tau_friction"):
         np.testing.assert_array_equal(a[key], b[key], err_msg=key)
     assert runs[0]["valid"], runs[0]["reasons"]
@@ -254,7 +254,7 @@ def _declared(node):
              for k in dir(ParameterType) if k.startswith("PARAMETER_") and k != "PARAMETER_NOT_SET"}
     out = {}
     for name in node._parameters:
-        if name == "use_sim_time":
+        if name in ("use_sim_time", "start_type_description_service"):  # rclpy's own
             continue
         desc = node.describe_parameter(name)
         value = node.get_parameter(name).value

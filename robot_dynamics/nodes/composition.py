@@ -326,7 +326,7 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
         executor.add_node(sim)
         progress = progress if progress is not None else Progress(t_end)
         wall0 = time.monotonic()
-        while sim.sim.t < t_end:
+        while sim.sim.t < t_end - 0.5 * sim.sim.dt:  # t is a sum of dt: no extra step
             executor.spin_once(timeout_sec=0.05)
             progress.update(sim.sim.t)
             if time.monotonic() - wall0 > 60.0 * t_end + 60.0:
