@@ -42,6 +42,8 @@ DEMO_POSES = {
 #: seconds per demo move and of settling after the last one, per bundled robot (default 2, 1)
 DEMO_TIMING = {}
 DEFAULT_MOVE_TIME, DEFAULT_SETTLE = 2.0, 1.0
+#: realtime mode: below this fraction of real time the run counts as overrun
+REALTIME_FLOOR = 0.9
 
 MODES_HELP = """\
 simulation modes:
@@ -440,6 +442,10 @@ def summarize(model, data, qd, audit, stats, *, mode, wall, tolerance, tolerance
     if int(stats.get("errors", 0)):
         reasons.append(f"{int(stats['errors'])} simulation step error(s)")
     if mode == "realtime":
+        if "overruns" not in stats and wall > 0 and t_sim / wall < REALTIME_FLOOR:
+            # a simulator without stats: its clock fell behind the wall clock
+            reasons.append(f"the simulation ran at x{t_sim / wall:.2f} of real time (behind "
+                           "the wall clock)")
         if int(stats.get("overruns", 0)):
             reasons.append(f"{int(stats['overruns'])} overrun(s): the simulation fell behind "
                            "the wall clock")
