@@ -302,3 +302,25 @@ def test_parameter_tables_match_what_the_nodes_declare(domain):
                 assert rng == want, (name, pname, rng, want)
     finally:
         rclpy.shutdown(context=context)
+
+
+def test_controller_yaml_of_each_bundled_robot_is_complete_and_typed(tmp_path):
+    """config/<robot>_controller.yaml: one gain per joint in the URDF order, doubles (a YAML
+    400 is an int: converted), and a misspelt key is a one-line usage error."""
+    from robot_dynamics.nodes.composition import UsageError, controller_parameters
+
+    for robot in ("arm7", "arm7_gripper", "planar_2r", "rrp"):
+        model = rd.load_urdf(robot_path(robot))
+        params = controller_parameters(robot)
+        assert params["joint_names"] == list(model.joint_names), robot
+        for key in ("kp", "kd"):
+            assert len(params[key]) == model.nv and all(type(x) is float for x in params[key])
+        kp, kd = np.array(params["kp"]), np.array(params["kd"])
+        np.testing.assert_allclose(kd, 2 * np.sqrt(kp), err_msg=robot)  # critically damped
+    bad = tmp_path / "gains.yaml"
+    bad.write_text("id_controller:\n  ros__parameters:\n    kpp: [1]\n")
+    with pytest.raises(UsageError, match="no parameter 'kpp'"):
+        controller_parameters("arm7", str(bad))
+    ints = tmp_path / "ints.yaml"
+    ints.write_text("id_controller:\n  ros__parameters:\n    kp: [400, 400]\n")
+    assert controller_parameters("planar_2r", str(ints))["kp"] == [400.0, 400.0]

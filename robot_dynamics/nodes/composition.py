@@ -199,7 +199,8 @@ class Progress:
     """Progress of a long run on stderr: silent for the first ``quiet`` wall seconds; then one
     updating line on a terminal, else a line per simulated second."""
 
-    def __init__(self, total, stream=sys.stderr, quiet=2.0):
+    def __init__(self, total, stream=None, quiet=2.0):
+        stream = sys.stderr if stream is None else stream  # the current one, not import time's
         self.total, self.stream, self.quiet = total, stream, quiet
         self.tty = hasattr(stream, "isatty") and stream.isatty()
         self.wall0 = time.monotonic()
