@@ -44,7 +44,8 @@ def record(args, log=print):
     from robot_dynamics.identification import fourier_excitation
     from robot_dynamics.identification.io import save_bag
     from robot_dynamics.nodes.common import load_friction
-    from robot_dynamics.nodes.composition import Progress, Recording, _record_published_states
+    from robot_dynamics.nodes.composition import (Progress, Recording, _record_published_states,
+                                                  private_remaps)
     from robot_dynamics.resources import robot_path
     from robot_dynamics.trajectory import JointTrajectory
 
@@ -54,7 +55,9 @@ def record(args, log=print):
     t, Q, V, A = fourier_excitation(model, duration=args.duration, rate=50.0)
     traj = JointTrajectory(t, Q, V, A)
     common = [Parameter("robot", value=args.robot), Parameter("friction_config", value=args.friction)]
-    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    # private topics (as robot-dynamics sim): nothing else on the ROS domain disturbs the run
+    rclpy.init(args=["--ros-args"] + private_remaps(),
+               signal_handler_options=SignalHandlerOptions.NO)
     nodes = []
     try:
         from robot_dynamics.nodes.id_controller import IdController
