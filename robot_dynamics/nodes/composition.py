@@ -21,6 +21,7 @@ import math
 import os
 import signal
 import sys
+import textwrap
 import time
 from dataclasses import dataclass, field
 
@@ -574,10 +575,11 @@ def _number(kind, low=None, strict_low=True):
 def build_parser():
     parser = _Parser(
         prog="robot-dynamics sim", formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Simulator + friction-aware id_controller + dynamics_model over DDS, with a "
-                    "demo trajectory that judges itself (the nodes of sim.launch.py; "
-                    "robot_state_publisher and rviz2 need a ROS 2 install: use `ros2 launch "
-                    "robot_dynamics sim.launch.py`).",
+        description=textwrap.fill(
+            "Simulator + friction-aware id_controller + dynamics_model over DDS, with a demo "
+            "trajectory that judges itself (the nodes of sim.launch.py; robot_state_publisher "
+            "and rviz2 need a ROS 2 install: use `ros2 launch robot_dynamics sim.launch.py`).",
+            90),
         epilog=MODES_HELP)
     parser.add_argument("--robot", default="arm7", help="bundled robot name or URDF path")
     parser.add_argument("--friction", default="",
@@ -631,6 +633,9 @@ def main(argv=None):
             text = " ".join(str(exc).split())
             print(f"robot-dynamics sim: {text}", file=sys.stderr)
             return 2
+        except RuntimeError as exc:  # the run could not complete (no trajectory, stalled)
+            print(f"robot-dynamics sim: {' '.join(str(exc).split())}", file=sys.stderr)
+            return 1
     except Interrupted as exc:
         print(f"robot-dynamics sim: interrupted by {exc}; nodes shut down", file=sys.stderr)
         return exc.code
