@@ -323,7 +323,10 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
             Parameter("initial_positions", value=traj.positions[0].tolist()),
             Parameter("audit_period", value=0.0),
             Parameter("lockstep_timeout", value=2.0),
-            Parameter("publish_clock", value=False)])  # nothing here runs on /clock
+            Parameter("publish_clock", value=False),  # nothing here runs on /clock
+            # realtime: no falling before the controller's first command (issue 12; ignored
+            # by a simulator that does not declare it)
+            Parameter("wait_for_command", value=True)])
         nodes.insert(0, sim)
         rec = Recording()
         _record_published_states(sim, rec)
