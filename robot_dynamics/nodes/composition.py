@@ -312,11 +312,7 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
         # the trajectory starts at simulated time 0 and reaches the controller before the
         # simulator exists: the run does not depend on discovery timing (determinism)
         pub.publish(trajectory_msg(model, traj, start=1e-9))
-        wall0 = time.monotonic()
-        while ctrl.trajectory is None:
-            executor.spin_once(timeout_sec=0.05)
-            if time.monotonic() - wall0 > 30.0:
-                raise RuntimeError("the controller did not receive the demo trajectory in 30 s")
+        _deliver(executor, pub, lambda: getattr(ctrl, "trajectory", None) is not None)
         sim = SimulatorNode(context=context, parameter_overrides=robot_params + [
             Parameter("friction_config", value=plant_spec or ""),
             Parameter("mode", value=mode),
@@ -369,6 +365,24 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
     return summary
 
 
+def _deliver(executor, pub, received, timeout=30.0, grace=2.0):
+    """Spin until ``pub`` has matched its subscriber and ``received()`` says the message was
+    taken (or ``grace`` seconds after matching: a controller that keeps its trajectory under
+    another name still gets it, transient local, before the simulator starts)."""
+    wall0 = time.monotonic()
+    matched = None
+    while not received():
+        executor.spin_once(timeout_sec=0.02)
+        now = time.monotonic()
+        if matched is None and pub.get_subscription_count() > 0:
+            matched = now
+        if matched is not None and now - matched > grace:
+            return
+        if now - wall0 > timeout:
+            raise RuntimeError(f"the controller did not receive the demo trajectory in "
+                               f"{timeout:g} s")
+
+
 #: the composition's topics (absolute names, as the nodes declare them)
 TOPICS = ("/joint_states", "/effort_controller/commands", "/id_controller/joint_trajectory",
           "/clock")
@@ -389,7 +403,10 @@ def _record_published_states(sim, rec):
     plant friction effort belongs to the same step)."""
     from .common import stamp_to_seconds
 
-    publish = sim.state_pub.publish
+    from sensor_msgs.msg import JointState
+
+    state_pub = next(p for p in sim.publishers if p.msg_type is JointState)
+    publish = state_pub.publish
 
     def recording_publish(msg):
         publish(msg)
@@ -399,7 +416,7 @@ def _record_published_states(sim, rec):
         rec.tau.append(np.array(msg.effort, dtype=float))
         rec.tau_friction.append(np.array(sim.sim.tau_friction, dtype=float))
 
-    sim.state_pub.publish = recording_publish
+    state_pub.publish = recording_publish
 
 
 def _law_names(friction) -> str:
