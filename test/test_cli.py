@@ -28,36 +28,35 @@ def run(args, timeout=120, **kw):
                           **kw)
 
 
-def heavy_modules_after(argv):
-    """Run cli.main(argv) in a fresh interpreter; return its exit code and the heavy modules
-    it imported."""
-    code = ("import sys, json\nfrom robot_dynamics.cli import main\n"
-            f"try:\n    rc = main({argv!r})\nexcept SystemExit as e:\n    rc = e.code\n"
-            f"print(json.dumps([rc, [m for m in {HEAVY!r} if m in sys.modules]]))")
+HELP_ARGVS = [["--help"], ["--version"], ["sim", "--help"], ["derive", "--help"],
+              ["identify", "--help"], ["simulator", "--help"], ["id_controller", "--help"],
+              ["dynamics_model", "-h"]]
+
+
+def test_help_imports_nothing_heavy():
+    """Each --help in turn, in one fresh interpreter: after each, no heavy module loaded."""
+    code = ("import sys, json\nfrom robot_dynamics.cli import main\nout = []\n"
+            f"for argv in {HELP_ARGVS!r}:\n"
+            "    try:\n        rc = main(argv)\n    except SystemExit as e:\n        rc = e.code\n"
+            f"    out.append([argv, rc, [m for m in {HEAVY!r} if m in sys.modules]])\n"
+            "print(json.dumps(out))")
     proc = subprocess.run([sys.executable, "-c", code], env=ENV, capture_output=True, text=True,
                           timeout=120)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["sim", "--help"],
-                                  ["derive", "--help"], ["identify", "--help"],
-                                  ["simulator", "--help"], ["id_controller", "--help"],
-                                  ["dynamics_model", "-h"]])
-def test_help_imports_nothing_heavy(argv):
-    rc, heavy = heavy_modules_after(argv)
-    assert rc == 0 and heavy == [], (argv, rc, heavy)
+    for argv, rc, heavy in json.loads(proc.stdout.strip().splitlines()[-1]):
+        assert rc == 0 and heavy == [], (argv, rc, heavy)
 
 
 @pytest.mark.parametrize("node", sorted(P.NODES))
-def test_node_help_lists_every_parameter_without_a_node(node):
-    proc = run([node, "--help"], timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    out = proc.stdout
+def test_node_help_lists_every_parameter_without_a_node(node, capsys):
+    from robot_dynamics.cli import main
+
+    assert main([node, "--help"]) == 0
+    out = capsys.readouterr()
     for p in P.NODES[node][2]:
-        assert f"  {p.name}  {p.type}  " in out, p.name
+        assert f"  {p.name}  {p.type}  " in out.out, p.name
         if p.low is not None:
-            assert f"[{P._fmt_value(p.low)}, {P._fmt_value(p.high)}]" in out
-    assert "[INFO]" not in out + proc.stderr  # no node started, nothing logged
+            assert f"[{P._fmt_value(p.low)}, {P._fmt_value(p.high)}]" in out.out
+    assert "[INFO]" not in out.out + out.err  # no node started, nothing logged
 
 
 def test_version():
@@ -123,18 +122,22 @@ def test_sim_plot_into_a_directory_is_refused(tmp_path, capsys):
     assert "is a directory" in capsys.readouterr().err
 
 
-def test_record_bag_refuses_existing_output_before_simulating(tmp_path):
+def test_record_bag_refuses_existing_output_before_simulating(tmp_path, capsys):
+    import importlib.util
+
+    script = os.path.join(os.path.dirname(__file__), "..", "scripts", "record_sim_bag.py")
+    spec = importlib.util.spec_from_file_location("record_sim_bag", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
     out = tmp_path / "bag"
     out.mkdir()
-    script = os.path.join(os.path.dirname(__file__), "..", "scripts", "record_sim_bag.py")
-    proc = subprocess.run([sys.executable, script, "--out", str(out)], env=ENV,
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2 and "exists" in proc.stderr, proc.stderr
-    assert len([ln for ln in proc.stderr.splitlines() if ln.strip()]) == 1
-    bad = subprocess.run([sys.executable, script, "--duration", "-3", "--out",
-                          str(tmp_path / "b2")], env=ENV, capture_output=True, text=True,
-                         timeout=60)
-    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert module.main(["--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "exists" in err and len(err.strip().splitlines()) == 1, err
+    with pytest.raises(SystemExit) as exc:
+        module.main(["--duration", "-3", "--out", str(tmp_path / "b2")])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and len(err.strip().splitlines()) == 1, err
 
 
 def test_units_per_joint_type():
@@ -189,15 +192,28 @@ def test_energy_residual_is_absolute_when_the_flows_vanish():
     assert "relative" in format_energy_residual(busy)
 
 
+@pytest.fixture
+def domain():
+    old = os.environ.get("ROS_DOMAIN_ID")
+    os.environ["ROS_DOMAIN_ID"] = DOMAIN_ID
+    yield
+    if old is None:
+        os.environ.pop("ROS_DOMAIN_ID", None)
+    else:
+        os.environ["ROS_DOMAIN_ID"] = old
+
+
 SHORT = ["sim", "--robot", "planar_2r", "--move-time", "0.5", "--settle", "0.05"]
 
 
-def test_sim_judges_a_run_too_tight_tolerance_fails_with_reason():
-    proc = run(SHORT + ["--tolerance", "1e-9"], timeout=300)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    last = proc.stderr.strip().splitlines()[-1]
+def test_sim_judges_a_run_too_tight_tolerance_fails_with_reason(domain, capsys):
+    from robot_dynamics.cli import main
+
+    assert main(SHORT + ["--tolerance", "1e-9"]) == 1
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]
     assert last.startswith("robot-dynamics sim: invalid run: tracking error") and "rad" in last
-    assert "Traceback" not in proc.stderr
+    assert "Traceback" not in err
 
 
 def test_sim_sigterm_stops_cleanly():
@@ -218,17 +234,6 @@ def test_sim_sigterm_stops_cleanly():
             proc.kill()
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert "Traceback" not in err and "interrupted by SIGTERM" in err
-
-
-@pytest.fixture
-def domain():
-    old = os.environ.get("ROS_DOMAIN_ID")
-    os.environ["ROS_DOMAIN_ID"] = DOMAIN_ID
-    yield
-    if old is None:
-        os.environ.pop("ROS_DOMAIN_ID", None)
-    else:
-        os.environ["ROS_DOMAIN_ID"] = old
 
 
 def test_lockstep_demo_is_deterministic_and_returns_its_data(domain):
