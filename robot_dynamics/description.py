@@ -41,6 +41,8 @@ class JointSpec:
     velocity: float = np.inf
     damping: float = 0.0
     friction: float = 0.0
+    #: ``<mimic joint= multiplier= offset=>``: (leader joint name, multiplier, offset), or None
+    mimic: tuple | None = None
 
 
 @dataclass
@@ -49,3 +51,5 @@ class RobotDescription:
     links: list[LinkSpec]
     joints: list[JointSpec]
     source: str = "<description>"  # file name, or '<string>', used in error messages
+    #: joint name → ``mechanicalReduction`` of the one ``<transmission>`` that drives it alone
+    transmissions: dict[str, float] = field(default_factory=dict)

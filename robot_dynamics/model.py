@@ -10,6 +10,7 @@ theorem); the root link and everything fixed to it form the base (``-1``).
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,9 +21,16 @@ from .errors import ModelError
 from .kernels.fd import ACC
 from .kernels.friction import ID_OUT
 from .kernels.layout import gravity_view, make_work, pack_laws, pack_model, relations
-from .spatial import homogeneous, skew, spatial_inertia
+from .spatial import skew, spatial_inertia
 
-_TRIANGLE_TOL = 1e-9
+#: Inertia checks are relative to the body's own scale (its largest principal moment, or m·|c|²
+#: when that is larger), plus an absolute floor far below any real body (1 g at 1 mm: 1e-9 kg·m²).
+_INERTIA_RTOL = 1e-9
+_INERTIA_ATOL = 1e-15
+#: The mass matrix is singular when its smallest eigenvalue is below this fraction of its largest.
+_MASS_MATRIX_RTOL = 1e-12
+_MASS_MATRIX_SAMPLES = 3
+VALIDATE_POLICIES = ("strict", "warn")
 
 
 @dataclass
@@ -30,6 +38,7 @@ class _Body:
     mass: float = 0.0
     first_moment: np.ndarray = field(default_factory=lambda: np.zeros(3))  # Σ m c
     inertia_origin: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))  # about origin
+    links: list = field(default_factory=list)  # URDF links merged into this body
 
 
 class Model:
@@ -130,40 +139,69 @@ def _frozen(a) -> np.ndarray:
     return a
 
 
-def _check_inertia(source: str, link) -> None:
-    if link.mass < 0 or (link.has_inertial and link.mass == 0 and np.any(link.inertia)):
-        raise ModelError(f"{source}: link {link.name!r}: mass must be positive, got {link.mass}")
-    inertia = link.inertia
-    if not np.allclose(inertia, inertia.T, atol=1e-12):
-        raise ModelError(f"{source}: link {link.name!r}: inertia is not symmetric")
-    if not link.has_inertial or link.mass == 0:
-        return
-    eig = np.linalg.eigvalsh(inertia)
-    scale = max(abs(eig).max(), 1e-12)
-    if eig.min() < -_TRIANGLE_TOL * scale:
-        raise ModelError(
-            f"{source}: link {link.name!r}: inertia is not positive definite "
-            f"(principal moments {eig.tolist()})"
-        )
-    a, b, c = np.sort(eig)
-    if a + b < c - _TRIANGLE_TOL * scale:
-        raise ModelError(
-            f"{source}: link {link.name!r}: principal moments {[a, b, c]} break the triangle "
-            f"inequality (I1 + I2 >= I3); no rigid body has this inertia"
-        )
+def _num(x) -> str:
+    """A number as a user reads it (never ``np.float64(…)``)."""
+    return f"{float(x):.6g}"
 
 
-def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81),
-                allow_massless: bool = False) -> Model:
-    """Validate a :class:`RobotDescription` and reduce it to a :class:`Model`."""
-    src = desc.source
+def _nums(xs) -> str:
+    return "[" + ", ".join(_num(x) for x in xs) + "]"
+
+
+def _names(names, limit: int = 8) -> str:
+    names = list(names)
+    if len(names) <= limit:
+        return repr(names)
+    return repr(names[:limit])[:-1] + f", … ({len(names)} in all)]"
+
+
+def _check_inertia(m: float, c: np.ndarray, Ic: np.ndarray) -> tuple[str | None, bool]:
+    """Check a merged moving rigid body (mass ``m``, CoM ``c``, inertia ``Ic`` about the CoM).
+
+    Returns (problem, degenerate): ``problem`` says why no rigid body has these parameters
+    (None when one could), ``degenerate`` whether its spatial inertia is singular (no mass, or a
+    zero principal moment), so that the mass matrix must be checked. Tolerances are relative to
+    the body's own inertia scale (its largest principal moment, or m·|c|² when larger).
+    """
+    eig = np.linalg.eigvalsh(0.5 * (Ic + Ic.T))
+    scale = max(float(np.abs(eig).max()), abs(m) * float(c @ c))
+    tol = _INERTIA_RTOL * scale + _INERTIA_ATOL
+    a, b, cmax = (float(x) for x in eig)
+    if m < 0:
+        return f"mass {_num(m)} is negative", True
+    if m == 0 and cmax > tol:
+        return f"rotational inertia (principal moments {_nums(eig)}) without mass", True
+    if a < -tol:
+        return (f"inertia is not positive semi-definite (principal moments {_nums(eig)})", True)
+    if a + b < cmax - tol:
+        return (f"principal moments {_nums(eig)} break the triangle inequality (I1 + I2 >= I3): "
+                "no rigid body has this inertia", a <= tol)
+    return None, m == 0 or a <= tol
+
+
+def _validation_policy(validate, allow_massless) -> str:
+    if allow_massless is not None:
+        warnings.warn("allow_massless is deprecated: use validate='warn' (a massless moving link "
+                      "now loads by default when the mass matrix stays positive definite)",
+                      DeprecationWarning, stacklevel=4)
+        if allow_massless:
+            validate = "warn"
+    if validate not in VALIDATE_POLICIES:
+        raise ModelError(f"validate: expected one of {list(VALIDATE_POLICIES)}, got {validate!r}")
+    return validate
+
+
+def _structure(desc: RobotDescription, src: str):
+    """Links by name, each link's parent joint, each link's child joints, and the root.
+
+    Raises :class:`ModelError` naming duplicates, undefined links, links with two parents,
+    every kinematic cycle and every link not connected to the root.
+    """
     links = {}
     for link in desc.links:
         if link.name in links:
             raise ModelError(f"{src}: link {link.name!r} is defined twice")
-        _check_inertia(src, link)
         links[link.name] = link
-
     parent_joint: dict[str, object] = {}
     children: dict[str, list] = {name: [] for name in links}
     seen_joints = set()
@@ -183,10 +221,65 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81),
             )
         parent_joint[j.child] = j
         children[j.parent].append(j)
+
+    def subtree(start):  # links reachable from start, depth-first, children in file order
+        order, stack = [], [start]
+        while stack:
+            lname = stack.pop()
+            order.append(lname)
+            stack.extend(j.child for j in reversed(children[lname]))
+        return order
+
     roots = [name for name in links if name not in parent_joint]
-    if len(roots) != 1:
-        raise ModelError(f"{src}: a URDF must have exactly one root link, found {roots}")
-    root = roots[0]
+    trees = sorted((subtree(r) for r in roots), key=len, reverse=True)
+    order = trees[0] if trees else []
+    root = order[0] if order else None
+    if len(order) == len(links):
+        return links, parent_joint, children, root, order
+    # Not one tree: name every cycle (each link has one parent, so following parents from a
+    # link outside the tree ends in a cycle or at another root) and every loose link.
+    reached = set(order)
+    state: dict[str, int] = {}  # 1 = on the current walk, 2 = done
+    cycles, cycle_links = [], set()
+    file_order = {j.name: k for k, j in enumerate(desc.joints)}
+    for start in links:
+        if start in reached or start in state:
+            continue
+        walk, lname = [], start
+        while lname is not None and lname not in reached and lname not in state:
+            state[lname] = 1
+            walk.append(lname)
+            lname = parent_joint[lname].parent if lname in parent_joint else None
+        if lname is not None and state.get(lname) == 1:  # closed on this walk
+            cyc = walk[walk.index(lname):]
+            cycle_links.update(cyc)
+            loop = [parent_joint[n].name for n in reversed(cyc)]  # parent to child
+            first = min(range(len(loop)), key=lambda k: file_order[loop[k]])
+            cycles.append(loop[first:] + loop[:first])  # from the joint written first
+        for n in walk:
+            state[n] = 2
+    parts = [f"joints {_names(c)} form a closed kinematic loop" for c in cycles]
+    loose = [n for n in links if n not in reached and n not in cycle_links]
+    if loose:
+        where = f"root link {root!r}" if root is not None else "a root link"
+        parts.append(f"link(s) {_names(loose)} are not connected to {where}")
+    raise ModelError(f"{src}: " + "; ".join(parts) + ": a URDF must be one tree with one root "
+                     "(connect or remove those links; model closed loops with a loop-closure file)")
+
+
+def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81), validate: str = "strict",
+                allow_massless: bool | None = None) -> Model:
+    """Validate a :class:`RobotDescription` and reduce it to a :class:`Model`.
+
+    ``validate`` (``"strict"`` | ``"warn"``): see :func:`robot_dynamics.urdf.load_urdf`. The
+    physics checked is the one the dynamics uses: each merged moving rigid body (never the fixed
+    base), then — when a body's spatial inertia is singular — the mass matrix at sample
+    configurations. Linear in the number of links.
+    """
+    validate = _validation_policy(validate, allow_massless)
+    src = desc.source
+    links, parent_joint, children, root, order = _structure(desc, src)
+    problems = []
 
     model = Model()
     model.name, model.source, model.base_link = desc.name, src, root
@@ -198,7 +291,8 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81),
     lower, upper, effort, velocity, damping, friction = [], [], [], [], [], []
 
     def add_link_inertia(link, body: _Body, T: np.ndarray):
-        if link.mass == 0:
+        body.links.append(link.name)
+        if link.mass == 0 and not link.inertia.any():
             return
         R = T[:3, :3] @ link.inertia_rotation
         c = T[:3, :3] @ link.com + T[:3, 3]
@@ -208,18 +302,10 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81),
         body.inertia_origin += Ic - link.mass * (skew(c) @ skew(c))
 
     add_link_inertia(links[root], base, np.eye(4))
-    stack = [root]
-    order = []
-    while stack:  # depth-first, children in file order
-        lname = stack.pop()
-        order.append(lname)
-        for j in reversed(children[lname]):
-            stack.append(j.child)
-    for lname in order[1:]:
+    for lname in order[1:]:  # depth-first, so bodies are numbered parents first
         j = parent_joint[lname]
         kind = jt.kind_of(j.type, j.name, src)
-        T_parent = T_body_link[j.parent]
-        T_joint = T_parent @ j.origin
+        T_joint = T_body_link[j.parent] @ j.origin
         if kind is None:  # fixed: fold into the parent's body
             b = body_of[j.parent]
             body_of[lname] = b
@@ -227,14 +313,16 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81),
             add_link_inertia(links[lname], base if b < 0 else bodies[b], T_joint)
             continue
         axis = np.asarray(j.axis, float)
-        norm = np.linalg.norm(axis)
+        norm = float(np.linalg.norm(axis))
         if not np.isfinite(norm) or norm < 1e-12:
-            raise ModelError(f"{src}: joint {j.name!r}: axis {axis.tolist()} is not a direction")
+            raise ModelError(f"{src}: joint {j.name!r}: axis {_nums(axis)} is not a direction")
         if j.lower > j.upper:
-            raise ModelError(f"{src}: joint {j.name!r}: lower limit {j.lower} > upper {j.upper}")
+            raise ModelError(f"{src}: joint {j.name!r}: lower limit {_num(j.lower)} > upper "
+                             f"{_num(j.upper)}")
         for fname in ("effort", "velocity", "damping", "friction"):
             if getattr(j, fname) < 0:
-                raise ModelError(f"{src}: joint {j.name!r}: {fname} must be >= 0")
+                raise ModelError(f"{src}: joint {j.name!r}: {fname} must be >= 0, got "
+                                 f"{_num(getattr(j, fname))}")
         idx = len(bodies)
         body_of[lname] = idx
         T_body_link[lname] = np.eye(4)
@@ -257,19 +345,28 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81),
 
     n = len(bodies)
     if n == 0:
-        raise ModelError(f"{src}: robot {desc.name!r} has no movable joint")
-    masses, coms, inertias, spatial = np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3, 3)), []
+        raise ModelError(f"{src}: robot {desc.name!r} has no movable joint (nothing to simulate; "
+                         "a floating base is not modelled)")
+    masses, coms, inertias = np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3, 3))
+    spatial = np.zeros((n, 6, 6))
+    degenerate = False
     for i, body in enumerate(bodies):
-        if body.mass <= 0 and not allow_massless:
-            raise ModelError(
-                f"{src}: link {lnames[i]!r} (moved by joint {names[i]!r}) has no <inertial> mass; "
-                "a moving body needs mass and inertia for dynamics (or pass allow_massless=True)"
-            )
         m = body.mass
         c = body.first_moment / m if m > 0 else np.zeros(3)
         Ic = body.inertia_origin + m * (skew(c) @ skew(c))
+        problem, singular = _check_inertia(m, c, Ic)
+        degenerate |= singular
+        if problem:
+            merged = [x for x in body.links if x != lnames[i]]
+            also = f", with fixed link(s) {_names(merged)}" if merged else ""
+            problems.append(
+                f"{src}: link {lnames[i]!r} (moved by joint {names[i]!r}{also}): {problem}; fix "
+                "its <inertial> (mass, origin, inertia) or load with validate='warn'")
         masses[i], coms[i], inertias[i] = m, c, Ic
-        spatial.append(spatial_inertia(m, c, Ic))
+        spatial[i] = spatial_inertia(m, c, Ic)
+    if problems and validate == "strict":
+        raise ModelError(problems[0] + (f" (and {len(problems) - 1} more moving bodies)"
+                                        if len(problems) > 1 else ""))
 
     model.nq = model.nv = n
     model.joint_names, model.link_names, model.joint_types = names, lnames, types
@@ -287,10 +384,13 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81),
     model.lower_limits, model.upper_limits = _frozen(lower), _frozen(upper)
     model.effort_limits, model.velocity_limits = _frozen(effort), _frozen(velocity)
     model.damping, model.urdf_friction = _frozen(damping), _frozen(friction)
+    #: <transmission> mechanicalReduction per joint; nan where no transmission drives it alone
+    model.mechanical_reduction = _frozen([desc.transmissions.get(nm, np.nan) for nm in names])
+    #: <mimic> tags, read but not modelled (a follower is an independent joint):
+    #: follower → (leader, multiplier, offset)
+    model.mimic = {j.name: j.mimic for j in desc.joints if j.mimic and j.name in model._joint_index}
     model.base_mass = base.mass
-    model.frames = {
-        name: (body_of[name], homogeneous(T[:3, :3], T[:3, 3])) for name, T in T_body_link.items()
-    }
+    model.frames = {name: (body_of[name], T) for name, T in T_body_link.items()}
     children_of = [[] for _ in range(n)]
     for i, p in enumerate(parents):
         if p >= 0:
@@ -304,4 +404,39 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81),
     model._g = gravity_view(model)  # gravity lives in the packed model; the setter writes it
     model._rel = (*relations(model.parents), np.array(model.parents))  # see kernels/layout
     model._no_friction = pack_laws(np.zeros(n, dtype=np.int64), np.zeros((n, 8)))  # "no laws"
+
+    if degenerate or problems:  # some spatial inertia is singular: is M still invertible?
+        singular = _mass_matrix_problem(model)
+        if singular:
+            if validate == "strict":
+                raise ModelError(f"{src}: {singular}")
+            problems.append(f"{src}: {singular}")
+    for problem in problems:  # validate == "warn" here
+        warnings.warn(problem, UserWarning, stacklevel=3)
     return model
+
+
+def _mass_matrix_problem(model: Model) -> str | None:
+    """None when M(q) is positive definite at one of a few sample configurations inside the
+    limits; else a message naming the joints of M's null space (the joints moving no inertia)."""
+    from .crba import mass_matrix
+
+    data = model.create_data()
+    rng = np.random.default_rng(0)
+    lo = np.where(np.isfinite(model.lower_limits), model.lower_limits, -np.pi)
+    hi = np.where(np.isfinite(model.upper_limits), model.upper_limits, np.pi)
+    for _ in range(_MASS_MATRIX_SAMPLES):
+        M = mass_matrix(model, data, rng.uniform(lo, hi))
+        w, V = np.linalg.eigh(0.5 * (M + M.T))
+        top = max(float(np.abs(w).max()), 1e-300)
+        if w[0] > _MASS_MATRIX_RTOL * top:
+            return None
+    null = V[:, w <= _MASS_MATRIX_RTOL * top]
+    weight = np.abs(null).max(axis=1)
+    idx = np.flatnonzero(weight > 1e-6 * weight.max())
+    joints, moved = [model.joint_names[i] for i in idx], [model.link_names[i] for i in idx]
+    return (f"the mass matrix is singular (smallest eigenvalue {_num(w[0])}, largest "
+            f"{_num(top)} at sample configurations): joint(s) {_names(joints)} move no inertia "
+            f"(link(s) {_names(moved)} and what they carry); "
+            "give the links they move mass and inertia, make those joints fixed, or load with "
+            "validate='warn' (forward dynamics and simulation need an invertible mass matrix)")

@@ -33,21 +33,34 @@ def share_directory() -> str:
     raise ModelError(f"cannot find the bundled robots: looked in {candidates}")
 
 
-def _resolve(kind: str, name: str, suffix: str) -> str:
+def _resolve(kind: str, name: str, suffix: str, also=()) -> str:
     if os.path.isfile(name):
         return name
     directory = os.path.join(share_directory(), kind)
-    fname = name if name.endswith(suffix) else name + suffix
+    fname = name if name.endswith((suffix, *also)) else name + suffix
     path = os.path.join(directory, fname)
     if not os.path.isfile(path):
-        known = sorted(f for f in os.listdir(directory) if f.endswith(suffix))
+        known = sorted(f for f in os.listdir(directory) if f.endswith((suffix, *also)))
         raise ModelError(f"no bundled {kind} file {name!r} (and no such file); bundled: {known}")
     return path
 
 
 def robot_path(name: str) -> str:
-    """Path of a bundled robot (``'arm7'`` → ``…/urdf/arm7.urdf``), or ``name`` if it is a file."""
-    return _resolve("urdf", name, ".urdf")
+    """Path of a bundled robot (``'arm7'`` → ``…/urdf/arm7.urdf``;
+    ``'planar_2r.urdf.xacro'`` → ``…/urdf/planar_2r.urdf.xacro``), or ``name`` if it is a file
+    (URDF or xacro)."""
+    return _resolve("urdf", name, ".urdf", (".xacro",))
+
+
+def robot_stem(name: str) -> str:
+    """A robot's name without directory and ``.urdf``/``.xacro`` suffixes
+    (``'/x/planar_2r.urdf.xacro'`` → ``'planar_2r'``): the prefix of its bundled
+    configurations."""
+    stem = os.path.basename(name)
+    for suffix in (".xacro", ".urdf"):
+        if stem.endswith(suffix):
+            stem = stem[:-len(suffix)]
+    return stem
 
 
 def config_path(name: str) -> str:

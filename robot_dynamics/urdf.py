@@ -1,12 +1,25 @@
 """URDF adapter: the only module of robot_dynamics that touches XML.
 
-It reads a URDF with ``yourdfpy`` (``urdfpy`` does not import on Python ≥ 3.10) into a
+It reads a URDF (or a xacro file, expanded with the PyPI ``xacro`` package) with ``lxml`` into a
 :class:`~robot_dynamics.description.RobotDescription` and hands it to
 :func:`~robot_dynamics.model.build_model`. Meshes are never loaded.
+
+What is read, and checked (every problem is a one-line :class:`ModelError` naming the file, the
+line, the link or joint, the element and the attribute):
+
+* ``<robot>``'s direct ``<link>`` children: ``<inertial>`` (``origin``, ``mass``, ``inertia``);
+* ``<robot>``'s direct ``<joint>`` children: ``type``, ``parent``, ``child``, ``origin``,
+  ``axis``, ``limit``, ``dynamics``, ``mimic``;
+* every ``<transmission>`` (also inside ``<ros2_control>``): the ``mechanicalReduction``
+  (or ``mechanical_reduction``) of a transmission that drives one joint alone.
+
+Everything else — ``<gazebo>``, ``<ros2_control>``, ``<material>``, ``<visual>``,
+``<collision>``, sensors, plugins, unknown tags — is ignored for dynamics: its numbers are not
+parsed, so a ``value=`` of a Gazebo plugin can never stop a robot from loading.
 """
 from __future__ import annotations
 
-import io
+import math
 import os
 import re
 
@@ -15,155 +28,354 @@ import numpy as np
 from .description import JointSpec, LinkSpec, RobotDescription
 from .errors import ModelError
 from .model import Model, build_model
+from .spatial import rpy_matrix
 
 _XACRO_SUBST = re.compile(r"\$\{[^}]*\}|\$\(\s*(find|arg|eval)\b[^)]*\)")
+_XACRO_PACKAGE = re.compile(r"\$\(\s*find\s+([^)\s]+)\s*\)|package://([^/\s\"'<>]+)")
+_ENCODING_DECL = re.compile(r"^(\s*<\?xml[^>]*?)\s+encoding\s*=\s*(['\"])[^'\"]*\2", re.S)
 
 
-def _read_text(path_or_xml) -> tuple[str, str]:
-    """Return (xml_text, source_name) from a path or an XML string."""
-    if isinstance(path_or_xml, os.PathLike) or (
-        isinstance(path_or_xml, str) and "<" not in path_or_xml
-    ):
-        path = os.fspath(path_or_xml)
-        if not os.path.isfile(path):
-            raise ModelError(f"{path}: no such URDF file")
-        with open(path, encoding="utf-8") as fh:
-            return fh.read(), path
-    if isinstance(path_or_xml, bytes):
-        return path_or_xml.decode("utf-8"), "<string>"
-    if isinstance(path_or_xml, str):
-        return path_or_xml, "<string>"
-    raise ModelError(f"load_urdf: expected a path or an XML string, got {type(path_or_xml).__name__}")
+def _is_path(source) -> bool:
+    return isinstance(source, os.PathLike) or (isinstance(source, str) and "<" not in source)
 
 
-def _float(value, default: float) -> float:
-    return default if value is None else float(value)
-
-
-def parse_urdf(path_or_xml) -> RobotDescription:
-    """Parse a URDF file or string into a neutral description (no validation of physics)."""
-    import yourdfpy
+def _parser():
     from lxml import etree
 
-    text, source = _read_text(path_or_xml)
+    # huge_tree: a robot with 100 000 frames is a legitimate (large) file
+    return etree.XMLParser(remove_comments=True, remove_pis=True, huge_tree=True)
+
+
+def _read_root(source, xacro_args=None):
+    """Return (root element, source name) from a path, an XML string or bytes.
+
+    A path ending in ``.xacro`` (or any source when ``xacro_args`` is given) is expanded first.
+    The encoding of a file is the one its XML prolog declares (UTF-8 without a prolog).
+    """
+    from lxml import etree
+
+    if _is_path(source):
+        path = os.fspath(source)
+        if not os.path.isfile(path):
+            raise ModelError(f"{path}: no such URDF file")
+        if path.endswith(".xacro") or xacro_args is not None:
+            data, name = _expand_xacro(path, None, xacro_args).encode("utf-8"), path
+        else:
+            with open(path, "rb") as fh:
+                data, name = fh.read(), path
+    elif isinstance(source, (bytes, bytearray)):
+        data, name = bytes(source), "<string>"
+        if xacro_args is not None:
+            data = _expand_xacro(None, data, xacro_args).encode("utf-8")
+    elif isinstance(source, str):
+        name = "<string>"
+        if xacro_args is not None:
+            data = _expand_xacro(None, source.encode("utf-8"), xacro_args).encode("utf-8")
+        else:
+            # the text is already decoded: drop a declared encoding and parse it as UTF-8
+            data = _ENCODING_DECL.sub(r"\1", source, count=1).encode("utf-8")
+    else:
+        raise ModelError(
+            f"load_urdf: expected a path or an XML string, got {type(source).__name__}")
     try:
-        root = etree.fromstring(text.encode("utf-8"))
-    except etree.XMLSyntaxError as exc:
-        raise ModelError(f"{source}: malformed XML: {exc}") from None
-    _check_not_xacro(root, source)
-    if root.tag != "robot":
-        raise ModelError(f"{source}: root element is <{root.tag}>, expected <robot>")
-    _check_numbers(root, source)
+        root = etree.fromstring(data, _parser())
+    except (etree.XMLSyntaxError, ValueError, LookupError) as exc:
+        raise ModelError(f"{name}: malformed XML: {exc}") from None
+    if root is None:
+        raise ModelError(f"{name}: malformed XML: no root element")
+    return root, name
+
+
+def _expand_xacro(path, data, args) -> str:
+    """Expand a xacro file (or text) with the PyPI ``xacro`` package; ``args`` are its
+    ``<xacro:arg>`` values. A package that ``$(find pkg)`` / ``package://pkg`` cannot resolve is
+    named in the error."""
     try:
-        urdf = yourdfpy.URDF.load(
-            io.BytesIO(text.encode("utf-8")),
-            build_scene_graph=False,
-            build_collision_scene_graph=False,
-            load_meshes=False,
-            load_collision_meshes=False,
-        )
-    except Exception as exc:  # yourdfpy raises several types; say which file
-        raise ModelError(f"{source}: cannot read URDF: {exc}") from None
-    robot = urdf.robot
+        import xacro
+    except ImportError:
+        raise ModelError(f"{path or '<string>'}: expanding xacro needs the 'xacro' package "
+                         "(pip install xacro)") from None
+    import xml.dom.minidom
+
+    name = path or "<string>"
+    mappings = {str(k): str(v) for k, v in (args or {}).items()}
+    try:
+        if path is not None:
+            doc = xacro.process_file(path, mappings=mappings)
+        else:
+            doc = xml.dom.minidom.parseString(data)
+            xacro.process_doc(doc, mappings=mappings)  # expands in place
+        return doc.toxml()
+    except (Exception, SystemExit) as exc:  # xacro raises XacroException, OSError, SystemExit
+        text = data.decode("utf-8", "replace") if data is not None else _slurp(path)
+        missing = [p for p in _packages_in(text, str(exc)) if not _package_found(p)]
+        if missing:
+            raise ModelError(
+                f"{name}: xacro cannot resolve package(s) {missing} ($(find …) / package://): "
+                "source the ROS workspace that provides them (AMENT_PREFIX_PATH), or replace "
+                "them by relative paths") from None
+        msg = " ".join(str(exc).split())
+        raise ModelError(f"{name}: xacro expansion failed: {msg}") from None
+
+
+def _slurp(path) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return ""
+
+
+def _packages_in(*texts) -> list[str]:
+    out = []
+    for text in texts:
+        for m in _XACRO_PACKAGE.finditer(text):
+            pkg = m.group(1) or m.group(2)
+            if pkg not in out:
+                out.append(pkg)
+    return out
+
+
+def _package_found(pkg: str) -> bool:
+    try:
+        from ament_index_python.packages import get_package_share_directory
+
+        get_package_share_directory(pkg)
+        return True
+    except Exception:
+        return False
+
+
+class _Reader:
+    """Reads numbers out of elements, with errors that name the file, line, owner and field."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def fail(self, el, who: str, what: str):
+        line = f":{el.sourceline}" if el is not None and el.sourceline else ""
+        raise ModelError(f"{self.source}{line}: {who}: {what}")
+
+    def numbers(self, el, attr: str, count: int, who: str, default):
+        val = el.get(attr)
+        if val is None:
+            return default
+        try:
+            nums = [float(x) for x in val.split()]
+        except ValueError:
+            m = _XACRO_SUBST.search(val)
+            if m:
+                _xacro_error(self.source, el, f"{attr}={m.group(0)!r}")
+            self.fail(el, who, f"<{el.tag} {attr}=\"{val}\"> is not a number")
+        if len(nums) != count:
+            self.fail(el, who, f"<{el.tag} {attr}=\"{val}\"> has {len(nums)} number(s), "
+                               f"expected {count}")
+        if not all(math.isfinite(x) for x in nums):
+            self.fail(el, who, f"<{el.tag} {attr}=\"{val}\"> is not finite")
+        return nums if count > 1 else nums[0]
+
+    def origin(self, el, who: str) -> np.ndarray:
+        """4×4 placement of an ``<origin xyz rpy>`` element (a shared read-only identity when
+        absent: a file with 100 000 frames makes no 100 000 identities)."""
+        if el is None:
+            return _EYE4
+        xyz = self.numbers(el, "xyz", 3, who, None)
+        rpy = self.numbers(el, "rpy", 3, who, None)
+        if xyz is None and (rpy is None or not any(rpy)):
+            return _EYE4
+        T = np.zeros((4, 4))
+        T[3, 3] = 1.0
+        T[:3, :3] = rpy_matrix(rpy) if rpy is not None and any(rpy) else _EYE3
+        if xyz is not None:
+            T[:3, 3] = xyz
+        return T
+
+    def name(self, el, attr: str, who: str) -> str | None:
+        val = el.get(attr)
+        if val is not None and "$" in val:
+            m = _XACRO_SUBST.search(val)
+            if m:
+                _xacro_error(self.source, el, f"{attr}={m.group(0)!r}")
+        return val
+
+
+def _constant(a) -> np.ndarray:
+    a = np.array(a, dtype=float)
+    a.setflags(write=False)
+    return a
+
+
+# Read-only defaults shared by every link and joint that does not state them.
+_EYE4, _EYE3 = _constant(np.eye(4)), _constant(np.eye(3))
+_ZERO3, _ZERO33 = _constant(np.zeros(3)), _constant(np.zeros((3, 3)))
+_X_AXIS = _constant([1.0, 0.0, 0.0])
+
+
+def parse_urdf(source, *, xacro_args=None) -> RobotDescription:
+    """Parse a URDF (or xacro) file, XML string or bytes into a neutral description.
+
+    Checks the syntax and every number the dynamics reads; the physics is checked by
+    :func:`~robot_dynamics.model.build_model`.
+    """
+    root, src = _read_root(source, xacro_args)
+    rd = _Reader(src)
+    if not isinstance(root.tag, str) or root.tag != "robot":
+        raise ModelError(f"{src}: root element is <{root.tag}>, expected <robot>")
+    _check_not_xacro(root, src)
+    link_els = list(root.iterchildren("link"))
+    if not link_els:
+        raise ModelError(
+            f"{src}: <robot> has no <link>: this looks like an unexpanded xacro stub (a file that "
+            "only includes or calls macros); load the .urdf.xacro it comes from, or expand it with "
+            "`xacro file.urdf.xacro > file.urdf`")
 
     links = []
-    for link in robot.links:
-        spec = LinkSpec(name=link.name)
-        inertial = link.inertial
-        if inertial is not None:
-            spec.has_inertial = True
-            spec.mass = _float(inertial.mass, 0.0)
-            origin = np.eye(4) if inertial.origin is None else np.asarray(inertial.origin, float)
-            spec.com = origin[:3, 3].copy()
-            spec.inertia_rotation = origin[:3, :3].copy()
-            spec.inertia = (
-                np.zeros((3, 3)) if inertial.inertia is None else np.asarray(inertial.inertia, float)
-            )
-        links.append(spec)
+    for el in link_els:
+        name = rd.name(el, "name", "link")
+        if not name:
+            rd.fail(el, "link", "<link> without a name")
+        who = f"link {name!r}"
+        inertial = _children(el).get("inertial")
+        if inertial is None:
+            links.append(LinkSpec(name, 0.0, _ZERO3, _EYE3, _ZERO33, False))
+            continue
+        parts = _children(inertial)
+        T = rd.origin(parts.get("origin"), who)
+        mass = parts.get("mass")
+        mass = 0.0 if mass is None else rd.numbers(mass, "value", 1, who, 0.0)
+        inertia = parts.get("inertia")
+        if inertia is None:
+            inertia = _ZERO33
+        else:
+            ixx, ixy, ixz, iyy, iyz, izz = (rd.numbers(inertia, a, 1, who, 0.0) for a in (
+                "ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
+            inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        links.append(LinkSpec(name, mass, T[:3, 3], T[:3, :3], inertia, True))
 
     joints = []
-    for j in robot.joints:
-        spec = JointSpec(name=j.name, type=j.type, parent=j.parent, child=j.child)
-        if j.origin is not None:
-            spec.origin = np.asarray(j.origin, float)
-        if j.axis is not None:
-            spec.axis = np.asarray(j.axis, float)
-        if j.limit is not None:
-            spec.lower = _float(j.limit.lower, -np.inf)
-            spec.upper = _float(j.limit.upper, np.inf)
-            spec.effort = _float(j.limit.effort, np.inf)
-            spec.velocity = _float(j.limit.velocity, np.inf)
-        if j.type == "continuous":
+    for el in root.iterchildren("joint"):
+        name = rd.name(el, "name", "joint")
+        if not name:
+            rd.fail(el, "joint", "<joint> without a name")
+        who = f"joint {name!r}"
+        jtype = el.get("type")
+        if not jtype:
+            rd.fail(el, who, "no type attribute (revolute, continuous, prismatic, fixed)")
+        ends, parts = {}, _children(el)
+        for role in ("parent", "child"):
+            end = parts.get(role)
+            if end is None or not end.get("link"):
+                rd.fail(el, who, f"no <{role} link=\"…\"/>")
+            ends[role] = rd.name(end, "link", who)
+        axis = parts.get("axis")
+        axis = _X_AXIS if axis is None or axis.get("xyz") is None else \
+            np.array(rd.numbers(axis, "xyz", 3, who, None))
+        spec = JointSpec(name, jtype, ends["parent"], ends["child"],
+                         rd.origin(parts.get("origin"), who), axis)
+        limit = parts.get("limit")
+        if limit is not None:
+            spec.lower = rd.numbers(limit, "lower", 1, who, -np.inf)
+            spec.upper = rd.numbers(limit, "upper", 1, who, np.inf)
+            spec.effort = rd.numbers(limit, "effort", 1, who, np.inf)
+            spec.velocity = rd.numbers(limit, "velocity", 1, who, np.inf)
+        if jtype == "continuous":
             spec.lower, spec.upper = -np.inf, np.inf
-        if j.dynamics is not None:
-            spec.damping = _float(j.dynamics.damping, 0.0)
-            spec.friction = _float(j.dynamics.friction, 0.0)
+        dyn = parts.get("dynamics")
+        if dyn is not None:
+            spec.damping = rd.numbers(dyn, "damping", 1, who, 0.0)
+            spec.friction = rd.numbers(dyn, "friction", 1, who, 0.0)
+        mimic = parts.get("mimic")
+        if mimic is not None:
+            leader = mimic.get("joint")
+            if not leader:
+                rd.fail(mimic, who, "<mimic> without joint=")
+            spec.mimic = (leader, rd.numbers(mimic, "multiplier", 1, who, 1.0),
+                          rd.numbers(mimic, "offset", 1, who, 0.0))
         joints.append(spec)
-    return RobotDescription(name=robot.name, links=links, joints=joints, source=source)
+    return RobotDescription(name=root.get("name") or "robot", links=links, joints=joints,
+                            source=src, transmissions=_transmissions(root))
+
+
+def _children(el) -> dict:
+    """An element's children by tag (the first of each tag), in one pass over them."""
+    out = {}
+    for child in el:
+        out.setdefault(child.tag, child)
+    return out
+
+
+def _transmissions(root) -> dict[str, float]:
+    """joint → mechanical reduction, from every ``<transmission>`` (URDF's own, or inside
+    ``<ros2_control>``) that drives exactly one joint and states one finite reduction.
+
+    Transmissions are not URDF proper: one that cannot be read is ignored, never an error.
+    """
+    out = {}
+    for tr in root.iter("transmission"):
+        names = {j.get("name") for j in tr.iter("joint")} - {None}
+        values = [el.text for tag in ("mechanicalReduction", "mechanical_reduction")
+                  for el in tr.iter(tag)]
+        if len(names) != 1 or not values:
+            continue
+        try:
+            value = float(values[0])
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(value):
+            out[names.pop()] = value
+    return out
 
 
 def _check_not_xacro(root, source: str) -> None:
-    """Refuse a xacro file: xacro elements or ``${…}``/``$(find …)`` left in attributes.
+    """Refuse a xacro file: an element of the xacro namespace anywhere. (``${…}``/``$(…)``
+    left in a name or number the dynamics reads is caught where it is read; extension tags such
+    as ``<gazebo>`` may hold any text.) A namespace declaration alone (``xmlns:xacro``) is
+    harmless: xacro leaves it in its output."""
+    for ns in set(root.nsmap.values()) | {"http://www.ros.org/wiki/xacro",
+                                          "http://wiki.ros.org/xacro"}:
+        if ns and "xacro" in ns:
+            el = next(root.iter(f"{{{ns}}}*"), None)
+            if el is not None:
+                _xacro_error(source, el, f"<xacro:{etree_local(el.tag)}>")
 
-    A namespace declaration alone (``xmlns:xacro``) is harmless: xacro leaves it in its output.
-    """
-    for el in root.iter():
-        if not isinstance(el.tag, str):
-            continue  # comments and processing instructions
-        tag = el.tag
-        in_xacro_ns = tag.startswith("{") and "xacro" in tag[1:tag.find("}")]
-        bad = f"<xacro:{etree_local(tag)}>" if in_xacro_ns else None
-        if bad is None:
-            for attr, val in el.attrib.items():
-                m = _XACRO_SUBST.search(val)
-                if m:
-                    bad = f"{attr}={m.group(0)!r}"
-                    break
-        if bad:
-            raise ModelError(
-                f"{source}:{el.sourceline}: unexpanded xacro ({bad}); run `xacro file.urdf.xacro"
-                " > file.urdf` first and load the result"
-            )
+
+def _xacro_error(source, el, bad):
+    raise ModelError(
+        f"{source}:{el.sourceline}: unexpanded xacro ({bad}); load the .xacro file itself "
+        "(load_urdf expands it) or run `xacro file.urdf.xacro > file.urdf` first")
 
 
 def etree_local(tag: str) -> str:
     return tag.split("}", 1)[-1]
 
 
-def _check_numbers(root, source: str) -> None:
-    """Reject NaN/Inf and unreadable numbers in the attributes the dynamics reads."""
-    for el in root.iter():
-        if not isinstance(el.tag, str):
-            continue
-        for attr in ("xyz", "rpy", "value", "ixx", "ixy", "ixz", "iyy", "iyz", "izz",
-                     "effort", "velocity", "lower", "upper", "damping", "friction"):
-            val = el.get(attr)
-            if val is None:
-                continue
-            owner = el
-            while owner is not None and owner.tag not in ("link", "joint"):
-                owner = owner.getparent()
-            who = f"{owner.tag} {owner.get('name')!r}" if owner is not None else "robot"
-            try:
-                nums = [float(x) for x in val.split()]
-            except ValueError:
-                raise ModelError(
-                    f"{source}:{el.sourceline}: {who}: <{el.tag} {attr}={val!r}> is not a number"
-                ) from None
-            if not all(np.isfinite(nums)):
-                raise ModelError(
-                    f"{source}:{el.sourceline}: {who}: <{el.tag} {attr}={val!r}> is not finite"
-                )
+def load_urdf(source, *, validate: str = "strict", xacro_args: dict | None = None,
+              gravity=(0.0, 0.0, -9.81), allow_massless: bool | None = None) -> Model:
+    """Build a :class:`~robot_dynamics.model.Model` from a URDF or xacro path, or an XML string.
 
+    ``source``: a ``.urdf`` path, a ``.urdf.xacro``/``.xacro`` path (expanded with the PyPI
+    ``xacro`` package, ``xacro_args`` giving its ``<xacro:arg>`` values, e.g.
+    ``{"prefix": "left_"}``), or URDF text.
 
-def load_urdf(path_or_xml, *, gravity=(0.0, 0.0, -9.81), allow_massless: bool = False) -> Model:
-    """Build a :class:`~robot_dynamics.model.Model` from a URDF path or XML string.
+    ``validate``: ``"strict"`` (default) refuses, with a :class:`ModelError` naming the link and
+    the fix, a moving body that no rigid body could have (negative mass, inertia without mass,
+    an indefinite inertia, principal moments breaking the triangle inequality) and a mass
+    matrix that is singular at sample configurations (joints that move no inertia);
+    ``"warn"`` loads such a robot anyway and emits one :class:`UserWarning` per problem.
+    Only what the dynamics uses is checked: the merged moving rigid bodies, never the fixed
+    base (the root link and the links fixed to it). A moving link without mass is fine when
+    the mass matrix stays positive definite. ``allow_massless`` is a deprecated alias
+    (``True`` means ``validate="warn"``).
 
-    ``gravity`` is the world gravity vector in the root link's frame. ``allow_massless`` accepts
-    moving bodies without mass (off by default: a moving link without ``<inertial>`` is almost
-    always a mistake in a URDF used for dynamics).
+    **Floating bases are not modelled**: the root link is fixed to the world (a quadruped or a
+    humanoid is modelled as if its ``base`` were bolted down; a ``floating`` *joint* is
+    refused). ``gravity`` is the world gravity vector in the root link's frame.
+
+    ``<mimic>`` tags are read (``JointSpec.mimic``) but not yet modelled: a follower joint is an
+    independent joint of the model (as Pinocchio's ``buildModelFromUrdf`` without ``mimic``).
     """
-    return build_model(parse_urdf(path_or_xml), gravity=gravity, allow_massless=allow_massless)
+    return build_model(parse_urdf(source, xacro_args=xacro_args), gravity=gravity,
+                       validate=validate, allow_massless=allow_massless)
 
 
 def _rpy(R) -> tuple:

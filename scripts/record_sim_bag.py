@@ -4,8 +4,9 @@
     python3 scripts/record_sim_bag.py --robot arm7 --duration 20 --out run_bag
 
 Starts the simulator (lock-step) and the friction-aware id_controller as real rclpy nodes,
-sends a Fourier excitation trajectory, records /joint_states (position, velocity, applied
-effort) and writes them to a bag with rosbags (sqlite3). Then:
+sends a Fourier excitation trajectory (by default designed for a well-conditioned friction
+regressor: robot_dynamics.identification.design_excitation), records /joint_states (position,
+velocity, applied effort) and writes them to a bag with rosbags (sqlite3). Then:
 
     robot-dynamics identify arm7 run_bag -o friction.yaml --plot fit.png
 
@@ -41,7 +42,7 @@ def record(args, log=print):
     from rclpy.signals import SignalHandlerOptions
 
     from robot_dynamics import load_urdf
-    from robot_dynamics.identification import fourier_excitation
+    from robot_dynamics.identification import design_excitation, fourier_excitation
     from robot_dynamics.identification.io import save_bag
     from robot_dynamics.nodes.common import load_friction
     from robot_dynamics.nodes.composition import (Progress, Recording, _record_published_states,
@@ -52,7 +53,12 @@ def record(args, log=print):
     model = load_urdf(robot_path(args.robot))
     load_friction(args.friction, args.robot, model)  # an unknown file: one line now
     check_out(args.out)
-    t, Q, V, A = fourier_excitation(model, duration=args.duration, rate=50.0)
+    if args.excitation == "designed":
+        t, Q, V, A, conds = design_excitation(model, duration=args.duration, rate=50.0)
+        log("designed excitation: regressor condition numbers "
+            + " ".join(f"{c:.3g}" for c in conds))
+    else:
+        t, Q, V, A = fourier_excitation(model, duration=args.duration, rate=50.0)
     traj = JointTrajectory(t, Q, V, A)
     common = [Parameter("robot", value=args.robot), Parameter("friction_config", value=args.friction)]
     # private topics (as robot-dynamics sim): nothing else on the ROS domain disturbs the run
@@ -105,6 +111,9 @@ def main(argv=None):
     parser.add_argument("--duration", type=_number(float, 0.0), default=20.0,
                         help="simulated seconds (default 20)")
     parser.add_argument("--out", default="run_bag", help="bag folder to create (must not exist)")
+    parser.add_argument("--excitation", default="designed", choices=["designed", "random"],
+                        help="Fourier coefficients optimised for identifiability (default) or "
+                             "random ones")
     args = parser.parse_args(argv)
     previous = _signals_raise()
     try:

@@ -1,13 +1,85 @@
-"""Shared test helpers: example-robot-data URDFs and the map to Pinocchio's q (test-only)."""
+"""Shared test helpers: example-robot-data URDFs, the map to Pinocchio's q, and the test-only
+control_msgs built by scripts/build_test_interfaces.sh (test-only)."""
 from __future__ import annotations
 
+import ctypes
+import glob
+import importlib.util
 import os
 import site
+import sys
 
 import numpy as np
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# --- test-only control_msgs (scripts/build_test_interfaces.sh) ---------------------------------
+INTERFACES_CURRENT = os.path.join(
+    os.environ.get("ROBOT_DYNAMICS_CACHE", os.path.expanduser("~/.cache/robot_dynamics")),
+    "interfaces", "current")
+
+
+def _prepend_env(name: str, value: str) -> None:
+    parts = [p for p in os.environ.get(name, "").split(os.pathsep) if p]
+    if value not in parts:
+        os.environ[name] = os.pathsep.join([value] + parts)
+
+
+def _use_test_interfaces() -> None:
+    """Put the built control_msgs on the path when the shell did not source its env.sh.
+
+    scripts/test.sh sources ``<prefix>/env.sh``; a bare ``pytest`` gets the same from here: the
+    prefix's site-packages on sys.path, PYTHONPATH / LD_LIBRARY_PATH / AMENT_PREFIX_PATH for the
+    node subprocesses, and its libraries preloaded in this process (the rmw loads the type
+    support by library name, and this process's loader read LD_LIBRARY_PATH when it started).
+    """
+    if importlib.util.find_spec("control_msgs") is not None:  # env.sh sourced, or a ROS install
+        return
+    prefix = os.path.realpath(INTERFACES_CURRENT)
+    sites = glob.glob(os.path.join(prefix, "lib", "python3*", "site-packages"))
+    libs = sorted(glob.glob(os.path.join(prefix, "lib", "lib*.so")))
+    if not sites or not libs:
+        return
+    try:
+        for lib in libs:  # RUNPATH finds the siblings
+            ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
+    except OSError:  # a broken cache: the action tests then skip with the import error
+        return
+    sys.path.insert(0, sites[0])
+    _prepend_env("PYTHONPATH", sites[0])
+    _prepend_env("LD_LIBRARY_PATH", os.path.join(prefix, "lib"))
+    os.environ.setdefault("AMENT_PREFIX_PATH", sys.prefix)  # the wheels' own prefix, as env.sh
+    _prepend_env("AMENT_PREFIX_PATH", prefix)
+
+
+_use_test_interfaces()
+
+
+def control_msgs_missing_reason() -> str:
+    """Why control_msgs cannot be imported, or '' when it can."""
+    try:
+        from control_msgs.action import FollowJointTrajectory  # noqa: F401
+    except ImportError as exc:
+        why = os.environ.get("ROBOT_DYNAMICS_INTERFACES_SKIP") or (
+            f"control_msgs not importable ({exc}); build it with scripts/build_test_interfaces.sh")
+        return why
+    return ""
+
+
+@pytest.fixture(scope="session")
+def follow_joint_trajectory():
+    """control_msgs.action.FollowJointTrajectory from the test-only build; skips with the reason
+    when it is not built (no compiler), and fails instead under CI (CI=true), which must run
+    them."""
+    why = control_msgs_missing_reason()
+    if why:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI must run the action tests: {why}")
+        pytest.skip(why)
+    from control_msgs.action import FollowJointTrajectory
+
+    return FollowJointTrajectory
 
 
 def erd_urdf(relpath: str) -> str:

@@ -25,11 +25,12 @@ def hanging(mech):
 @pytest.mark.slow
 def test_free_motion_keeps_loop_closed_and_conserves_energy(mech, hanging):
     q0 = mech.inverse_kinematics(np.array([0.08, -0.32]), hanging)
-    out = mech.simulate(q0, np.zeros(4), 10.0, dt=1e-3)
+    # 1.5 s is a full swing (the left crank sweeps over 2 rad and back); 10 s took minutes
+    out = mech.simulate(q0, np.zeros(4), 1.5, dt=1e-3)
     assert out["loop_error"].max() < 1e-8
     energy = out["energy"]
     assert np.abs(energy - energy[0]).max() < 1e-6 * abs(energy[0])
-    assert np.ptp(out["q"][:, 0]) > 0.3  # it really swung
+    assert np.ptp(out["q"][:, 0]) > 1.0  # it really swung
 
 
 def test_inverse_dynamics_along_a_path_is_reproduced_by_forward_dynamics(mech, hanging):

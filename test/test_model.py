@@ -1,4 +1,7 @@
 """Model reduction: fixed joints merged exactly, tree ordering, limits and URDF dynamics kept."""
+import os
+import sys
+
 import numpy as np
 import pytest
 
@@ -61,3 +64,55 @@ def test_tree_order_parents_first_and_metadata():
     assert model.parents[model.joint_index("jd")] == i
     with pytest.raises(rd.ModelError, match="no movable joint 'zz'"):
         model.joint_index("zz")
+
+
+def test_mimic_tags_are_kept_not_modelled():
+    from conftest import PANDA, erd_urdf
+
+    model = rd.load_urdf(erd_urdf(PANDA))
+    assert model.mimic == {"panda_finger_joint2": ("panda_finger_joint1", 1.0, 0.0)}
+    assert "panda_finger_joint2" in model.joint_names  # an independent joint (nv = 9)
+
+
+def test_relations_fast_path_equals_the_general_one():
+    """kernels.layout.relations copies slices for depth-first numbering (linear in its output);
+    the set-based general path is the specification, and any other numbering uses it."""
+    from robot_dynamics.kernels.layout import _relations_general, relations
+
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        n = int(rng.integers(0, 25))
+        parents = [-1] + [int(rng.integers(-1, i)) for i in range(1, n)] if n else []
+        children = {i: [] for i in range(-1, n)}
+        for i, p in enumerate(parents):
+            children[p].append(i)
+        order, stack = [], list(reversed(children[-1]))
+        while stack:  # renumber depth-first, as build_model does
+            i = stack.pop()
+            order.append(i)
+            stack.extend(reversed(children[i]))
+        new = {old: k for k, old in enumerate(order)}
+        dfs = [-1 if parents[old] < 0 else new[parents[old]] for old in order]
+        for P in (dfs, parents):
+            fast, ref = relations(P), _relations_general(P)
+            np.testing.assert_array_equal(fast[0], ref[0])
+            np.testing.assert_array_equal(fast[1], ref[1])
+
+
+def test_long_chain_and_many_fixed_frames():
+    """A 300-joint chain and 3000 fixed frames build (the frames placed exactly)."""
+    from conftest import REPO
+
+    sys.path.insert(0, os.path.join(REPO, "bench"))
+    from bench_build import frames_urdf
+    from bench_dynamics import chain_urdf
+
+    chain = rd.load_urdf(chain_urdf(300))
+    assert chain.nv == 300 and list(chain.parents) == list(range(-1, 299))
+    model = rd.load_urdf(frames_urdf(3000))
+    assert model.nv == 2 and len(model.frames) == 3003
+    body, T = model.frames["f2999"]
+    assert body == 1
+    np.testing.assert_allclose(T[:3, 3], [0, 0, 0.02999], atol=1e-15)
+    np.testing.assert_allclose(T[:3, :3], rpy_matrix([0, 0.1, 0]), atol=1e-15)
+    assert model.frames["f2998"][0] == -1

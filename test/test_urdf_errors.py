@@ -44,30 +44,96 @@ def test_missing_file_named():
         rd.load_urdf("/tmp/no_such.urdf")
 
 
-def test_moving_link_without_inertial():
+def test_massless_end_link_names_the_joint_and_the_fix():
+    """A massless link at the end of the chain: M is singular, the joint moving nothing is named."""
     links = {"base": "", "l1": INERTIAL.format(m=1, ixx=0.01), "l2": ""}
-    with pytest.raises(rd.ModelError, match=r"link 'l2' \(moved by joint 'j2'\) has no <inertial>"):
+    with pytest.raises(rd.ModelError, match=r"mass matrix is singular.*joint\(s\) \['j2'\] move no "
+                       r"inertia \(link\(s\) \['l2'\].*validate='warn'"):
         rd.load_urdf(urdf(links=links))
-    assert rd.load_urdf(urdf(links=links), allow_massless=True).masses[1] == 0.0
+    with pytest.warns(UserWarning, match=r"\['j2'\] move no inertia") as record:
+        model = rd.load_urdf(urdf(links=links), validate="warn")
+    assert len(record) == 1 and model.masses[1] == 0.0
+    with pytest.warns(DeprecationWarning, match="allow_massless"):
+        assert rd.load_urdf(urdf(links=links), allow_massless=True).nv == 2
 
 
-@pytest.mark.parametrize("mass", ["0", "-1"])
-def test_non_positive_mass(mass):
+def test_massless_virtual_link_is_fine_when_mass_is_downstream():
+    """Two revolute joints through a massless 'virtual' link (a 2-dof joint): M stays PD."""
+    links = {"base": "", "l1": "", "l2": INERTIAL.format(m=1, ixx=0.01)}
+    joints = [("j1", "revolute", "base", "l1"), ("j2", "revolute", "l1", "l2")]
+    text = urdf(links=links, joints=joints).replace('<axis xyz="0 1 0"/>', '<axis xyz="1 0 0"/>', 1)
+    model = rd.load_urdf(text)
+    assert model.masses[0] == 0.0 and model.nv == 2
+
+
+@pytest.mark.parametrize("mass,needle", [("0", "rotational inertia .* without mass"),
+                                         ("-1", "mass -1 is negative")])
+def test_non_positive_mass(mass, needle):
     links = {"base": "", "l1": INERTIAL.format(m=mass, ixx=0.01), "l2": INERTIAL.format(m=1, ixx=0.01)}
-    with pytest.raises(rd.ModelError, match="link 'l1'"):
+    with pytest.raises(rd.ModelError, match=f"link 'l1' \\(moved by joint 'j1'\\): {needle}"):
         rd.load_urdf(urdf(links=links))
 
 
 def test_inertia_not_positive_definite():
     links = {"base": "", "l1": INERTIAL.format(m=1, ixx=-0.01), "l2": INERTIAL.format(m=1, ixx=0.01)}
-    with pytest.raises(rd.ModelError, match="link 'l1': inertia is not positive definite"):
+    with pytest.raises(rd.ModelError, match="link 'l1'.*: inertia is not positive semi-definite "
+                       r"\(principal moments \[-0.01, 0.01, 0.01\]\); fix its <inertial>"):
         rd.load_urdf(urdf(links=links))
 
 
 def test_inertia_breaks_triangle_inequality():
     links = {"base": "", "l1": INERTIAL.format(m=1, ixx=0.05), "l2": INERTIAL.format(m=1, ixx=0.01)}
-    with pytest.raises(rd.ModelError, match="link 'l1'.*triangle inequality"):
+    with pytest.raises(rd.ModelError, match="link 'l1'.*triangle inequality") as err:
         rd.load_urdf(urdf(links=links))
+    assert "np.float64" not in str(err.value) and "[0.01, 0.01, 0.05]" in str(err.value)
+
+
+def test_warn_loads_and_warns_once_per_problem():
+    links = {"base": "", "l1": INERTIAL.format(m=1, ixx=0.05),
+             "l2": INERTIAL.format(m=1, ixx=-0.01)}
+    with pytest.raises(rd.ModelError, match=r"link 'l1'.*\(and 1 more moving bodies\)"):
+        rd.load_urdf(urdf(links=links))
+    with pytest.warns(UserWarning) as record:
+        model = rd.load_urdf(urdf(links=links), validate="warn")
+    messages = [str(w.message) for w in record if w.category is UserWarning]
+    assert len(messages) == 2 and "link 'l1'" in messages[0] and "link 'l2'" in messages[1]
+    assert model.inertias[0][0, 0] == pytest.approx(0.05)
+
+
+def test_bad_validate_value():
+    with pytest.raises(rd.ModelError,
+                       match=r"validate: expected one of \['strict', 'warn'\], got 'no'"):
+        rd.load_urdf(urdf(), validate="no")
+
+
+def test_fixed_base_inertia_is_not_checked():
+    """The root link (and what is fixed to it) never moves: its inertia is not in the dynamics."""
+    links = {"base": INERTIAL.format(m=1, ixx=-5), "l1": INERTIAL.format(m=1, ixx=0.01),
+             "l2": INERTIAL.format(m=1, ixx=0.01), "cam": INERTIAL.format(m=0, ixx=1)}
+    joints = [("j1", "revolute", "base", "l1"), ("j2", "revolute", "l1", "l2"),
+              ("cam_joint", "fixed", "base", "cam")]
+    assert rd.load_urdf(urdf(links=links, joints=joints)).nv == 2
+
+
+def test_inertia_checked_on_the_merged_body():
+    """A point-mass link (zero inertia, rounding 1e-20 as in icub) fixed to a link with inertia:
+    the merged rigid body is fine; alone at the chain's end it is a point mass and still fine."""
+    point = ('<inertial><origin xyz="0.008 0 0.05"/><mass value="0.27"/><inertia ixx="0" ixy="0" '
+             'ixz="1.35525e-20" iyy="0" iyz="0" izz="0"/></inertial>')
+    links = {"base": "", "l1": INERTIAL.format(m=1, ixx=0.01), "l2": point,
+             "foot": INERTIAL.format(m=0.5, ixx=0.01)}
+    joints = [("j1", "revolute", "base", "l1"), ("j2", "revolute", "l1", "l2"),
+              ("foot_joint", "fixed", "l2", "foot")]
+    model = rd.load_urdf(urdf(links=links, joints=joints))
+    assert model.masses[1] == pytest.approx(0.77)
+    links.pop("foot")
+    assert rd.load_urdf(urdf(links=links, joints=joints[:2])).masses[1] == pytest.approx(0.27)
+
+
+def test_no_movable_joint():
+    links = {"base": "", "l1": INERTIAL.format(m=1, ixx=0.01)}
+    with pytest.raises(rd.ModelError, match="robot 'r' has no movable joint"):
+        rd.load_urdf(urdf(links=links, joints=[("j1", "fixed", "base", "l1")]))
 
 
 @pytest.mark.parametrize("jtype", ["floating", "planar"])
@@ -110,3 +176,165 @@ def test_bad_gravity():
     model = rd.load_urdf(urdf())
     with pytest.raises(rd.ModelError, match="gravity"):
         model.gravity = (0.0, np.nan, 1.0)
+
+
+# -- structure ------------------------------------------------------------------------------------
+
+def test_cycle_and_loose_links_are_named():
+    links = {"base": "", **{f"l{i}": INERTIAL.format(m=1, ixx=0.01) for i in range(1, 6)}}
+    joints = [("j1", "revolute", "base", "l1"),
+              ("a", "revolute", "l4", "l2"), ("b", "revolute", "l2", "l3"),
+              ("c", "revolute", "l3", "l4"), ("d", "revolute", "l3", "l5")]
+    with pytest.raises(rd.ModelError) as err:
+        rd.load_urdf(urdf(links=links, joints=joints))
+    msg = str(err.value)
+    assert "joints ['a', 'b', 'c'] form a closed kinematic loop" in msg
+    assert "link(s) ['l5'] are not connected to root link 'base'" in msg
+
+
+def test_second_root_is_named():
+    links = {"base": "", "l1": INERTIAL.format(m=1, ixx=0.01), "l2": INERTIAL.format(m=1, ixx=0.01),
+             "world": ""}
+    with pytest.raises(rd.ModelError, match=r"link\(s\) \['world'\] are not connected to root link "
+                       "'base'"):
+        rd.load_urdf(urdf(links=links))
+
+
+def test_panda_with_a_cycle_is_refused_not_truncated():
+    from conftest import PANDA, erd_urdf
+
+    with open(erd_urdf(PANDA), encoding="utf-8") as fh:
+        text = fh.read()
+    # make the first joint hang from link 7: links 1..7 become a loop, the hand loose
+    text = text.replace('<parent link="panda_link0"/>', '<parent link="panda_link7"/>', 1)
+    with pytest.raises(rd.ModelError, match=r"joints \['panda_joint1', .*\] form a closed "
+                       r"kinematic "
+                       r"loop; link\(s\) \['panda_link8', .*\] are not connected to root link "
+                       "'panda_link0'"):
+        rd.load_urdf(text)
+
+
+def test_self_loop_joint():
+    joints = [("j1", "revolute", "base", "l1"), ("j2", "revolute", "l2", "l2")]
+    with pytest.raises(rd.ModelError, match=r"joints \['j2'\] form a closed kinematic loop"):
+        rd.load_urdf(urdf(joints=joints))
+
+
+# -- malformed input ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("old,new,needle", [
+    ('<axis xyz="0 1 0"/>', '<axis xyz="0 1"/>',
+     r"joint 'j1': <axis xyz=\"0 1\"> has 2 number\(s\), expected 3"),
+    ('<axis xyz="0 1 0"/>', '<axis xyz="0 1 0 1"/>', r"joint 'j1': <axis xyz=.*expected 3"),
+    ('<axis xyz="0 1 0"/>', '<axis xyz="0 0 0"/>',
+     r"joint 'j1': axis \[0, 0, 0\] is not a direction"),
+    ('xyz="0 0 0.2"', 'xyz="0 0"', r"joint 'j1': <origin xyz=\"0 0\"> has 2 number"),
+    ('rpy="0 0 0"/><axis', 'rpy="0 inf 0"/><axis',
+     r"joint 'j1': <origin rpy=\"0 inf 0\"> is not finite"),
+    ('lower="-3"', 'lower="low"', r"joint 'j1': <limit lower=\"low\"> is not a number"),
+    ('lower="-3" upper="3"', 'lower="3" upper="-3"', r"joint 'j1': lower limit 3 > upper -3"),
+    ('effort="10"', 'effort="-10"', r"joint 'j1': effort must be >= 0, got -10"),
+    ('<parent link="base"/>', '', r"joint 'j1': no <parent link="),
+    ('type="revolute"', '', r"joint 'j1': no type attribute"),
+    ('izz="0.01"', 'izz="1e400"', r"link 'l1': <inertia izz=\"1e400\"> is not finite"),
+])
+def test_malformed_fields_are_named(old, new, needle):
+    with pytest.raises(rd.ModelError, match=needle):
+        rd.load_urdf(urdf().replace(old, new, 1))
+
+
+def test_empty_robot_is_a_xacro_stub():
+    stub = ('<?xml version="1.0"?><robot xmlns:xacro="http://wiki.ros.org/xacro">'
+            '<!-- generated by xacro --></robot>')
+    with pytest.raises(rd.ModelError,
+                       match="has no <link>: this looks like an unexpanded xacro stub"):
+        rd.load_urdf(stub)
+
+
+def test_root_element_must_be_robot():
+    with pytest.raises(rd.ModelError, match=r"root element is <sdf>, expected <robot>"):
+        rd.load_urdf('<sdf version="1.6"><model name="m"/></sdf>')
+
+
+def test_encoding_from_the_prolog(tmp_path):
+    text = urdf(name="bras_\u00e9").replace('<?xml version="1.0"?>',
+                                             '<?xml version="1.0" encoding="ISO-8859-1"?>')
+    path = tmp_path / "latin1.urdf"
+    path.write_bytes(text.encode("latin-1"))
+    assert rd.load_urdf(str(path)).name == "bras_\u00e9"
+    assert rd.load_urdf(text).name == "bras_\u00e9"  # a str with a declared encoding
+    bad = tmp_path / "bad.urdf"
+    bad.write_bytes(urdf(name="bras_\u00e9").encode("latin-1"))  # no prolog encoding: UTF-8
+    with pytest.raises(rd.ModelError, match="bad.urdf: malformed XML"):
+        rd.load_urdf(str(bad))
+
+
+# -- extension tags -------------------------------------------------------------------------------
+
+EXTENSIONS = '''
+<gazebo reference="l1"><mu1 value="0.5"/><material value="PR2/Grey"/><kp>abc</kp></gazebo>
+<gazebo><plugin name="p" filename="x.so"><robotNamespace>${ns}</robotNamespace></plugin></gazebo>
+<transmission name="t1"><type>transmission_interface/SimpleTransmission</type>
+  <joint name="j1"><hardwareInterface>EffortJointInterface</hardwareInterface></joint>
+  <actuator name="m1"><mechanicalReduction>50</mechanicalReduction></actuator></transmission>
+<transmission name="diff"><joint name="j1"/><joint name="j2"/>
+  <actuator name="m9"><mechanicalReduction>7</mechanicalReduction></actuator></transmission>
+<ros2_control name="hw" type="system"><hardware><plugin>mock</plugin></hardware>
+  <joint name="j2"><command_interface name="effort"><param name="min">-x</param></command_interface>
+  </joint>
+  <transmission name="t2"><plugin>transmission_interface/SimpleTransmission</plugin>
+    <joint name="j2" role="joint1"><mechanical_reduction>-120.5</mechanical_reduction></joint>
+  </transmission></ros2_control>
+<sensor name="cam" value="not-a-number"/>
+'''
+
+
+def test_extension_tags_ignored_and_reductions_kept():
+    text = urdf().replace("</robot>", EXTENSIONS + "</robot>")
+    model = rd.load_urdf(text)
+    plain = rd.load_urdf(urdf())
+    np.testing.assert_array_equal(model.spatial_inertias, plain.spatial_inertias)
+    # one transmission per joint gives its reduction; the two-joint one is not a per-joint value
+    np.testing.assert_array_equal(model.mechanical_reduction, [50.0, -120.5])
+    assert np.all(np.isnan(plain.mechanical_reduction))
+
+
+def test_xacro_substitution_left_in_a_joint():
+    with pytest.raises(rd.ModelError, match=r"<string>:1: unexpanded xacro \(xyz='\$\{l1\}'\)"):
+        rd.load_urdf(urdf().replace('<axis xyz="0 1 0"/>', '<axis xyz="${l1}"/>', 1))
+
+
+def test_mutated_urdfs_raise_only_model_errors():
+    """Random edits of a URDF with every element the reader knows: each either loads or raises
+    ModelError — never another exception type."""
+    import random
+    import re
+    import warnings
+
+    text = urdf().replace("</robot>", EXTENSIONS + "</robot>").replace(
+        '<axis xyz="0 1 0"/>', '<axis xyz="0 1 0"/><dynamics damping="0.1" friction="0.2"/>'
+        '<mimic joint="j1" multiplier="2" offset="0.1"/>', 1)
+    tokens = ['"', "<", ">", "/", " ", "nan", "1e999", "-1", "0", "abc", "", "${x}", "&", "\u00e9",
+              "1 2", "1 2 3 4", '<link name="z"/>', "</joint>",
+              '<joint name="q" type="revolute"><parent link="z"/><child link="base"/></joint>']
+    rng = random.Random(11)
+    outcomes = {"loaded": 0, "refused": 0}
+    for _ in range(300):
+        t = text
+        for _ in range(rng.randint(1, 3)):
+            i = rng.randrange(len(t))
+            j = min(len(t), i + rng.randint(0, 40))
+            if rng.random() < 0.5:
+                t = t[:i] + rng.choice(tokens) + t[j:]
+            else:
+                m = rng.choice(list(re.finditer(r"-?\d+(\.\d+)?", t)))
+                t = t[:m.start()] + rng.choice(tokens) + t[m.end():]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                rd.load_urdf(t, validate=rng.choice(["strict", "warn"]))
+            outcomes["loaded"] += 1
+        except rd.ModelError as exc:
+            assert "np.float64" not in str(exc)
+            outcomes["refused"] += 1
+    assert outcomes["loaded"] > 0 and outcomes["refused"] > 0

@@ -1,13 +1,16 @@
 """Friction identification from recorded runs (seed 004's laws are linear in their coefficients
-once the joint reactions are known — and the core computes those from (q, q̇, q̈))."""
+once the joint reactions are known — and the core computes those from (q, q̇, q̈)).
+See docs/identification.md."""
 import importlib
 import sys
 import types
 
 #: imported on first use, so that ``robot-dynamics identify --help`` loads no numba/SciPy
-_EXPORTS = {"fourier_excitation": "excitation", "FitResult": "fit", "fit": "fit",
-            "load_bag": "io", "load_csv": "io"}
-__all__ = ["FitResult", "fit", "fourier_excitation", "load_bag", "load_csv"]
+_EXPORTS = {"design_excitation": "excitation", "fourier_excitation": "excitation",
+            "FitResult": "fit", "fit": "fit", "FORMATS": "io", "load_bag": "io",
+            "load_csv": "io"}
+__all__ = ["FORMATS", "FitResult", "design_excitation", "fit", "fourier_excitation", "load_bag",
+           "load_csv"]
 
 
 def __getattr__(name):

@@ -22,6 +22,32 @@ LAWS = {
     "load_dependent": ("coulomb", "viscous", "k1", "k2", "k3"),
 }
 
+#: the fitted magnitude, for reports
+FORMULAS = {
+    "classic": "|τf| = coulomb± + viscous·|q̇| (classic, asymmetric Coulomb + viscous)",
+    "load_dependent": "|τf| = coulomb + viscous·|q̇| + k1·X1 + k2·X2 + k3·X3 (load_dependent, "
+                      "seed 004 eq. 2.5.6/2.5.7)",
+}
+
+#: what the load columns X1..X3 are, per joint kind (for "never carried …" messages)
+LOAD_NAMES = {
+    False: ("a bending moment (|n⊥|)", "a radial force (|f⊥|)", "an axial load (|f∥|)"),
+    True: ("a transverse force (|f⊥|)", "a bending moment (|n⊥|)", "a torsion moment (|n∥|)"),
+}
+
+
+def column_meaning(law, name, kind):
+    """The excitation a coefficient needs, in words: what must vary in the data."""
+    if law == "classic":
+        return {"coulomb_positive": "motion in the positive direction",
+                "coulomb_negative": "motion in the negative direction",
+                "viscous": "several different speeds |q̇|"}[name]
+    if name == "coulomb":
+        return "motion"
+    if name == "viscous":
+        return "several different speeds |q̇|"
+    return LOAD_NAMES[kind == jt.PRISMATIC][int(name[1]) - 1]
+
 
 def load_terms(W, axis, prismatic):
     """(X1, X2, X3) per sample from joint wrenches W (N, 6)."""

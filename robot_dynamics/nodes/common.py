@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import math
 import os
+import warnings
 
 import numpy as np
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
@@ -14,7 +15,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 
 from .. import load_urdf
 from ..errors import InputError, ModelError
-from ..resources import config_path, robot_path
+from ..resources import config_path, robot_path, robot_stem
 
 #: /joint_states and effort commands: reliable, keep last few (a controller wants the newest).
 STATE_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
@@ -54,18 +55,38 @@ def declare_robot_parameters(node):
     """The parameters every node uses to know the robot and its friction."""
     declare(node, "robot_description", "",
             "URDF XML of the robot (as robot_state_publisher takes it); wins over 'robot'")
-    declare(node, "robot", "arm7", "bundled robot name (arm7, planar_2r, rrp, ...) or URDF path")
+    declare(node, "robot", "arm7", "bundled robot name (arm7, planar_2r, rrp, ...), URDF path, "
+            "or .urdf.xacro path (expanded with xacro)")
+    declare(node, "validate", "strict",
+            "URDF physics check: 'strict' refuses unphysical moving bodies and a singular mass "
+            "matrix; 'warn' loads them and logs one warning per problem", read_only=True)
     declare(node, "friction_config", "",
             "friction YAML: bundled name or path; 'none' for no friction; empty = '<robot>_friction'"
             " when bundled, else none")
 
 
 def load_robot(node):
-    """Build (model, friction) from the node's parameters. Raises ModelError with the reason."""
+    """Build (model, friction) from the node's parameters. Raises ModelError with the reason.
+
+    With ``validate:=warn`` each problem the URDF check finds (a Python warning) becomes one
+    warning line of the node's log. The start-up log says where the robot is fixed: floating
+    bases are not modelled.
+    """
     xml = node.get_parameter("robot_description").value
     robot = node.get_parameter("robot").value
-    model = load_urdf(xml if xml.strip() else robot_path(robot))
-    return model, load_friction(node.get_parameter("friction_config").value, robot, model)
+    validate = node.get_parameter("validate").value
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = load_urdf(xml if xml.strip() else robot_path(robot), validate=validate)
+    log = node.get_logger()
+    for w in caught:
+        log.warning(str(w.message))
+    log.info(f"robot {model.name!r}: {model.nv} joints, modelled fixed at its root link "
+             f"{model.base_link!r} (floating bases are not modelled)")
+    if model.mimic:
+        log.warning(f"<mimic> joints {sorted(model.mimic)} are modelled as independent joints")
+    return model, load_friction(node.get_parameter("friction_config").value, robot_stem(robot),
+                                model)
 
 
 def load_friction(spec: str, robot: str, model):

@@ -141,11 +141,11 @@ def controller_parameters(robot: str, path=None) -> dict:
     import yaml
 
     from ..errors import ModelError
-    from ..resources import config_path
+    from ..resources import config_path, robot_stem
 
     if path is None:
         try:
-            path = config_path(os.path.splitext(os.path.basename(robot))[0] + "_controller")
+            path = config_path(robot_stem(robot) + "_controller")
         except ModelError:
             return {}
     from .params import ID_CONTROLLER
@@ -241,14 +241,16 @@ def _signals_raise():
 def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=None,
              friction_compensation=True, plot=None, log=print, *, plant_friction=None,
              model_friction=None, controller_config=None, tolerance=0.01,
-             tolerance_prismatic=0.001, progress=None, global_topics=False):
+             tolerance_prismatic=0.001, progress=None, global_topics=False,
+             validate="strict"):
     """Run the composition on ``robot``; return a summary dict (also printed via ``log``).
 
     ``friction`` sets the plant's and the controller model's friction unless
     ``plant_friction`` / ``model_friction`` say otherwise. The summary holds the recorded
     arrays (``data``: t, q, v, tau, tau_friction; ``reference``: q_d at each t), the
     simulator node's ``stats``, and the verdict (``valid``, ``reasons``). The nodes' topics
-    are private to this run (:func:`private_remaps`) unless ``global_topics``.
+    are private to this run (:func:`private_remaps`) unless ``global_topics``. ``validate``:
+    the URDF physics check, ``strict`` or ``warn``.
     """
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
@@ -256,7 +258,7 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
     from rclpy.signals import SignalHandlerOptions
 
     from .. import load_urdf
-    from ..resources import robot_path
+    from ..resources import robot_path, robot_stem
     from .common import load_friction
 
     plant_spec = friction if plant_friction is None else plant_friction
@@ -264,16 +266,16 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
     move_time = move_time or DEMO_TIMING.get(robot, {}).get("move_time", DEFAULT_MOVE_TIME)
     settle = DEMO_TIMING.get(robot, {}).get("settle", DEFAULT_SETTLE) if settle is None else settle
     # everything a user can get wrong is checked here, before any node starts
-    model = load_urdf(robot_path(robot))
-    plant_law = load_friction(plant_spec, robot, model)
-    model_law = load_friction(model_spec, robot, model)
+    model = load_urdf(robot_path(robot), validate=validate)
+    plant_law = load_friction(plant_spec, robot_stem(robot), model)
+    model_law = load_friction(model_spec, robot_stem(robot), model)
     gains = controller_parameters(robot, controller_config)
     if plot:
         check_output_path(plot)
     traj = demo_trajectory(model, robot, move_time)
     t_end = traj.duration + settle
 
-    robot_params = [Parameter("robot", value=robot)]
+    robot_params = [Parameter("robot", value=robot), Parameter("validate", value=validate)]
     ctrl_params = robot_params + [Parameter("friction_config", value=model_spec or "")]
     ctrl_params += [Parameter(k, value=v) for k, v in gains.items()
                     if k not in ("friction_compensation", "stale_timeout")]
@@ -601,7 +603,10 @@ def build_parser():
             "and rviz2 need a ROS 2 install: use `ros2 launch robot_dynamics sim.launch.py`).",
             90),
         epilog=MODES_HELP)
-    parser.add_argument("--robot", default="arm7", help="bundled robot name or URDF path")
+    parser.add_argument("--robot", default="arm7",
+                        help="bundled robot name, URDF path or .urdf.xacro path")
+    parser.add_argument("--validate", default="strict", choices=["strict", "warn"],
+                        help="URDF physics check: refuse (strict) or warn about unphysical bodies")
     parser.add_argument("--friction", default="",
                         help="friction of both the plant and the controller's model (bundled "
                              "name, YAML path or 'none'); default: the robot's")
@@ -648,7 +653,7 @@ def main(argv=None):
                                controller_config=args.controller_config,
                                tolerance=args.tolerance,
                                tolerance_prismatic=args.tolerance_prismatic,
-                               global_topics=args.global_topics)
+                               global_topics=args.global_topics, validate=args.validate)
         except (ModelError, InputError, UsageError, OSError) as exc:
             text = " ".join(str(exc).split())
             print(f"robot-dynamics sim: {text}", file=sys.stderr)

@@ -33,7 +33,11 @@ DYNAMIC = "<from the robot>"
 ROBOT = (
     Param("robot_description", "string", "",
           "URDF XML of the robot (as robot_state_publisher takes it); wins over 'robot'"),
-    Param("robot", "string", "arm7", "bundled robot name (arm7, planar_2r, rrp, ...) or URDF path"),
+    Param("robot", "string", "arm7", "bundled robot name (arm7, planar_2r, rrp, ...), URDF path, "
+          "or .urdf.xacro path (expanded with xacro)"),
+    Param("validate", "string", "strict",
+          "URDF physics check: 'strict' refuses unphysical moving bodies and a singular mass "
+          "matrix; 'warn' loads them and logs one warning per problem", read_only=True),
     Param("friction_config", "string", "",
           "friction YAML: bundled name or path; 'none' for no friction; empty = '<robot>_friction'"
           " when bundled, else none"),

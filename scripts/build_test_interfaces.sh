@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Builds the test-only interface package test/interfaces/control_msgs (FollowJointTrajectory and
+# the tolerance messages, wire-identical to upstream control_msgs) with the PyPI rosidl/ament_cmake
+# wheels and the system's cmake and C/C++ compilers.
+#
+# Output: an install prefix in a cache OUTSIDE the clone, keyed by a hash of the inputs,
+#   ${ROBOT_DYNAMICS_CACHE:-$HOME/.cache/robot_dynamics}/interfaces/<hash>/install
+# with <prefix>/env.sh (exports PYTHONPATH, LD_LIBRARY_PATH, AMENT_PREFIX_PATH) and a symlink
+#   <cache>/interfaces/current -> <prefix>
+# A prefix that already exists (built before with the same inputs) is reused: no build.
+# Progress goes to stderr; the install prefix alone is printed on stdout (for scripts/test.sh).
+#
+# Exit codes: 0 built or reused; 3 a build tool (cmake, a C or C++ compiler, make/ninja) or a
+# generator wheel is missing (the reason is printed on the last line of stderr); anything else:
+# the build failed.
+#
+# Known trap and its fix-up: the PyPI wheels' share/<pkg>/cmake/
+# export_<pkg>__rosidl_generator_pyExport.cmake files name the wheel builder's Python and NumPy
+# include directories (/opt/python/...), which do not exist here, and CMake refuses imported
+# targets with missing include directories. site-packages is never edited: instead a small CMake
+# file (written into the build directory, passed with CMAKE_PROJECT_INCLUDE) defers, to the end
+# of configuration, a pass that resets INTERFACE_INCLUDE_DIRECTORIES of every imported
+# *__rosidl_generator_py target to this interpreter's Python and NumPy include directories.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SRC="$ROOT/test/interfaces/control_msgs"
+CACHE_BASE="${ROBOT_DYNAMICS_CACHE:-$HOME/.cache/robot_dynamics}/interfaces"
+PYTHON="${PYTHON:-python3}"
+
+missing() { echo "build_test_interfaces: $*" >&2; exit 3; }
+
+for tool in cmake c++ cc; do
+  command -v "$tool" >/dev/null 2>&1 || missing "'$tool' not found (install Debian's cmake and g++)"
+done
+if command -v ninja >/dev/null 2>&1; then GENERATOR="Ninja"
+elif command -v make >/dev/null 2>&1; then GENERATOR="Unix Makefiles"
+else missing "neither ninja nor make found"; fi
+
+# This interpreter's paths (its sys.prefix is where the ROS wheels put share/, include/, lib/).
+mapfile -t PYINFO < <("$PYTHON" - <<'EOF'
+import sys, sysconfig
+print(sys.executable)
+print(sys.prefix)
+print(f"{sys.version_info.major}.{sys.version_info.minor}")
+print(sysconfig.get_paths()["include"])
+try:
+    import numpy
+    print(numpy.get_include())
+except ImportError:
+    print("")
+missing = []
+for module in ("catkin_pkg", "em", "lark"):  # used by ament_cmake and the rosidl generators
+    try:
+        __import__(module)
+    except ImportError:
+        missing.append(module)
+print(" ".join(missing))
+# versions of the wheels whose files go into the build (part of the cache key)
+from importlib import metadata
+import re
+wanted = re.compile(r"ros[-_](rosidl|ament|python[-_]cmake|builtin|std[-_]msgs|geometry|trajectory)")
+print(" ".join(sorted(f"{(d.metadata['Name'] or '').lower()}=={d.version}"
+                      for d in metadata.distributions()
+                      if wanted.match((d.metadata["Name"] or "").lower()))))
+EOF
+)
+PY_EXE="${PYINFO[0]}"; PY_PREFIX="${PYINFO[1]}"; PY_VER="${PYINFO[2]}"
+PY_INC="${PYINFO[3]}"; NUMPY_INC="${PYINFO[4]}"
+[ -n "$NUMPY_INC" ] || missing "numpy is not importable by $PY_EXE"
+[ -z "${PYINFO[5]:-}" ] || missing "Python modules missing for $PY_EXE: ${PYINFO[5]} (pip install '.[test]')"
+[ -f "$PY_INC/Python.h" ] || missing "Python headers not found ($PY_INC/Python.h)"
+for pkg in rosidl_default_generators ament_cmake trajectory_msgs; do
+  [ -f "$PY_PREFIX/share/$pkg/cmake/${pkg}Config.cmake" ] \
+    || missing "$pkg not found under $PY_PREFIX/share (pip install '.[test]')"
+done
+
+# Cache key: the package sources, this script, the interpreter, the ROS wheel versions.
+KEY="$(
+  {
+    (cd "$SRC" && find . -type f | LC_ALL=C sort | xargs sha256sum)
+    sha256sum < "${BASH_SOURCE[0]}"
+    echo "$PY_EXE $PY_VER"
+    echo "${PYINFO[6]:-}"
+  } | sha256sum | cut -c1-16
+)"
+DEST="$CACHE_BASE/$KEY"
+PREFIX="$DEST/install"
+
+if [ -f "$PREFIX/env.sh" ]; then
+  echo "build_test_interfaces: reusing $PREFIX" >&2
+else
+  mkdir -p "$CACHE_BASE"
+  WORK="$(mktemp -d "$DEST.tmp.XXXXXX")"  # private to this run: concurrent builds do not collide
+  trap 'rm -rf "$WORK"' EXIT
+  BUILD="$WORK/build"
+  STAGE="$WORK/install"
+  mkdir -p "$BUILD"
+  # The fix-up described at the top of this file.
+  cat > "$BUILD/fix_wheel_py_exports.cmake" <<'EOF'
+function(_rd_fix_wheel_py_exports)
+  get_directory_property(_targets DIRECTORY "${CMAKE_SOURCE_DIR}" IMPORTED_TARGETS)
+  foreach(_t IN LISTS _targets)
+    if(_t MATCHES "__rosidl_generator_py$")
+      set_target_properties(${_t} PROPERTIES
+        INTERFACE_INCLUDE_DIRECTORIES "${RD_PYTHON_INCLUDE_DIR};${RD_NUMPY_INCLUDE_DIR}")
+    endif()
+  endforeach()
+endfunction()
+cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL _rd_fix_wheel_py_exports)
+EOF
+  echo "build_test_interfaces: building $SRC into $PREFIX (about 2 minutes on 2 cores)" >&2
+  start=$(date +%s)
+  # The final prefix is $PREFIX (the RPATH points there); the tree is built and staged in $WORK
+  # and moved into place only when complete, so an interrupted build is never reused.
+  # The generators find the available type supports through the ament index of the wheels' prefix.
+  AMENT_PREFIX_PATH="$PY_PREFIX" cmake -S "$SRC" -B "$BUILD" -G "$GENERATOR" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_INSTALL_PREFIX="$PREFIX" \
+    -DCMAKE_INSTALL_RPATH="$PREFIX/lib" \
+    -DCMAKE_PREFIX_PATH="$PY_PREFIX" \
+    -DPython3_EXECUTABLE="$PY_EXE" \
+    -DPYTHON_EXECUTABLE="$PY_EXE" \
+    -DRD_PYTHON_INCLUDE_DIR="$PY_INC" \
+    -DRD_NUMPY_INCLUDE_DIR="$NUMPY_INC" \
+    -DCMAKE_PROJECT_INCLUDE="$BUILD/fix_wheel_py_exports.cmake" \
+    -DBUILD_TESTING=OFF > "$BUILD/configure.log" 2>&1 \
+    || { tail -40 "$BUILD/configure.log" >&2; echo "build_test_interfaces: configure failed" >&2; exit 1; }
+  AMENT_PREFIX_PATH="$PY_PREFIX" cmake --build "$BUILD" --parallel "${BUILD_JOBS:-2}" > "$BUILD/build.log" 2>&1 \
+    || { tail -40 "$BUILD/build.log" >&2; echo "build_test_interfaces: build failed" >&2; exit 1; }
+  DESTDIR="$WORK/destdir" cmake --install "$BUILD" > "$BUILD/install.log" 2>&1 \
+    || { tail -20 "$BUILD/install.log" >&2; echo "build_test_interfaces: install failed" >&2; exit 1; }
+  mv "$WORK/destdir$PREFIX" "$STAGE"
+  SITE="$PREFIX/lib/python$PY_VER/site-packages"
+  cat > "$STAGE/env.sh" <<EOF
+# Generated by scripts/build_test_interfaces.sh: puts the test-only control_msgs on the path.
+export PYTHONPATH="$SITE\${PYTHONPATH:+:\$PYTHONPATH}"
+export LD_LIBRARY_PATH="$PREFIX/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
+export AMENT_PREFIX_PATH="$PREFIX:\${AMENT_PREFIX_PATH:-$PY_PREFIX}"
+EOF
+  mkdir -p "$DEST/logs" && cp "$BUILD"/*.log "$DEST/logs/"
+  if [ ! -f "$PREFIX/env.sh" ]; then  # else a concurrent run with the same inputs finished first
+    rm -rf "$PREFIX"
+    mv "$STAGE" "$PREFIX"
+  fi
+  echo "build_test_interfaces: built in $(( $(date +%s) - start )) s" >&2
+fi
+
+# Point "current" at this prefix (atomically: a new link renamed over the old one).
+ln -sfn "$PREFIX" "$CACHE_BASE/current.new"
+mv -T "$CACHE_BASE/current.new" "$CACHE_BASE/current"
+echo "build_test_interfaces: $CACHE_BASE/current -> $PREFIX" >&2
+echo "$PREFIX"
