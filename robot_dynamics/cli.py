@@ -4,6 +4,15 @@
     robot-dynamics simulator|id_controller|dynamics_model [--ros-args ...]   one node
     robot-dynamics derive <robot> --method ...               equations of motion (symbolic)
     robot-dynamics identify <robot> <log> -o friction.yaml   friction identification
+
+Start-up is kept light: this module and ``--help`` of every command import neither numba nor
+rclpy, SymPy, SciPy or matplotlib (``robot_dynamics`` itself imports its names on first use).
+
+Exit codes: 0 success; 1 a run that completed but is not valid (``sim`` says why); 2 a user
+mistake (bad option, unknown robot or file, bad parameter value), reported in one line before
+any long work; 130 / 143 ``sim`` interrupted by SIGINT / SIGTERM (nodes destroyed, no
+traceback). The node commands exit 0 when stopped by SIGINT or SIGTERM (the normal end of a
+node, as under ``ros2 run``).
 """
 from __future__ import annotations
 
@@ -21,10 +30,84 @@ COMMANDS = {
 NODES = {"simulator", "id_controller", "dynamics_model"}
 
 
+def version() -> str:
+    """The installed distribution's version, else the source tree's ``__version__``."""
+    try:
+        from importlib.metadata import PackageNotFoundError, version as dist_version
+
+        return dist_version("robot_dynamics")
+    except (ImportError, PackageNotFoundError):
+        from . import __version__
+
+        return __version__
+
+
 def usage() -> str:
-    lines = ["usage: robot-dynamics <command> [args]", "", "commands:"]
+    lines = ["usage: robot-dynamics [--version] <command> [args]", "", "commands:"]
     lines += [f"  {name:<15} {help_}" for name, (_, help_) in COMMANDS.items()]
+    lines += ["", "`robot-dynamics <command> --help` describes a command (for a node: every "
+              "parameter).", "exit codes: 0 ok, 1 invalid run, 2 usage error, 130/143 sim "
+              "interrupted (SIGINT/SIGTERM)"]
     return "\n".join(lines)
+
+
+def error(command: str, message) -> int:
+    """Print the one-line user error ``robot-dynamics <command>: message``; return exit code 2."""
+    text = " ".join(str(message).split())  # one line, whatever the exception's formatting
+    print(f"robot-dynamics {command}: {text}", file=sys.stderr)
+    return 2
+
+
+def _wants_help(rest) -> bool:
+    """``-h``/``--help`` before any ``--ros-args`` (after it, the words are ROS's)."""
+    for word in rest:
+        if word == "--ros-args":
+            return False
+        if word in ("-h", "--help"):
+            return True
+    return False
+
+
+def _check_parameter_names(name, rest):
+    """Warn (one line each) about ``-p NAME:=...`` that the node does not declare: rclpy
+    ignores them silently, which hides a typo."""
+    from .nodes.params import NODES as TABLES
+
+    known = {p.name for p in TABLES[name][2]}
+    for flag, value in zip(rest, rest[1:]):
+        if flag in ("-p", "--param") and ":=" in value:
+            pname = value.split(":=", 1)[0].split(":")[-1]  # node:name:=value also allowed
+            if pname not in known:
+                print(f"robot-dynamics {name}: warning: the node declares no parameter "
+                      f"{pname!r} (it will be ignored); see `robot-dynamics {name} --help`",
+                      file=sys.stderr)
+
+
+def run_node(name, module, rest) -> int:
+    """A node's main() with user mistakes (bad robot, parameter value or type, ROS arguments)
+    as one line and exit 2 instead of a traceback."""
+    from rclpy.exceptions import NameValidationException, ParameterException
+
+    try:
+        from rclpy._rclpy_pybind11 import RCLError
+    except ImportError:  # pragma: no cover - rclpy internals moved
+        RCLError = RuntimeError
+    _check_parameter_names(name, rest)
+    mistakes = (ValueError, ParameterException, NameValidationException, RCLError)
+    try:
+        module.main(args=[f"robot-dynamics {name}"] + rest)
+    except KeyboardInterrupt:  # before the node's own handler was installed
+        pass
+    except Exception as exc:
+        # a half-built node may fail again while rclpy shuts down: report the user's mistake
+        # that started it, not the clean-up's error
+        cause = exc
+        while cause is not None and not isinstance(cause, mistakes):
+            cause = cause.__context__
+        if cause is None:
+            raise
+        return error(name, cause)
+    return 0
 
 
 def main(argv=None) -> int:
@@ -32,10 +115,18 @@ def main(argv=None) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(usage())
         return 0
+    if argv[0] in ("-V", "--version"):
+        print(f"robot-dynamics {version()}")
+        return 0
     name, rest = argv[0], argv[1:]
     if name not in COMMANDS:
         print(f"robot-dynamics: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
         return 2
+    if name in NODES and _wants_help(rest):
+        from .nodes.params import format_help
+
+        print(format_help(name))
+        return 0
     try:
         module = importlib.import_module(COMMANDS[name][0])
     except ImportError as exc:
@@ -43,8 +134,7 @@ def main(argv=None) -> int:
               "ROS 2 wheels: pip install 'robot_dynamics[ros]'", file=sys.stderr)
         return 1
     if name in NODES:
-        module.main(args=[sys.argv[0]] + rest)
-        return 0
+        return run_node(name, module, rest)
     result = module.main(rest)
     return int(result or 0)
 

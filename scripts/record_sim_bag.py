@@ -9,73 +9,129 @@ regressor: robot_dynamics.identification.design_excitation), records /joint_stat
 velocity, applied effort) and writes them to a bag with rosbags (sqlite3). Then:
 
     robot-dynamics identify arm7 run_bag -o friction.yaml --plot fit.png
+
+Exit codes as ``robot-dynamics sim``: 0 done, 2 a user mistake (unknown robot or friction file,
+bad duration, ``--out`` exists or its folder is missing), found before simulating; 130 / 143
+interrupted by SIGINT / SIGTERM (nodes destroyed, no bag written).
 """
 from __future__ import annotations
 
-import argparse
+import os
+import sys
 
 import numpy as np
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    parser.add_argument("--robot", default="arm7")
-    parser.add_argument("--friction", default="", help="friction YAML used by the simulator")
-    parser.add_argument("--duration", type=float, default=20.0)
-    parser.add_argument("--out", default="run_bag")
-    parser.add_argument("--excitation", default="designed", choices=["designed", "random"],
-                        help="Fourier coefficients optimised for identifiability (default) or "
-                             "random ones")
-    args = parser.parse_args(argv)
+def check_out(path):
+    """The bag folder must not exist (rosbags refuses to overwrite) and its parent must."""
+    from robot_dynamics.nodes.composition import UsageError
 
+    if os.path.exists(path):
+        raise UsageError(f"--out {path}: exists; remove it or choose another name")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise UsageError(f"--out {path}: folder {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"--out {path}: folder {parent} is not writable")
+
+
+def record(args, log=print):
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter
-    from sensor_msgs.msg import JointState
+    from rclpy.signals import SignalHandlerOptions
 
     from robot_dynamics import load_urdf
     from robot_dynamics.identification import design_excitation, fourier_excitation
     from robot_dynamics.identification.io import save_bag
-    from robot_dynamics.nodes.common import STATE_QOS, stamp_to_seconds
-    from robot_dynamics.nodes.id_controller import IdController
-    from robot_dynamics.nodes.simulator import SimulatorNode
+    from robot_dynamics.nodes.common import load_friction
+    from robot_dynamics.nodes.composition import (Progress, Recording, _record_published_states,
+                                                  private_remaps)
     from robot_dynamics.resources import robot_path
     from robot_dynamics.trajectory import JointTrajectory
 
     model = load_urdf(robot_path(args.robot))
+    load_friction(args.friction, args.robot, model)  # an unknown file: one line now
+    check_out(args.out)
     if args.excitation == "designed":
         t, Q, V, A, conds = design_excitation(model, duration=args.duration, rate=50.0)
-        print("designed excitation: regressor condition numbers "
-              + " ".join(f"{c:.3g}" for c in conds))
+        log("designed excitation: regressor condition numbers "
+            + " ".join(f"{c:.3g}" for c in conds))
     else:
         t, Q, V, A = fourier_excitation(model, duration=args.duration, rate=50.0)
     traj = JointTrajectory(t, Q, V, A)
     common = [Parameter("robot", value=args.robot), Parameter("friction_config", value=args.friction)]
-    rclpy.init()
+    # private topics (as robot-dynamics sim): nothing else on the ROS domain disturbs the run
+    rclpy.init(args=["--ros-args"] + private_remaps(),
+               signal_handler_options=SignalHandlerOptions.NO)
+    nodes = []
     try:
+        from robot_dynamics.nodes.id_controller import IdController
+        from robot_dynamics.nodes.simulator import SimulatorNode
+
+        ctrl = IdController(parameter_overrides=common + [Parameter("stale_timeout", value=5.0)])
+        nodes.append(ctrl)
+        ctrl.set_trajectory(traj, start=0.0)
         sim = SimulatorNode(parameter_overrides=common + [
             Parameter("mode", value="lockstep"), Parameter("audit_period", value=0.0),
+            Parameter("publish_clock", value=False),
             Parameter("initial_positions", value=Q[0].tolist()),
             Parameter("initial_velocities", value=V[0].tolist())])
-        ctrl = IdController(parameter_overrides=common + [Parameter("stale_timeout", value=5.0)])
-        rec = rclpy.create_node("bag_recorder")
-        rows = []
-        rec.create_subscription(JointState, "/joint_states", lambda m: rows.append(
-            (stamp_to_seconds(m.header.stamp), list(m.position), list(m.velocity),
-             list(m.effort))), STATE_QOS)
-        ctrl.set_trajectory(traj, start=0.0)
+        nodes.insert(0, sim)
+        rec = Recording()
+        _record_published_states(sim, rec)
         ex = SingleThreadedExecutor()
-        for n in (sim, ctrl, rec):
+        for n in nodes:
             ex.add_node(n)
+        progress = Progress(args.duration)
         while sim.sim.t < args.duration:
             ex.spin_once(timeout_sec=0.05)
+            progress.update(sim.sim.t)
+        progress.close()
     finally:
-        rclpy.shutdown()
-    ts = np.array([r[0] for r in rows])
+        for n in nodes:
+            n.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+    data = rec.arrays()
+    ts = data["t"]
     keep = np.concatenate([[True], np.diff(ts) > 0])  # the first state may be repeated
-    save_bag(args.out, model, ts[keep], *(np.array([r[k] for r in rows])[keep] for k in (1, 2, 3)))
-    print(f"wrote {keep.sum()} JointState samples to {args.out}")
+    save_bag(args.out, model, ts[keep], data["q"][keep], data["v"][keep], data["tau"][keep])
+    log(f"wrote {keep.sum()} JointState samples to {args.out}")
+
+
+def main(argv=None):
+
+    from robot_dynamics.nodes.composition import (Interrupted, UsageError, _number, _Parser,
+                                                  _signals_raise)
+
+    parser = _Parser(prog="record_sim_bag.py", description=__doc__.splitlines()[1])
+    parser.add_argument("--robot", default="arm7")
+    parser.add_argument("--friction", default="", help="friction YAML used by the nodes")
+    parser.add_argument("--duration", type=_number(float, 0.0), default=20.0,
+                        help="simulated seconds (default 20)")
+    parser.add_argument("--out", default="run_bag", help="bag folder to create (must not exist)")
+    parser.add_argument("--excitation", default="designed", choices=["designed", "random"],
+                        help="Fourier coefficients optimised for identifiability (default) or "
+                             "random ones")
+    args = parser.parse_args(argv)
+    previous = _signals_raise()
+    try:
+        from robot_dynamics.errors import InputError, ModelError
+
+        record(args)
+    except (ModelError, InputError, UsageError) as exc:
+        print(f"record_sim_bag.py: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+    except Interrupted as exc:
+        print(f"record_sim_bag.py: interrupted by {exc}; nodes shut down, no bag written",
+              file=sys.stderr)
+        return exc.code
+    finally:
+        for s, h in previous.items():
+            __import__("signal").signal(s, h)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -16,8 +16,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-import sympy as sp
-
 from ..errors import ModelError
 
 METHODS = ("newton-euler", "lagrange-euler", "gibbs-appell", "kane")
@@ -25,6 +23,8 @@ METHODS = ("newton-euler", "lagrange-euler", "gibbs-appell", "kane")
 
 def derive(model, method):
     """(M, V, G, system) as simplified SymPy matrices in the joint symbols."""
+    import sympy as sp
+
     from .redundant import from_model
 
     system = from_model(model)
@@ -43,14 +43,15 @@ def derive(model, method):
 
 
 def main(argv=None) -> int:
-    from .. import load_urdf
-    from ..resources import robot_path
-
     parser = argparse.ArgumentParser(prog="robot-dynamics derive", description=__doc__.split("\n")[0])
     parser.add_argument("robot", help="bundled robot name or URDF path (serial, ≤ 4 joints)")
     parser.add_argument("--method", choices=METHODS, default="gibbs-appell")
     parser.add_argument("--latex", default=None, help="also write the equations as LaTeX here")
     args = parser.parse_args(argv)
+    from .. import load_urdf
+    from ..resources import robot_path  # after --help: these load numba
+    import sympy as sp  # after --help: SymPy takes seconds to import
+
     try:
         model = load_urdf(robot_path(args.robot))
         M, V, G, system = derive(model, args.method)

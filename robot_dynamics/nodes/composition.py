@@ -1,30 +1,90 @@
-"""The pip-mode composition: what ``sim.launch.py`` starts, in one process, plus a demo.
+"""The pip-mode composition: what ``sim.launch.py`` starts, in one process, plus a demo that
+judges itself.
 
 ``robot-dynamics sim`` runs simulator + id_controller + dynamics_model (real rclpy nodes talking
-over DDS, one executor), sends a demo trajectory to the controller, and reports tracking error,
-friction dissipation and the energy audit, optionally with a plot. robot_state_publisher and
-rviz2 are not on PyPI, so they are not started here; in a ROS 2 install use
+over DDS, one executor), sends a demo trajectory to the controller, reports tracking error,
+friction dissipation and the energy audit (units per joint type), optionally plots, and exits
+non-zero with a one-line reason when the run is not valid (tracking error above the tolerance,
+effort saturation, a joint-limit hit, a stalled or overrun simulation). robot_state_publisher
+and rviz2 are not on PyPI, so they are not started here; in a ROS 2 install use
 ``ros2 launch robot_dynamics sim.launch.py`` for the full composition.
+
+Determinism (lockstep): the trajectory is stamped to start at simulated time 0 and the
+simulation does not step until the controller has it, so two runs command the same efforts
+and record the same states. The states are recorded as the simulator publishes them (in
+process), so none is lost to a slow subscriber.
 """
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import signal
 import sys
+import textwrap
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-DEMO_POSES = {  # rest-to-rest moves for the bundled robots, within their joint limits
+from ..units import common_unit, joint_units
+
+#: rest-to-rest moves of the bundled robots, within their joint limits (others: around the
+#: middle of the limits)
+DEMO_POSES = {
     "arm7": [[0.0, 0.3, 0.0, -1.2, 0.0, 0.9, 0.0],
              [0.8, -0.2, 0.5, -1.8, 0.4, 1.4, -0.6],
              [-0.5, 0.6, -0.4, -0.9, -0.3, 0.5, 0.7]],
+    # the fingers hold half open while the arm moves: see "arm7_gripper's fingers" in README
+    "arm7_gripper": [[0.0, 0.3, 0.0, -1.2, 0.0, 0.9, 0.0, 0.02, 0.02],
+                     [0.8, -0.2, 0.5, -1.8, 0.4, 1.4, -0.6, 0.02, 0.02],
+                     [-0.5, 0.6, -0.4, -0.9, -0.3, 0.5, 0.7, 0.02, 0.02]],
 }
+#: seconds per demo move and of settling after the last one, per bundled robot (default 2, 1)
+DEMO_TIMING = {}
+DEFAULT_MOVE_TIME, DEFAULT_SETTLE = 2.0, 1.0
+#: realtime mode: below this fraction of real time the run counts as overrun
+REALTIME_FLOOR = 0.9
+
+MODES_HELP = """\
+simulation modes:
+  lockstep  the simulator publishes a state, waits for the command computed from it, then
+            steps: runs as fast as the loop allows and is deterministic (same command
+            sequence, same recorded states on every run). The default, and the mode the
+            tracking tolerance's default is stated for.
+  realtime  simulated time follows the wall clock, commands are applied whenever they arrive
+            (as on a real arm): a slow or loaded machine delays commands and the simulator
+            overruns; the run is then reported invalid. Not deterministic.
+  fast      as fast as possible without waiting for commands (each is applied when it
+            arrives, typically several steps late): shows what controller latency does;
+            tracks much worse than lockstep. Not deterministic.
+
+friction: the simulated plant and the controller's model each have a friction model
+  (--plant-friction, --model-friction; --friction sets both). A value is a bundled name
+  (arm7_friction, ...), a YAML path, or 'none'; default: the robot's bundled <robot>_friction.
+  Different values study model mismatch (e.g. --model-friction none: no compensation model).
+
+validity (exit 1 with the reason when the run is not valid): max tracking error above
+  --tolerance (revolute, rad) / --tolerance-prismatic (m); effort saturated at the URDF limit;
+  a joint at its position limit; in realtime mode overruns or stale commands; any step error.
+exit codes: 0 valid run, 1 invalid run, 2 usage error, 130/143 interrupted by SIGINT/SIGTERM."""
+
+
+class Interrupted(Exception):
+    """SIGINT or SIGTERM during the run; ``code`` is the exit status (128 + signal)."""
+
+    def __init__(self, signum):
+        super().__init__(signal.Signals(signum).name)
+        self.code = 128 + signum
+
+
+class UsageError(ValueError):
+    """A user mistake found before the run (one line, exit 2)."""
 
 
 @dataclass
 class Recording:
+    """Every state the simulator published, with the plant's friction effort of that step."""
     t: list = field(default_factory=list)
     q: list = field(default_factory=list)
     v: list = field(default_factory=list)
@@ -32,10 +92,11 @@ class Recording:
     tau_friction: list = field(default_factory=list)
 
     def arrays(self):
-        return {k: np.asarray(getattr(self, k)) for k in ("t", "q", "v", "tau", "tau_friction")}
+        return {k: np.asarray(getattr(self, k), dtype=float)
+                for k in ("t", "q", "v", "tau", "tau_friction")}
 
 
-def demo_trajectory(model, robot: str, move_time: float = 2.0):
+def demo_trajectory(model, robot: str, move_time: float = DEFAULT_MOVE_TIME):
     """Waypoints visited by rest-to-rest minimum-jerk moves, as one JointTrajectory."""
     from ..trajectory import JointTrajectory
 
@@ -52,11 +113,16 @@ def demo_trajectory(model, robot: str, move_time: float = 2.0):
     return JointTrajectory(times, poses, np.zeros_like(poses), np.zeros_like(poses))
 
 
-def trajectory_msg(model, traj):
+def trajectory_msg(model, traj, start=None):
+    """trajectory_msgs/JointTrajectory of ``traj``; header stamp ``start`` [s] (None: now)."""
     from builtin_interfaces.msg import Duration
     from trajectory_msgs.msg import JointTrajectory as Msg, JointTrajectoryPoint
 
+    from .common import seconds_to_stamp
+
     msg = Msg()
+    if start is not None:
+        seconds_to_stamp(start, msg.header.stamp)
     msg.joint_names = list(model.joint_names)
     for k, t in enumerate(traj.times):
         p = JointTrajectoryPoint()
@@ -69,108 +135,400 @@ def trajectory_msg(model, traj):
     return msg
 
 
-def run_demo(robot="arm7", friction="", mode="lockstep", move_time=2.0, settle=1.0,
-             friction_compensation=True, plot=None, log=print, validate="strict"):
-    """Run the composition on ``robot`` and return a summary dict (also printed via ``log``)."""
+def controller_parameters(robot: str, path=None) -> dict:
+    """The id_controller parameters of ``config/<robot>_controller.yaml`` (or ``path``), as
+    ``ros2 run ... --params-file`` reads them; {} when the robot has none."""
+    import yaml
+
+    from ..errors import ModelError
+    from ..resources import config_path, robot_stem
+
+    if path is None:
+        try:
+            path = config_path(robot_stem(robot) + "_controller")
+        except ModelError:
+            return {}
+    from .params import ID_CONTROLLER
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = yaml.safe_load(fh) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise UsageError(f"controller config {path}: {exc}") from None
+    section = next((doc[k]["ros__parameters"] for k in ("id_controller", "/id_controller", "/**")
+                    if isinstance(doc.get(k), dict) and "ros__parameters" in doc[k]), None)
+    if not isinstance(section, dict):
+        raise UsageError(f"controller config {path}: no 'id_controller: ros__parameters:' section")
+    types = {p.name: p.type for p in ID_CONTROLLER}
+    out = {}
+    for key, value in section.items():
+        if key not in types:
+            raise UsageError(f"controller config {path}: id_controller has no parameter {key!r}")
+        if types[key] == "double_array" and isinstance(value, list):
+            value = [float(x) for x in value]  # YAML 400 is an int; the parameter is double[]
+        elif types[key] == "double" and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        out[key] = value
+    return out
+
+
+def check_output_path(path: str, what: str = "--plot"):
+    """Fail now (UsageError) rather than after the run if ``path`` cannot be written."""
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    if os.path.isdir(path):
+        raise UsageError(f"{what} {path}: is a directory; give a file name such as demo.png")
+    if not os.path.isdir(folder):
+        raise UsageError(f"{what} {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise UsageError(f"{what} {path}: not writable")
+    ext = os.path.splitext(path)[1].lower().lstrip(".")
+    if ext not in ("png", "pdf", "svg", "jpg", "jpeg", "eps", "ps", "tif", "tiff", "webp"):
+        raise UsageError(f"{what} {path}: unknown image format {ext!r} (use .png, .pdf or .svg)")
+
+
+def format_energy_residual(audit, tiny=1e-6) -> str:
+    """The audit's residual: relative to the run's largest energy flow, or in J when that flow
+    is below ``tiny`` J (a relative number of a ~0 reference means nothing)."""
+    scale = max(abs(audit.kinetic) + abs(audit.potential), abs(audit.motor_work),
+                audit.friction_dissipation + audit.damping_dissipation)
+    if scale < tiny:
+        return f"residual {audit.residual:+.3e} J (absolute: the energy flows are below {tiny:g} J)"
+    return f"residual {audit.residual:+.3e} J ({audit.residual / scale:+.2e} relative)"
+
+
+class Progress:
+    """Progress of a long run on stderr: silent for the first ``quiet`` wall seconds; then one
+    updating line on a terminal, else a line per simulated second."""
+
+    def __init__(self, total, stream=None, quiet=2.0):
+        stream = sys.stderr if stream is None else stream  # the current one, not import time's
+        self.total, self.stream, self.quiet = total, stream, quiet
+        self.tty = hasattr(stream, "isatty") and stream.isatty()
+        self.wall0 = time.monotonic()
+        self.last_second, self.last_draw, self.drawn = -1, 0.0, False
+
+    def update(self, t):
+        wall = time.monotonic() - self.wall0
+        if wall < self.quiet:
+            return
+        if self.tty:
+            if wall - self.last_draw >= 0.2:
+                self.last_draw = wall
+                self.stream.write(f"\r  simulated {t:6.2f} / {self.total:.2f} s  "
+                                  f"(wall {wall:5.1f} s)")
+                self.stream.flush()
+                self.drawn = True
+        elif int(t) > self.last_second:
+            self.last_second = int(t)
+            self.stream.write(f"  simulated {t:.2f} / {self.total:.2f} s (wall {wall:.1f} s)\n")
+            self.stream.flush()
+
+    def close(self):
+        if self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _signals_raise():
+    """SIGINT/SIGTERM raise :class:`Interrupted` (the run stops, the nodes are destroyed)."""
+    def handler(signum, frame):
+        raise Interrupted(signum)
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    return previous
+
+
+def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=None,
+             friction_compensation=True, plot=None, log=print, *, plant_friction=None,
+             model_friction=None, controller_config=None, tolerance=0.01,
+             tolerance_prismatic=0.001, progress=None, global_topics=False,
+             validate="strict"):
+    """Run the composition on ``robot``; return a summary dict (also printed via ``log``).
+
+    ``friction`` sets the plant's and the controller model's friction unless
+    ``plant_friction`` / ``model_friction`` say otherwise. The summary holds the recorded
+    arrays (``data``: t, q, v, tau, tau_friction; ``reference``: q_d at each t), the
+    simulator node's ``stats``, and the verdict (``valid``, ``reasons``). The nodes' topics
+    are private to this run (:func:`private_remaps`) unless ``global_topics``. ``validate``:
+    the URDF physics check, ``strict`` or ``warn``.
+    """
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter
-    from sensor_msgs.msg import JointState
-    from trajectory_msgs.msg import JointTrajectory as TrajMsg
+    from rclpy.signals import SignalHandlerOptions
 
     from .. import load_urdf
-    from ..resources import robot_path
-    from .common import STATE_QOS, TRAJECTORY_QOS, stamp_to_seconds
-    from .dynamics_model import DynamicsModelNode
-    from .id_controller import IdController
-    from .simulator import SimulatorNode
+    from ..resources import robot_path, robot_stem
+    from .common import load_friction
 
-    model = load_urdf(robot_path(robot), validate=validate, mimic=True)  # as the nodes' default
+    plant_spec = friction if plant_friction is None else plant_friction
+    model_spec = plant_spec if model_friction is None else model_friction
+    move_time = move_time or DEMO_TIMING.get(robot, {}).get("move_time", DEFAULT_MOVE_TIME)
+    settle = DEMO_TIMING.get(robot, {}).get("settle", DEFAULT_SETTLE) if settle is None else settle
+    # everything a user can get wrong is checked here, before any node starts
+    model = load_urdf(robot_path(robot), validate=validate, mimic=True)  # as the nodes load it
+    plant_law = load_friction(plant_spec, robot_stem(robot), model)
+    model_law = load_friction(model_spec, robot_stem(robot), model)
+    gains = controller_parameters(robot, controller_config)
+    if plot:
+        check_output_path(plot)
     traj = demo_trajectory(model, robot, move_time)
-    common = [Parameter("robot", value=robot), Parameter("friction_config", value=friction),
-              Parameter("validate", value=validate)]
-    own_context = not rclpy.ok()
-    if own_context:
-        rclpy.init()
-    nodes = []
+    t_end = traj.duration + settle
+
+    robot_params = [Parameter("robot", value=robot), Parameter("validate", value=validate)]
+    ctrl_params = robot_params + [Parameter("friction_config", value=model_spec or "")]
+    ctrl_params += [Parameter(k, value=v) for k, v in gains.items()
+                    if k not in ("friction_compensation", "stale_timeout")]
+    ctrl_params += [Parameter("friction_compensation", value=bool(friction_compensation)),
+                    Parameter("stale_timeout", value=5.0)]
+    # a context of our own (whatever the caller has), with our own SIGINT/SIGTERM handling
+    # (stop, destroy the nodes, exit 130/143) and, unless global_topics, the composition's
+    # topics under a private prefix: another simulator, controller or robot on the same ROS
+    # domain can neither command this simulation nor be commanded by it
+    context = rclpy.Context()
+    remaps = [] if global_topics else private_remaps()
+    rclpy.init(context=context, args=["--ros-args"] + remaps if remaps else None,
+               signal_handler_options=SignalHandlerOptions.NO)
+    nodes, executor = [], None
     try:
-        sim = SimulatorNode(parameter_overrides=common + [
-            Parameter("mode", value=mode),
-            Parameter("initial_positions", value=traj.positions[0].tolist()),
-            Parameter("audit_period", value=0.0)])
-        ctrl = IdController(parameter_overrides=common + [
-            Parameter("friction_compensation", value=bool(friction_compensation)),
-            Parameter("stale_timeout", value=5.0)])
-        dyn = DynamicsModelNode(parameter_overrides=common + [Parameter("publish_rate", value=10.0)])
-        driver = rclpy.create_node("demo_driver")
-        nodes = [sim, ctrl, dyn, driver]
-        rec = Recording()
+        from .dynamics_model import DynamicsModelNode
+        from .id_controller import IdController
+        from .simulator import SimulatorNode
 
-        # mimic joints: /joint_states names the followers too; record the coordinates
-        sel = model.independent if model.coupling is not None else slice(None)
+        ctrl = IdController(context=context, parameter_overrides=ctrl_params)
+        nodes.append(ctrl)
+        dyn = DynamicsModelNode(context=context, parameter_overrides=robot_params + [
+            Parameter("friction_config", value=model_spec or ""),
+            Parameter("publish_rate", value=10.0)])
+        nodes.append(dyn)
+        driver = rclpy.create_node("demo_driver", context=context)
+        nodes.append(driver)
+        from trajectory_msgs.msg import JointTrajectory as TrajMsg
 
-        def on_state(msg):
-            rec.t.append(stamp_to_seconds(msg.header.stamp))
-            rec.q.append(list(np.asarray(msg.position)[sel]))
-            rec.v.append(list(np.asarray(msg.velocity)[sel]))
-            rec.tau.append(list(np.asarray(msg.effort)[sel]))
-            rec.tau_friction.append(sim.sim.tau_friction.copy())
+        from .common import TRAJECTORY_QOS
 
-        driver.create_subscription(JointState, "/joint_states", on_state, STATE_QOS)
         pub = driver.create_publisher(TrajMsg, "/id_controller/joint_trajectory", TRAJECTORY_QOS)
-        executor = SingleThreadedExecutor()
+        executor = SingleThreadedExecutor(context=context)
         for n in nodes:
             executor.add_node(n)
-        while pub.get_subscription_count() == 0:  # the controller's subscription is volatile
-            executor.spin_once(timeout_sec=0.01)
-        pub.publish(trajectory_msg(model, traj))
-        t_end = traj.duration + settle
+        # the trajectory starts at simulated time 0 and reaches the controller before the
+        # simulator exists: the run does not depend on discovery timing (determinism)
+        _deliver(executor, pub, trajectory_msg(model, traj, start=1e-9),
+                 lambda: ctrl.trajectories_received > 0)
+        sim = SimulatorNode(context=context, parameter_overrides=robot_params + [
+            Parameter("friction_config", value=plant_spec or ""),
+            Parameter("mode", value=mode),
+            Parameter("initial_positions", value=traj.positions[0].tolist()),
+            Parameter("audit_period", value=0.0),
+            Parameter("lockstep_timeout", value=2.0),
+            Parameter("publish_clock", value=False),  # nothing here runs on /clock
+            # realtime: no falling before the controller's first command (issue 12; ignored
+            # by a simulator that does not declare it)
+            Parameter("wait_for_command", value=True)])
+        nodes.insert(0, sim)
+        rec = Recording()
+        _record_published_states(sim, rec)
+        executor.add_node(sim)
+        progress = progress if progress is not None else Progress(t_end)
         wall0 = time.monotonic()
-        while ctrl.traj_start is None or sim.sim.t < ctrl.traj_start + t_end:
+        while sim.sim.t < t_end - 0.5 * sim.sim.dt:  # t is a sum of dt: no extra step
             executor.spin_once(timeout_sec=0.05)
-            if time.monotonic() - wall0 > 30.0 * t_end + 60.0:
-                raise RuntimeError(f"demo did not finish (sim at t={sim.sim.t:.3f} s, trajectory "
-                                   f"{'not received' if ctrl.traj_start is None else 'running'})")
-        t0 = ctrl.traj_start
+            progress.update(sim.sim.t)
+            if time.monotonic() - wall0 > 60.0 * t_end + 60.0:
+                raise RuntimeError(f"demo did not finish (simulated {sim.sim.t:.3f} of "
+                                   f"{t_end:.3f} s)")
+        progress.close()
         wall = time.monotonic() - wall0
         data = rec.arrays()
         audit = sim.sim.audit
+        stats = dict(getattr(sim, "stats", {}) or {})
     finally:
         for n in nodes:
+            if executor is not None:
+                executor.remove_node(n)
             n.destroy_node()
-        if own_context and rclpy.ok():
-            rclpy.shutdown()
+        if executor is not None:
+            executor.shutdown()
+        if context.ok():
+            rclpy.shutdown(context=context)
 
-    qd = np.array([traj.sample(t - t0)[0] for t in data["t"]])
-    err = np.abs(qd - data["q"])
-    summary = {
-        "robot": robot,
-        "samples": len(data["t"]),
-        "sim_time": float(data["t"][-1]),
-        "wall_time": wall,
-        "real_time_factor": float(data["t"][-1]) / wall,
-        "final_error": float(err[-1].max()),
-        "max_error": float(err.max()),
-        "friction_dissipation": float(audit.friction_dissipation),
-        "motor_work": float(audit.motor_work),
-        "energy_residual": float(audit.relative_residual),
-        "audit": audit,
-    }
-    log(f"robot {robot}: {summary['samples']} states, {summary['sim_time']:.2f} s simulated in "
-        f"{wall:.2f} s (x{summary['real_time_factor']:.1f} real time, mode {mode})")
-    log(f"tracking error: final {summary['final_error']:.2e} rad, max {summary['max_error']:.2e} rad"
-        f" (friction compensation {'on' if friction_compensation else 'off'})")
-    log(f"friction dissipation {summary['friction_dissipation']:.4f} J, motor work "
-        f"{summary['motor_work']:.4f} J")
-    log(f"energy audit: {audit}")
+    start = 1e-9
+    qd = np.array([traj.sample(t - start)[0] for t in data["t"]])
+    summary = summarize(model, data, qd, audit, stats, mode=mode, wall=wall,
+                        tolerance=tolerance, tolerance_prismatic=tolerance_prismatic)
+    summary.update(robot=robot, plant_friction=plant_spec or f"{robot}_friction (default)",
+                   model_friction=model_spec or f"{robot}_friction (default)",
+                   friction_compensation=bool(friction_compensation),
+                   plant_friction_law=_law_names(plant_law), model_friction_law=_law_names(model_law))
+    report(summary, log)
     if plot:
-        save_plot(plot, model, data, qd)
+        save_plot(plot, model, data, qd, title=plot_title(summary))
         log(f"plot saved to {os.path.abspath(plot)}")
     return summary
 
 
-def save_plot(path, model, data, qd):
-    """Joint tracking, and motor torque split into inertial / gravity / friction parts."""
+def _deliver(executor, pub, msg, received, timeout=30.0):
+    """Publish ``msg`` once ``pub`` has matched its subscriber (the controller's trajectory
+    subscription is volatile, as joint_trajectory_controller's: a message sent before matching
+    is lost), then spin until ``received()`` says the controller took it."""
+    wall0 = time.monotonic()
+    while pub.get_subscription_count() == 0:
+        executor.spin_once(timeout_sec=0.02)
+        if time.monotonic() - wall0 > timeout:
+            raise RuntimeError(f"the controller did not subscribe to {pub.topic_name} in "
+                               f"{timeout:g} s")
+    pub.publish(msg)
+    while not received():
+        executor.spin_once(timeout_sec=0.02)
+        if time.monotonic() - wall0 > timeout:
+            raise RuntimeError(f"the controller did not receive the demo trajectory in "
+                               f"{timeout:g} s")
+
+
+#: the composition's topics (absolute names, as the nodes declare them)
+TOPICS = ("/joint_states", "/effort_controller/commands", "/id_controller/joint_trajectory",
+          "/clock")
+
+
+def private_remaps(prefix=None):
+    """ROS remapping rules that move the composition's topics under ``prefix`` (default
+    ``/robot_dynamics_sim_<pid>``)."""
+    prefix = prefix or f"/robot_dynamics_sim_{os.getpid()}"
+    rules = []
+    for topic in TOPICS:
+        rules += ["-r", f"{topic}:={prefix}{topic}"]
+    return rules
+
+
+def _record_published_states(sim, rec):
+    """Record each JointState the simulator publishes (in process: nothing lost, and the
+    plant friction effort belongs to the same step)."""
+    from .common import stamp_to_seconds
+
+    from sensor_msgs.msg import JointState
+
+    state_pub = next(p for p in sim.publishers if p.msg_type is JointState)
+    publish = state_pub.publish
+    # mimic joints: /joint_states names the followers too; record the coordinates
+    sel = sim.model.independent if sim.model.coupling is not None else slice(None)
+
+    def recording_publish(msg):
+        publish(msg)
+        rec.t.append(stamp_to_seconds(msg.header.stamp))
+        rec.q.append(np.array(msg.position, dtype=float)[sel])
+        rec.v.append(np.array(msg.velocity, dtype=float)[sel])
+        rec.tau.append(np.array(msg.effort, dtype=float)[sel])
+        rec.tau_friction.append(np.array(sim.sim.tau_friction, dtype=float))
+
+    state_pub.publish = recording_publish
+
+
+def _law_names(friction) -> str:
+    if friction is None:
+        return "none"
+    names = sorted({law.name for law in friction.laws})
+    return "+".join(names)
+
+
+def summarize(model, data, qd, audit, stats, *, mode, wall, tolerance, tolerance_prismatic):
+    """Numbers of a run and its verdict: ``valid`` and the one-line ``reasons``."""
+    from .. import joints as jt
+
+    units = joint_units(model)
+    prismatic = np.array([jt.is_prismatic(jt.kind_of(t)) for t in model.joint_types], bool)
+    err = np.abs(qd - data["q"])
+    t_sim = float(data["t"][-1]) if len(data["t"]) else 0.0
+    max_err = err.max(axis=0) if len(err) else np.zeros(model.nv)
+    tol = np.where(prismatic, tolerance_prismatic, tolerance)
+    reasons = []
+    if not (np.all(np.isfinite(data["q"])) and np.all(np.isfinite(data["tau"]))):
+        reasons.append("non-finite state or effort recorded")
+    over = np.flatnonzero(max_err > tol)
+    if len(over):
+        i = over[np.argmax(max_err[over] / tol[over])]
+        reasons.append(f"tracking error {max_err[i]:.3g} {units[i].position} on "
+                       f"{model.joint_names[i]} above the tolerance {tol[i]:g} "
+                       f"{units[i].position}")
+    limits = np.asarray(model.effort_limits, float)
+    saturated = np.abs(data["tau"]) >= limits * (1 - 1e-9) if len(data["tau"]) else np.zeros((0,))
+    n_sat = int(stats.get("saturated_steps", 0)) or int(np.any(saturated, axis=1).sum()
+                                                          if saturated.size else 0)
+    if n_sat:
+        j = int(np.argmax(saturated.sum(axis=0))) if saturated.size and saturated.any() else None
+        where = f" (most on {model.joint_names[j]})" if j is not None else ""
+        reasons.append(f"effort saturated at the URDF limit in {n_sat} steps{where}")
+    lo, hi = np.asarray(model.lower_limits, float), np.asarray(model.upper_limits, float)
+    at_limit = (data["q"] <= lo + 1e-9) | (data["q"] >= hi - 1e-9) if len(data["q"]) else None
+    n_lim = int(stats.get("limit_steps", 0)) or (int(np.any(at_limit, axis=1).sum())
+                                                  if at_limit is not None else 0)
+    if n_lim:
+        j = int(np.argmax(at_limit.sum(axis=0))) if at_limit is not None and at_limit.any() else None
+        where = f" (most on {model.joint_names[j]})" if j is not None else ""
+        reasons.append(f"a joint at its position limit in {n_lim} steps{where}")
+    if int(stats.get("errors", 0)):
+        reasons.append(f"{int(stats['errors'])} simulation step error(s)")
+    if mode == "realtime":
+        if "overruns" not in stats and wall > 0 and t_sim / wall < REALTIME_FLOOR:
+            # a simulator without stats: its clock fell behind the wall clock
+            reasons.append(f"the simulation ran at x{t_sim / wall:.2f} of real time (behind "
+                           "the wall clock)")
+        if int(stats.get("overruns", 0)):
+            reasons.append(f"{int(stats['overruns'])} overrun(s): the simulation fell behind "
+                           "the wall clock")
+        if int(stats.get("stale_command_steps", 0)):
+            reasons.append(f"{int(stats['stale_command_steps'])} steps without a fresh command")
+    return {
+        "samples": len(data["t"]), "sim_time": t_sim, "wall_time": wall,
+        "real_time_factor": t_sim / wall if wall > 0 else math.inf, "mode": mode,
+        "final_error": float(err[-1].max()) if len(err) else math.nan,
+        "max_error": float(max_err.max()), "max_error_per_joint": max_err,
+        "friction_dissipation": float(audit.friction_dissipation),
+        "motor_work": float(audit.motor_work), "energy_residual": float(audit.relative_residual),
+        "audit": audit, "stats": stats, "data": data, "reference": qd, "units": units,
+        "joint_names": list(model.joint_names),
+        "valid": not reasons, "reasons": reasons, "tolerance": tolerance,
+        "tolerance_prismatic": tolerance_prismatic,
+    }
+
+
+def report(summary, log=print):
+    s, units = summary, summary["units"]
+    pos = common_unit(units, "position")
+    log(f"robot {s['robot']}: {s['samples']} states, {s['sim_time']:.2f} s simulated in "
+        f"{s['wall_time']:.2f} s (x{s['real_time_factor']:.2f} real time, mode {s['mode']})")
+    log(f"friction: plant {s['plant_friction']} ({s['plant_friction_law']}), controller model "
+        f"{s['model_friction']} ({s['model_friction_law']}), compensation "
+        f"{'on' if s['friction_compensation'] else 'off'}")
+    err = s["max_error_per_joint"]
+    log(f"tracking error: final {s['final_error']:.2e} {pos}, max {s['max_error']:.2e} {pos}"
+        f" (friction compensation {'on' if s['friction_compensation'] else 'off'})")
+    log("  max per joint: " + ", ".join(f"{name} {e:.2e} {u.position}" for name, e, u in
+                                        zip(s["joint_names"], err, units)))
+    audit = s["audit"]
+    log(f"friction dissipation {s['friction_dissipation']:.4f} J, motor work "
+        f"{s['motor_work']:.4f} J")
+    log(f"energy audit: ΔT {audit.kinetic:+.6g} J, ΔV {audit.potential:+.6g} J, motor work "
+        f"{audit.motor_work:+.6g} J, friction dissipation {audit.friction_dissipation:.6g} J, "
+        f"damping dissipation {audit.damping_dissipation:.6g} J, {format_energy_residual(audit)}")
+    if s["stats"]:
+        log("simulator stats: " + ", ".join(f"{k} {v}" for k, v in sorted(s["stats"].items())))
+    if s["valid"]:
+        log("verdict: valid run (tolerance "
+            f"{s['tolerance']:g} rad, {s['tolerance_prismatic']:g} m)")
+    else:
+        log("verdict: INVALID run: " + "; ".join(s["reasons"]))
+
+
+def plot_title(summary) -> str:
+    return (f"{summary['robot']} — plant friction {summary['plant_friction_law']}, controller "
+            f"model {summary['model_friction_law']}, compensation "
+            f"{'on' if summary['friction_compensation'] else 'off'} ({summary['mode']})")
+
+
+def save_plot(path, model, data, qd, title=""):
+    """Per joint: tracking (reference and simulated), tracking error, and motor effort split
+    into inertial / gravity / friction parts. Units per joint type; joint named on each panel;
+    legends above the data."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -178,59 +536,141 @@ def save_plot(path, model, data, qd):
 
     from ..crba import gravity_torques
 
+    units = joint_units(model)
     mdata = model.create_data()
     g = np.array([gravity_torques(model, mdata, q) for q in data["q"]])
     friction_part = -data["tau_friction"]  # what the motor spends against friction
     inertial = data["tau"] - g - friction_part  # = M q̈ + C q̇ by the equations of motion
     n, t = model.nv, data["t"]
-    fig, axes = plt.subplots(n, 2, figsize=(12, 2.0 * n), sharex=True, squeeze=False)
+    fig, axes = plt.subplots(n, 3, figsize=(15, 1.9 * n + 1.2), sharex=True, squeeze=False)
     for i in range(n):
+        u, name = units[i], model.joint_names[i]
         ax = axes[i, 0]
-        ax.plot(t, qd[:, i], "k--", lw=1, label="reference")
-        ax.plot(t, data["q"][:, i], lw=1.2, label="simulated")
-        ax.set_ylabel(f"{model.joint_names[i]}\n[rad]", fontsize=8)
+        ax.plot(t, qd[:, i], "k--", lw=1, label="reference q_d")
+        ax.plot(t, data["q"][:, i], lw=1.2, label="simulated q")
+        ax.set_ylabel(f"q [{u.position}]", fontsize=8)
         ax = axes[i, 1]
+        ax.plot(t, qd[:, i] - data["q"][:, i], "C3", lw=1, label="q_d − q")
+        ax.set_ylabel(f"error [{u.position}]", fontsize=8)
+        ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 3))
+        ax = axes[i, 2]
         ax.plot(t, data["tau"][:, i], "k", lw=1, label="motor")
         ax.plot(t, inertial[:, i], lw=1, label="inertial (M q̈ + C q̇)")
         ax.plot(t, g[:, i], lw=1, label="gravity")
         ax.plot(t, friction_part[:, i], lw=1, label="friction")
-        ax.set_ylabel("[N·m]", fontsize=8)
-    axes[0, 0].legend(fontsize=7, loc="upper right")
-    axes[0, 1].legend(fontsize=7, loc="upper right")
-    axes[0, 0].set_title("joint tracking")
-    axes[0, 1].set_title("motor effort split")
-    axes[-1, 0].set_xlabel("t [s]")
-    axes[-1, 1].set_xlabel("t [s]")
-    fig.tight_layout()
+        ax.set_ylabel(f"effort [{u.effort}]", fontsize=8)
+        for ax in axes[i]:
+            ax.set_title(name, fontsize=8, loc="right", pad=2)
+            ax.tick_params(labelsize=7)
+            ax.grid(alpha=0.3)
+    for col, heading in enumerate(("joint tracking", "tracking error", "motor effort split")):
+        # legends above the first row, outside the data
+        axes[0, col].legend(fontsize=7, loc="lower left", bbox_to_anchor=(0.0, 1.15), ncol=2,
+                            frameon=False, title=heading, title_fontproperties={
+                                "size": 9, "weight": "bold"}, alignment="left")
+        axes[-1, col].set_xlabel("t [s]")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
     fig.savefig(path, dpi=90)
     plt.close(fig)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(
-        prog="robot-dynamics sim",
-        description="Simulator + friction-aware id_controller + dynamics_model over DDS, with a "
-                    "demo trajectory (the nodes of sim.launch.py; robot_state_publisher and rviz2 "
-                    "need a ROS 2 install: use `ros2 launch robot_dynamics sim.launch.py`).")
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2 (argparse prints usage + error)
+        self.exit(2, f"{self.prog}: {message} (see --help)\n")
+
+
+def _number(kind, low=None, strict_low=True):
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"not finite: {text!r}")
+        if low is not None and (value <= low if strict_low else value < low):
+            raise argparse.ArgumentTypeError(
+                f"must be {'>' if strict_low else '≥'} {low}: {text!r}")
+        return value
+    return parse
+
+
+def build_parser():
+    parser = _Parser(
+        prog="robot-dynamics sim", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=textwrap.fill(
+            "Simulator + friction-aware id_controller + dynamics_model over DDS, with a demo "
+            "trajectory that judges itself (the nodes of sim.launch.py; robot_state_publisher "
+            "and rviz2 need a ROS 2 install: use `ros2 launch robot_dynamics sim.launch.py`).",
+            90),
+        epilog=MODES_HELP)
     parser.add_argument("--robot", default="arm7",
                         help="bundled robot name, URDF path or .urdf.xacro path")
     parser.add_argument("--validate", default="strict", choices=["strict", "warn"],
                         help="URDF physics check: refuse (strict) or warn about unphysical bodies")
     parser.add_argument("--friction", default="",
-                        help="friction YAML (bundled name or path), 'none'; default: the robot's")
-    parser.add_argument("--mode", default="lockstep", choices=["lockstep", "realtime", "fast"])
-    parser.add_argument("--move-time", type=float, default=2.0, help="seconds per demo move")
+                        help="friction of both the plant and the controller's model (bundled "
+                             "name, YAML path or 'none'); default: the robot's")
+    parser.add_argument("--plant-friction", default=None,
+                        help="friction of the simulated plant (default: --friction)")
+    parser.add_argument("--model-friction", default=None,
+                        help="friction model of the controller (and dynamics_model); default: "
+                             "the plant's")
+    parser.add_argument("--controller-config", default=None,
+                        help="id_controller params YAML (default: config/<robot>_controller.yaml"
+                             " when bundled)")
+    parser.add_argument("--mode", default="lockstep", choices=["lockstep", "realtime", "fast"],
+                        help="see 'simulation modes' below (default lockstep)")
+    parser.add_argument("--move-time", type=_number(float, 0.0), default=None,
+                        help="seconds per demo move (default: the robot's, else 2)")
+    parser.add_argument("--settle", type=_number(float, 0.0, strict_low=False), default=None,
+                        help="seconds simulated after the last move (default 1)")
     parser.add_argument("--no-friction-compensation", action="store_true",
                         help="controller ignores friction (to see what compensation buys)")
-    parser.add_argument("--plot", default=None, help="save a PNG plot here")
-    args = parser.parse_args(argv)
-    from ..errors import InputError, ModelError
+    parser.add_argument("--tolerance", type=_number(float, 0.0), default=0.01,
+                        help="max tracking error of revolute joints [rad] (default 0.01)")
+    parser.add_argument("--tolerance-prismatic", type=_number(float, 0.0), default=0.001,
+                        help="max tracking error of prismatic joints [m] (default 0.001)")
+    parser.add_argument("--plot", default=None, help="save a plot here (.png, .pdf, .svg)")
+    parser.add_argument("--global-topics", action="store_true",
+                        help="use /joint_states, /effort_controller/commands, ... as "
+                             "sim.launch.py does (default: private topics under "
+                             "/robot_dynamics_sim_<pid>, so nothing else on the ROS domain "
+                             "can disturb the run)")
+    return parser
 
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    previous = _signals_raise()
     try:
-        summary = run_demo(args.robot, args.friction, args.mode, args.move_time,
-                           friction_compensation=not args.no_friction_compensation, plot=args.plot,
-                           validate=args.validate)
-    except (ModelError, InputError) as exc:
-        print(f"robot-dynamics sim: {exc}", file=sys.stderr)
-        return 2
-    return 0 if np.isfinite(summary["final_error"]) else 1
+        from ..errors import InputError, ModelError
+
+        try:
+            summary = run_demo(args.robot, args.friction, args.mode, args.move_time,
+                               args.settle, friction_compensation=not args.no_friction_compensation,
+                               plot=args.plot, plant_friction=args.plant_friction,
+                               model_friction=args.model_friction,
+                               controller_config=args.controller_config,
+                               tolerance=args.tolerance,
+                               tolerance_prismatic=args.tolerance_prismatic,
+                               global_topics=args.global_topics, validate=args.validate)
+        except (ModelError, InputError, UsageError, OSError) as exc:
+            text = " ".join(str(exc).split())
+            print(f"robot-dynamics sim: {text}", file=sys.stderr)
+            return 2
+        except RuntimeError as exc:  # the run could not complete (no trajectory, stalled)
+            print(f"robot-dynamics sim: {' '.join(str(exc).split())}", file=sys.stderr)
+            return 1
+    except Interrupted as exc:
+        print(f"robot-dynamics sim: interrupted by {exc}; nodes shut down", file=sys.stderr)
+        return exc.code
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+    if not summary["valid"]:
+        print(f"robot-dynamics sim: invalid run: {'; '.join(summary['reasons'])}",
+              file=sys.stderr)
+        return 1
+    return 0

@@ -212,6 +212,7 @@ class IdController(Node):
         self._last_check = time.monotonic()
         self._deferred = None  # a topic trajectory that came before the first state
         self._received = time.monotonic()  # when the last trajectory or goal came in
+        self.trajectories_received = 0  # topic trajectories taken (valid or not)
         self._goals = {}  # goal UUID → GoalExecution (action goals being executed)
         self._pending = {}  # id(goal request) → (request, command, tolerances) from goal time
         # raw: the bytes are read into arrays here, without one Python object per point
@@ -314,6 +315,7 @@ class IdController(Node):
 
     def on_trajectory(self, msg):
         self._received = time.monotonic()
+        self.trajectories_received += 1
         try:
             command = self._validate(msg, self.last_t)
             self.start(command, GoalExecution(self.execution.defaults.copy(), "topic"))
@@ -321,6 +323,18 @@ class IdController(Node):
             topic = self.resolve_topic_name("~/joint_trajectory")
             self.get_logger().warning(f"rejected trajectory on {topic}: {exc} (error code "
                                       f"{exc.code})", throttle_duration_sec=1.0)
+
+    def set_trajectory(self, traj, start=0.0):
+        """In process (the demo, the bag recorder): track ``traj``, a core
+        :class:`~robot_dynamics.trajectory.JointTrajectory` in model joint order, from stamp time
+        ``start`` (0 = when the next state arrives), checked and spliced as a topic trajectory."""
+        model = self.model
+        command = validate_trajectory(
+            model.joint_names, traj.times, traj.positions, traj.velocities, traj.accelerations,
+            controller_joints=model.joint_names, stamp=start, allow_nonzero_end_velocity=True,
+            lower=model.lower_limits, upper=model.upper_limits)
+        self._received = time.monotonic()
+        return self.start(command, GoalExecution(self.execution.defaults.copy(), "topic"))
 
     def start(self, command, goal):
         """Prepare ``command`` off the state thread, then make it the reference for ``goal``."""

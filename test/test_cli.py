@@ -1,0 +1,333 @@
+"""The command line as a user meets it: help without side effects, one-line mistakes (exit 2)
+before any work, units per joint type, the demo's own verdict, clean signals, and the node
+parameter tables held to what the nodes really declare."""
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from ros_helpers import DOMAIN_ID, ENV
+
+import robot_dynamics as rd
+from robot_dynamics.nodes import params as P
+from robot_dynamics.resources import robot_path
+from robot_dynamics.units import PRISMATIC_UNITS, REVOLUTE_UNITS, joint_units
+
+CLI = [sys.executable, "-m", "robot_dynamics.cli"]
+HEAVY = ("numba", "rclpy", "sympy", "matplotlib", "scipy")
+
+
+def run(args, timeout=120, **kw):
+    return subprocess.run(CLI + args, env=ENV, capture_output=True, text=True, timeout=timeout,
+                          **kw)
+
+
+HELP_ARGVS = [["--help"], ["--version"], ["sim", "--help"], ["derive", "--help"],
+              ["identify", "--help"], ["simulator", "--help"], ["id_controller", "--help"],
+              ["dynamics_model", "-h"]]
+
+
+def test_help_imports_nothing_heavy():
+    """Each --help in turn, in one fresh interpreter: after each, no heavy module loaded."""
+    code = ("import sys, json\nfrom robot_dynamics.cli import main\nout = []\n"
+            f"for argv in {HELP_ARGVS!r}:\n"
+            "    try:\n        rc = main(argv)\n    except SystemExit as e:\n        rc = e.code\n"
+            f"    out.append([argv, rc, [m for m in {HEAVY!r} if m in sys.modules]])\n"
+            "print(json.dumps(out))")
+    proc = subprocess.run([sys.executable, "-c", code], env=ENV, capture_output=True, text=True,
+                          timeout=120)
+    for argv, rc, heavy in json.loads(proc.stdout.strip().splitlines()[-1]):
+        assert rc == 0 and heavy == [], (argv, rc, heavy)
+
+
+@pytest.mark.parametrize("node", sorted(P.NODES))
+def test_node_help_lists_every_parameter_without_a_node(node, capsys):
+    from robot_dynamics.cli import main
+
+    assert main([node, "--help"]) == 0
+    out = capsys.readouterr()
+    for p in P.NODES[node][2]:
+        assert f"  {p.name}  {p.type}  " in out.out, p.name
+        if p.low is not None:
+            assert f"[{P._fmt_value(p.low)}, {P._fmt_value(p.high)}]" in out.out
+    assert "[INFO]" not in out.out + out.err  # no node started, nothing logged
+
+
+def test_version():
+    proc = run(["--version"], timeout=60)
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"robot-dynamics {rd.__version__}"
+
+
+def one_line_error(proc, needle):
+    # the node's own log lines ([INFO] robot ..., as it loaded) are not the error message
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and not ln.startswith("[")]
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert len(lines) == 1 and needle in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert "simulating" not in proc.stdout + proc.stderr  # no simulation started
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["sim", "--robot", "nope"], "no bundled urdf file 'nope'"),
+    (["sim", "--plot", "/nonexistent-folder/demo.png"], "does not exist"),
+    (["sim", "--plot", "demo.txt"], "unknown image format"),
+    (["sim", "--move-time", "abc"], "not a number"),
+    (["sim", "--move-time", "-1"], "must be > 0"),
+    (["sim", "--tolerance", "nan"], "not finite"),
+    (["sim", "--model-friction", "nope"], "no bundled config file 'nope'"),
+    (["sim", "--mode", "warp"], "invalid choice"),
+])
+def test_sim_mistakes_are_one_line_exit_2(args, needle, tmp_path, capsys, monkeypatch):
+    """In process (the checks run before rclpy starts): exit 2, one line, no node."""
+    from robot_dynamics.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    try:
+        rc = main(args)
+    except SystemExit as exc:  # argparse
+        rc = exc.code
+    out = capsys.readouterr()
+    lines = [ln for ln in out.err.splitlines() if ln.strip()]
+    assert rc == 2 and len(lines) == 1 and needle in lines[0], (rc, out.err)
+    assert "simulated" not in out.err + out.out
+    import rclpy
+
+    assert not rclpy.ok()  # no context was created
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["simulator", "--ros-args", "-p", "robot:=nonexistent"], "no bundled urdf file"),
+    (["simulator", "--ros-args", "-p", "rate:=-5.0"], "out of range"),
+    (["id_controller", "--ros-args", "-p", "stale_behavior:=explode"], "stale_behavior"),
+])
+def test_node_mistakes_are_one_line_exit_2(args, needle):
+    one_line_error(run(args), needle)
+
+
+def test_unknown_command():
+    from robot_dynamics.cli import main
+
+    assert main(["fly"]) == 2
+
+
+def test_sim_plot_into_a_directory_is_refused(tmp_path, capsys):
+    from robot_dynamics.cli import main
+
+    assert main(["sim", "--plot", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+
+
+def test_record_bag_refuses_existing_output_before_simulating(tmp_path, capsys):
+    import importlib.util
+
+    script = os.path.join(os.path.dirname(__file__), "..", "scripts", "record_sim_bag.py")
+    spec = importlib.util.spec_from_file_location("record_sim_bag", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = tmp_path / "bag"
+    out.mkdir()
+    assert module.main(["--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "exists" in err and len(err.strip().splitlines()) == 1, err
+    with pytest.raises(SystemExit) as exc:
+        module.main(["--duration", "-3", "--out", str(tmp_path / "b2")])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and len(err.strip().splitlines()) == 1, err
+
+
+def test_units_per_joint_type():
+    model = rd.load_urdf(robot_path("rrp"))
+    units = dict(zip(model.joint_names, joint_units(model)))
+    assert units["d3"] == PRISMATIC_UNITS and units["d3"].effort == "N"
+    assert units["theta1"] == REVOLUTE_UNITS and units["theta1"].effort == "N·m"
+
+
+def test_plot_labels_prismatic_joint_in_metres(tmp_path):
+    """The plot of rrp labels d3 [m] / [N]: read back the axes the figure was made of."""
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from robot_dynamics.nodes import composition
+
+    model = rd.load_urdf(robot_path("rrp"))
+    n, k = model.nv, 50
+    t = np.linspace(0, 1, k)
+    q = np.tile(np.array([0.1, 0.2, 0.2]), (k, 1))
+    data = {"t": t, "q": q, "v": np.zeros((k, n)), "tau": np.ones((k, n)),
+            "tau_friction": np.zeros((k, n))}
+    labels = []
+    orig_close = plt.close
+
+    def grab(fig):
+        labels.extend((ax.get_title(loc="right"), ax.get_ylabel()) for ax in fig.axes)
+        orig_close(fig)
+
+    plt.close = grab
+    try:
+        composition.save_plot(str(tmp_path / "rrp.png"), model, data, q, title="rrp")
+    finally:
+        plt.close = orig_close
+    d3 = [y for name, y in labels if name == "d3"]
+    assert d3 == ["q [m]", "error [m]", "effort [N]"], labels
+    th = [y for name, y in labels if name == "theta1"]
+    assert th == ["q [rad]", "error [rad]", "effort [N·m]"], labels
+
+
+def test_energy_residual_is_absolute_when_the_flows_vanish():
+    from robot_dynamics.energy import EnergyAudit
+    from robot_dynamics.nodes.composition import format_energy_residual
+
+    idle = EnergyAudit(kinetic=1e-14, potential=0.0, motor_work=0.0)
+    assert "relative" not in format_energy_residual(idle)
+    assert "+1.000e-14 J" in format_energy_residual(idle)
+    busy = EnergyAudit(kinetic=0.0, potential=1.0, motor_work=2.0, friction_dissipation=1.0 - 1e-6)
+    assert "relative" in format_energy_residual(busy)
+
+
+@pytest.fixture
+def domain():
+    old = os.environ.get("ROS_DOMAIN_ID")
+    os.environ["ROS_DOMAIN_ID"] = DOMAIN_ID
+    yield
+    if old is None:
+        os.environ.pop("ROS_DOMAIN_ID", None)
+    else:
+        os.environ["ROS_DOMAIN_ID"] = old
+
+
+SHORT = ["sim", "--robot", "planar_2r", "--move-time", "0.5", "--settle", "0.05"]
+
+
+def test_sim_judges_a_run_too_tight_tolerance_fails_with_reason(domain, capsys):
+    from robot_dynamics.cli import main
+
+    assert main(SHORT + ["--tolerance", "1e-9"]) == 1
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("robot-dynamics sim: invalid run: tracking error") and "rad" in last
+    assert "Traceback" not in err
+
+
+def test_sim_sigterm_stops_cleanly():
+    proc = subprocess.Popen(CLI + ["sim", "--robot", "planar_2r", "--move-time", "20"], env=ENV,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        line = ""
+        while time.monotonic() < deadline and "simulated" not in line:
+            line = proc.stderr.readline()  # progress lines: the run is under way
+            if not line and proc.poll() is not None:
+                break
+        assert "simulated" in line
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "Traceback" not in err and "interrupted by SIGTERM" in err
+
+
+def test_lockstep_demo_is_deterministic_and_returns_its_data(domain):
+    from robot_dynamics.nodes.composition import run_demo
+
+    runs = [run_demo("planar_2r", move_time=0.5, settle=0.05, log=lambda *_: None)
+            for _ in range(2)]
+    a, b = (r["data"] for r in runs)
+    assert a["q"].shape == (len(a["t"]), 2) and len(a["t"]) == 1550  # 3 moves + settle, 1 kHz
+    for key in ("t", "q", "v", "tau", "tau_friction"):
+        np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+    assert runs[0]["valid"], runs[0]["reasons"]
+    # the verdict is computed from the returned arrays
+    err = np.abs(runs[0]["reference"] - a["q"]).max()
+    assert math.isclose(err, runs[0]["max_error"])
+
+
+def _declared(node):
+    """{name: (type name, value, read_only, (low, high) or None)} of a live node."""
+    from rcl_interfaces.msg import ParameterType
+
+    names = {getattr(ParameterType, k): k[len("PARAMETER_"):].lower()
+             for k in dir(ParameterType) if k.startswith("PARAMETER_") and k != "PARAMETER_NOT_SET"}
+    out = {}
+    for name in node._parameters:
+        if name in ("use_sim_time", "start_type_description_service"):  # rclpy's own
+            continue
+        desc = node.describe_parameter(name)
+        value = node.get_parameter(name).value
+        rng = None
+        if desc.floating_point_range:
+            r = desc.floating_point_range[0]
+            rng = (r.from_value, r.to_value)
+        elif desc.integer_range:
+            r = desc.integer_range[0]
+            rng = (r.from_value, r.to_value)
+        out[name] = (names[desc.type], list(value) if isinstance(value, (list, tuple))
+                     or hasattr(value, "tolist") else value, desc.read_only, rng)
+    return out
+
+
+def test_parameter_tables_match_what_the_nodes_declare(domain):
+    """Drift guard: every parameter a node declares is in nodes/params.py with the same type,
+    default, read-only flag and range, and the table lists nothing the node lacks."""
+    import rclpy
+
+    from robot_dynamics.nodes.dynamics_model import DynamicsModelNode
+    from robot_dynamics.nodes.id_controller import IdController
+    from robot_dynamics.nodes.simulator import SimulatorNode
+
+    classes = {"simulator": SimulatorNode, "id_controller": IdController,
+               "dynamics_model": DynamicsModelNode}
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=int(DOMAIN_ID))
+    try:
+        for name, cls in classes.items():
+            node = cls(context=context)
+            try:
+                live = _declared(node)
+            finally:
+                node.destroy_node()
+            table = {p.name: p for p in P.NODES[name][2]}
+            assert set(live) == set(table), (name, sorted(set(live) ^ set(table)))
+            for pname, (ptype, value, read_only, rng) in live.items():
+                p = table[pname]
+                assert ptype == p.type, (name, pname, ptype, p.type)
+                if p.default is not P.DYNAMIC:
+                    assert value == p.default, (name, pname, value, p.default)
+                assert read_only == p.read_only, (name, pname)
+                want = None if p.low is None else (p.low, p.high)
+                assert rng == want, (name, pname, rng, want)
+    finally:
+        rclpy.shutdown(context=context)
+
+
+def test_controller_yaml_of_each_bundled_robot_is_complete_and_typed(tmp_path):
+    """config/<robot>_controller.yaml: one gain per joint in the URDF order, doubles (a YAML
+    400 is an int: converted), and a misspelt key is a one-line usage error."""
+    from robot_dynamics.nodes.composition import UsageError, controller_parameters
+
+    for robot in ("arm7", "arm7_gripper", "planar_2r", "rrp"):
+        model = rd.load_urdf(robot_path(robot))
+        params = controller_parameters(robot)
+        assert params["joint_names"] == list(model.joint_names), robot
+        for key in ("kp", "kd"):
+            assert len(params[key]) == model.nv and all(type(x) is float for x in params[key])
+        kp, kd = np.array(params["kp"]), np.array(params["kd"])
+        np.testing.assert_allclose(kd, 2 * np.sqrt(kp), err_msg=robot)  # critically damped
+    bad = tmp_path / "gains.yaml"
+    bad.write_text("id_controller:\n  ros__parameters:\n    kpp: [1]\n")
+    with pytest.raises(UsageError, match="no parameter 'kpp'"):
+        controller_parameters("arm7", str(bad))
+    ints = tmp_path / "ints.yaml"
+    ints.write_text("id_controller:\n  ros__parameters:\n    kp: [400, 400]\n")
+    assert controller_parameters("planar_2r", str(ints))["kp"] == [400.0, 400.0]
