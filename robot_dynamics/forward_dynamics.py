@@ -82,6 +82,8 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
                                     max_iter, data._work)
         except (AttributeError, TypeError):  # lists, tuples, 2-D arrays, int tolerances
             pass
+        except np.linalg.LinAlgError:  # non-finite matrices in the solve: name the culprit below
+            status = OVERFLOW
         if status == 1 or status == OVERFLOW:
             status = _fd_converted(model, data, packed[2], q, v, tau, float(velocity_tolerance),
                                    float(tol), int(max_iter))
@@ -100,7 +102,10 @@ def _fd_converted(model, data, fr, q, v, tau, v_tol, tol, max_iter) -> int:
     are they examined, or the culprit of an overflow named)."""
 
     def run(q, v, tau):
-        return fd_checked(model._mb, fr, q, v, tau, v_tol, tol, max_iter, data._work)
+        try:
+            return fd_checked(model._mb, fr, q, v, tau, v_tol, tol, max_iter, data._work)
+        except np.linalg.LinAlgError:  # non-finite matrices in the solve (huge inputs)
+            return OVERFLOW
 
     try:
         status = run(*(np.array(x, dtype=np.float64) for x in (q, v, tau)))
@@ -140,6 +145,8 @@ def forward_dynamics_reference(model, data, q, v, tau, friction=None, *, tol=1e-
     except InputError as exc:  # b or M overflowed: name the input as forward_dynamics' own
         if not str(exc).startswith("overflow:"):
             raise
+        a = None
+    except np.linalg.LinAlgError:  # a non-finite matrix in the friction solve: named below
         a = None
     if a is None or not (np.isfinite(a).all() and np.isfinite(data.tau_friction).all()):
         raise_overflow("forward_dynamics", [("q", q), ("v", v), ("tau", tau)],
