@@ -63,10 +63,7 @@ def as_vector(name: str, x, n: int, *, where: str = "") -> np.ndarray:
             and math.isfinite(x.sum())):
         return x  # fast path: already a finite float64 vector (a NaN or Inf makes the sum non-finite)
     ctx = f" in {where}" if where else ""
-    try:
-        arr = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"{name}{ctx}: cannot be read as a float vector ({exc})") from None
+    arr = _float_array(name, x, ctx, "vector")
     if arr.ndim != 1 or arr.shape[0] != n:
         raise InputError(f"{name}{ctx}: expected shape ({n},), got {arr.shape}")
     if not np.all(np.isfinite(arr)):
@@ -77,13 +74,17 @@ def as_vector(name: str, x, n: int, *, where: str = "") -> np.ndarray:
     return arr
 
 
+def _float_array(name, x, ctx, kind) -> np.ndarray:
+    try:
+        return np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name}{ctx}: cannot be read as a float {kind} ({exc})") from None
+
+
 def as_batch(name: str, X, n: int, *, where: str = "") -> np.ndarray:
     """:func:`as_vector` for an (N, n) array of samples (one row per sample)."""
     ctx = f" in {where}" if where else ""
-    try:
-        arr = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"{name}{ctx}: cannot be read as a float array ({exc})") from None
+    arr = _float_array(name, X, ctx, "array")
     if arr.ndim != 2 or arr.shape[1] != n:
         raise InputError(f"{name}{ctx}: expected shape (N, {n}), got {arr.shape}")
     with np.errstate(over="ignore"):
