@@ -53,8 +53,8 @@ def declare(node, name, default=_UNSET):
     if (p.default is DYNAMIC) != (default is not _UNSET):
         raise TypeError(f"parameter {name}: a default is passed to declare() exactly when the "
                         "table's is DYNAMIC")
-    if default is _UNSET:
-        default = p.default
+    if default is _UNSET:  # a list default is copied: the table's row is shared by every node
+        default = list(p.default) if isinstance(p.default, list) else p.default
     desc = ParameterDescriptor(description=p.description, read_only=p.read_only)
     override = getattr(node, "_parameter_overrides", {}).get(name)
     if p.type == "double" and override is not None and override.type_ == Parameter.Type.INTEGER:
