@@ -71,13 +71,12 @@ def _wants_help(rest) -> bool:
 def _check_parameter_names(name, rest):
     """Warn (one line each) about ``-p NAME:=...`` that the node does not declare: rclpy
     ignores them silently, which hides a typo."""
-    from .nodes.params import NODES as TABLES
+    from .nodes.params import NODES as TABLES, find
 
-    known = {p.name for p in TABLES[name][2]}
     for flag, value in zip(rest, rest[1:]):
         if flag in ("-p", "--param") and ":=" in value:
             pname = value.split(":=", 1)[0].split(":")[-1]  # node:name:=value also allowed
-            if pname not in known:
+            if find(TABLES[name][2], pname) is None:  # per-joint rows: any joint name
                 print(f"robot-dynamics {name}: warning: the node declares no parameter "
                       f"{pname!r} (it will be ignored); see `robot-dynamics {name} --help`",
                       file=sys.stderr)

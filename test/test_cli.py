@@ -244,7 +244,9 @@ def test_lockstep_demo_is_deterministic_and_returns_its_data(domain):
     runs = [run_demo("planar_2r", move_time=0.5, settle=0.05, log=lambda *_: None)
             for _ in range(2)]
     a, b = (r["data"] for r in runs)
-    assert a["q"].shape == (len(a["t"]), 2) and len(a["t"]) == 1550  # 3 moves + settle, 1 kHz
+    # the initial state, then one state per 1 kHz step over 3 moves + settle (1.55 s)
+    assert a["q"].shape == (len(a["t"]), 2) and len(a["t"]) == 1551
+    np.testing.assert_allclose(np.diff(a["t"]), 1e-3, atol=1e-9)  # no state twice, none lost
     for key in ("t", "q", "v", "tau", "tau_friction"):
         np.testing.assert_array_equal(a[key], b[key], err_msg=key)
     assert runs[0]["valid"], runs[0]["reasons"]
@@ -254,7 +256,7 @@ def test_lockstep_demo_is_deterministic_and_returns_its_data(domain):
 
 
 def _declared(node):
-    """{name: (type name, value, read_only, (low, high) or None)} of a live node."""
+    """{name: (type name, value, read_only, (low, high) or None, description)} of a live node."""
     from rcl_interfaces.msg import ParameterType
 
     names = {getattr(ParameterType, k): k[len("PARAMETER_"):].lower()
@@ -273,14 +275,17 @@ def _declared(node):
             r = desc.integer_range[0]
             rng = (r.from_value, r.to_value)
         out[name] = (names[desc.type], list(value) if isinstance(value, (list, tuple))
-                     or hasattr(value, "tolist") else value, desc.read_only, rng)
+                     or hasattr(value, "tolist") else value, desc.read_only, rng,
+                     desc.description)
     return out
 
 
 def test_parameter_tables_match_what_the_nodes_declare(domain):
-    """Drift guard: every parameter a node declares is in nodes/params.py with the same type,
-    default, read-only flag and range, and the table lists nothing the node lacks."""
+    """Drift guard: the parameters a node declares are exactly its table in nodes/params.py,
+    per-joint rows expanded over the robot's joints, with the same type, default, read-only
+    flag, range and description; a string with choices refuses any other value at start-up."""
     import rclpy
+    from rclpy.parameter import Parameter
 
     from robot_dynamics.nodes.dynamics_model import DynamicsModelNode
     from robot_dynamics.nodes.id_controller import IdController
@@ -295,20 +300,49 @@ def test_parameter_tables_match_what_the_nodes_declare(domain):
             node = cls(context=context)
             try:
                 live = _declared(node)
+                joints = list(node.model.joint_names)
             finally:
                 node.destroy_node()
-            table = {p.name: p for p in P.NODES[name][2]}
+            assert any(p.per_joint for p in P.NODES[name][2]) == (name == "id_controller")
+            table = {p.name: p for p in P.expand(P.NODES[name][2], joints)}
             assert set(live) == set(table), (name, sorted(set(live) ^ set(table)))
-            for pname, (ptype, value, read_only, rng) in live.items():
+            for pname, (ptype, value, read_only, rng, text) in live.items():
                 p = table[pname]
+                assert P.find(P.NODES[name][2], pname) == p, pname
                 assert ptype == p.type, (name, pname, ptype, p.type)
-                if p.default is not P.DYNAMIC:
+                if p.default is P.DYNAMIC:
+                    assert name == "id_controller" and value == joints, (name, pname, value)
+                else:
                     assert value == p.default, (name, pname, value, p.default)
                 assert read_only == p.read_only, (name, pname)
                 want = None if p.low is None else (p.low, p.high)
                 assert rng == want, (name, pname, rng, want)
+                assert text == p.description and P.JOINT not in text, (name, pname, text)
+            for p in P.NODES[name][2]:  # choices are enforced where the node is built
+                if p.choices:
+                    with pytest.raises(ValueError, match=f"parameter {p.name}: expected one of "
+                                                         + " \\| ".join(p.choices)):
+                        cls(context=context, parameter_overrides=[
+                            Parameter("robot", value="planar_2r"),
+                            Parameter(p.name, value="no-such-" + p.choices[0])]).destroy_node()
     finally:
         rclpy.shutdown(context=context)
+
+
+def test_per_joint_rows_are_found_by_their_concrete_names():
+    table = P.ID_CONTROLLER
+    goal = P.find(table, "constraints.joint_a1.goal")
+    assert goal.name == "constraints.joint_a1.goal" and "joint_a1" in goal.description
+    assert P.find(table, "constraints.goal_time").name == "constraints.goal_time"
+    assert P.find(table, "constraints..goal") is None  # an empty joint name is no joint
+    assert P.find(table, "constraints.joint_a1.speed") is None
+    assert [p.name for p in P.expand(table, ["a", "b"]) if p.name.endswith(".goal")] == [
+        "constraints.a.goal", "constraints.b.goal"]
+    from robot_dynamics.nodes.params import format_help
+
+    text = " ".join(format_help("id_controller").split())  # as one line, unwrapped
+    assert " constraints.<joint>.goal double 0.0 [0.0, 1000.0] " in text
+    assert "one parameter per joint" in text
 
 
 def test_controller_yaml_of_each_bundled_robot_is_complete_and_typed(tmp_path):

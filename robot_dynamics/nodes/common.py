@@ -18,6 +18,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from .. import load_urdf
 from ..errors import InputError, ModelError
 from ..resources import config_path, robot_path, robot_stem
+from .params import DYNAMIC, NODES, ROBOT, find
 
 #: /joint_states and effort commands: reliable, keep last few (a controller wants the newest).
 STATE_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
@@ -28,27 +29,46 @@ TRAJECTORY_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE,
                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
-def declare(node, name, default, description, *, low=None, high=None, step=0.0, read_only=False,
-            choices=None):
-    """Declare a typed parameter with a description and, for numbers, a range; a string with
-    ``choices`` must be one of them (else ValueError). A float parameter given as an integer
-    (``-p rate:=500``) is read as a float, as a user writing it means."""
-    desc = ParameterDescriptor(description=description, read_only=read_only)
+_UNSET = object()
+
+
+def parameter_row(node, name):
+    """The row of ``node``'s table (``params.NODES[node.parameter_table]``) that declares
+    ``name`` (a per-joint template instantiated for its joint); ValueError if there is none."""
+    row = find(NODES[node.parameter_table][2], name)
+    if row is None:
+        raise ValueError(f"parameter {name}: not in the {node.parameter_table} table "
+                         "(robot_dynamics/nodes/params.py)")
+    return row
+
+
+def declare(node, name, default=_UNSET):
+    """Declare parameter ``name`` from the node's table in :mod:`.params` (the node class names
+    it: ``parameter_table``): its type, default, description, range (numbers), choices
+    (strings: one of them, else ValueError) and read-only flag. ``default`` only for a row whose
+    default is computed at start-up (``params.DYNAMIC``, e.g. the URDF joint order). A float
+    parameter given as an integer (``-p rate:=500``) is read as a float, as a user writing it
+    means. Returns the value."""
+    p = parameter_row(node, name)
+    if (p.default is DYNAMIC) != (default is not _UNSET):
+        raise TypeError(f"parameter {name}: a default is passed to declare() exactly when the "
+                        "table's is DYNAMIC")
+    if default is _UNSET:  # a list default is copied: the table's row is shared by every node
+        default = list(p.default) if isinstance(p.default, list) else p.default
+    desc = ParameterDescriptor(description=p.description, read_only=p.read_only)
     override = getattr(node, "_parameter_overrides", {}).get(name)
-    if (isinstance(default, float) and override is not None
-            and override.type_ == Parameter.Type.INTEGER):
+    if p.type == "double" and override is not None and override.type_ == Parameter.Type.INTEGER:
         node._parameter_overrides[name] = Parameter(name, value=float(override.value))
-    if low is not None:
-        if isinstance(default, bool):
-            pass
-        elif isinstance(default, int):
-            desc.integer_range = [IntegerRange(from_value=int(low), to_value=int(high), step=int(step))]
+    if p.low is not None:
+        if p.type == "integer":
+            desc.integer_range = [IntegerRange(from_value=int(p.low), to_value=int(p.high),
+                                               step=0)]
         else:
-            desc.floating_point_range = [FloatingPointRange(from_value=float(low),
-                                                            to_value=float(high), step=float(step))]
+            desc.floating_point_range = [FloatingPointRange(from_value=float(p.low),
+                                                            to_value=float(p.high), step=0.0)]
     value = node.declare_parameter(name, default, desc).value
-    if choices is not None:
-        check_choice(name, value, choices)
+    if p.choices is not None:
+        check_choice(name, value, p.choices)
     return value
 
 
@@ -97,24 +117,10 @@ def per_joint(name, values, n, *, nonnegative=False):
 
 
 def declare_robot_parameters(node):
-    """The parameters every node uses to know the robot and its friction (read-only: a node is
-    built for one robot)."""
-    declare(node, "robot_description", "",
-            "URDF XML of the robot (as robot_state_publisher takes it); wins over 'robot'",
-            read_only=True)
-    declare(node, "robot", "arm7", "bundled robot name (arm7, planar_2r, rrp, ...), URDF path, "
-            "or .urdf.xacro path (expanded with xacro)", read_only=True)
-    declare(node, "validate", "strict",
-            "URDF physics check: 'strict' refuses unphysical moving bodies and a singular mass "
-            "matrix; 'warn' loads them and logs one warning per problem", read_only=True,
-            choices=("strict", "warn"))
-    declare(node, "mimic", True,
-            "URDF <mimic> joints follow their leaders (one coordinate per independent joint; "
-            "/joint_states of the simulator names the followers too); false: independent",
-            read_only=True)
-    declare(node, "friction_config", "",
-            "friction YAML: bundled name or path; 'none' for no friction; empty = '<robot>_friction'"
-            " when bundled, else none", read_only=True)
+    """The parameters every node uses to know the robot and its friction (``params.ROBOT``;
+    read-only: a node is built for one robot)."""
+    for p in ROBOT:
+        declare(node, p.name)
 
 
 def load_robot(node):

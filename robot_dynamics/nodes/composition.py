@@ -148,7 +148,7 @@ def controller_parameters(robot: str, path=None) -> dict:
             path = config_path(robot_stem(robot) + "_controller")
         except ModelError:
             return {}
-    from .params import ID_CONTROLLER
+    from .params import ID_CONTROLLER, find
 
     try:
         with open(path, encoding="utf-8") as fh:
@@ -159,14 +159,21 @@ def controller_parameters(robot: str, path=None) -> dict:
                     if isinstance(doc.get(k), dict) and "ros__parameters" in doc[k]), None)
     if not isinstance(section, dict):
         raise UsageError(f"controller config {path}: no 'id_controller: ros__parameters:' section")
-    types = {p.name: p.type for p in ID_CONTROLLER}
+    def flat(items, prefix=""):  # nested keys are dotted names, as ROS reads a params file
+        for key, value in items:
+            if isinstance(value, dict):
+                yield from flat(value.items(), f"{prefix}{key}.")
+            else:
+                yield f"{prefix}{key}", value
+
     out = {}
-    for key, value in section.items():
-        if key not in types:
+    for key, value in flat(section.items()):
+        row = find(ID_CONTROLLER, key)  # per-joint rows (constraints.<joint>.goal) too
+        if row is None:
             raise UsageError(f"controller config {path}: id_controller has no parameter {key!r}")
-        if types[key] == "double_array" and isinstance(value, list):
+        if row.type == "double_array" and isinstance(value, list):
             value = [float(x) for x in value]  # YAML 400 is an int; the parameter is double[]
-        elif types[key] == "double" and isinstance(value, int) and not isinstance(value, bool):
+        elif row.type == "double" and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         out[key] = value
     return out

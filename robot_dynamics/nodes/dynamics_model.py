@@ -34,8 +34,9 @@ from ..inverse_dynamics import inverse_dynamics
 from ..rnea import joint_wrenches
 from .common import (STATE_QOS, JointStateMatcher, check_choice, declare,
                      declare_robot_parameters, load_robot, on_set_parameters, run_node)
+from .params import DYNAMICS_MODEL, row
 
-ACCELERATION_SOURCES = ("zero", "forward_dynamics")
+ACCELERATION_SOURCES = row(DYNAMICS_MODEL, "acceleration").choices
 
 
 def vector_msg(values, label):
@@ -79,23 +80,17 @@ def compute_outputs(model, data, q, v, friction, acceleration="zero", effort=Non
 
 class DynamicsModelNode(Node):
     node_name = "dynamics_model"
+    parameter_table = "dynamics_model"  #: params.NODES key: what declare() reads
 
     def __init__(self, **kwargs):
         super().__init__(self.node_name, **kwargs)
         declare_robot_parameters(self)
         self.model, self.friction = load_robot(self)
-        rate = declare(self, "publish_rate", 50.0, "outputs per second [Hz] (live)", low=0.1,
-                       high=10000.0)
-        self.acceleration = declare(self, "acceleration", "zero",
-                                    "acceleration used for wrenches/friction: zero | "
-                                    "forward_dynamics (from the measured efforts) (live)",
-                                    choices=ACCELERATION_SOURCES)
-        self.markers = declare(self, "markers", True,
-                               "publish friction arrows (MarkerArray) (live)")
-        self.marker_scale = declare(self, "marker_scale", 0.05,
-                                    "arrow length per N·m (or N) [m] (live)", low=0.0, high=100.0)
-        state_topic = declare(self, "joint_states_topic", "/joint_states", "JointState input topic",
-                              read_only=True)
+        rate = declare(self, "publish_rate")
+        self.acceleration = declare(self, "acceleration")
+        self.markers = declare(self, "markers")
+        self.marker_scale = declare(self, "marker_scale")
+        state_topic = declare(self, "joint_states_topic")
         self.data = self.model.create_data()
         self.matcher = JointStateMatcher(self.model.joint_names)
         self.latest = None

@@ -55,6 +55,7 @@ from ..trajectory_execution import (GoalExecution, GoalRejected, SegmentToleranc
                                     TrajectoryExecution, goal_tolerances, validate_trajectory)
 from .common import (STATE_QOS, JointStateMatcher, declare, declare_robot_parameters, load_robot,
                      per_joint, run_node, seconds_to_stamp, stamp_to_seconds)
+from .params import ID_CONTROLLER, row
 from .state_loop import StateLoop
 from .trajectory_cdr import parse_trajectory
 
@@ -70,7 +71,7 @@ PARSE_SLICE = 2000
 #: large trajectory message object by object), the state thread waits at most this long for the
 #: interpreter at each of its steps (Python's default, 5 ms, makes a 1 kHz loop fall behind)
 SWITCH_INTERVAL = 2e-4
-STALE_BEHAVIORS = ("gravity", "zero")
+STALE_BEHAVIORS = row(ID_CONTROLLER, "stale_behavior").choices
 
 
 def _duration(d) -> float:
@@ -123,74 +124,39 @@ def trajectory_from_msg(msg, joint_names, **checks):
 
 
 class IdController(Node):
+    node_name = "id_controller"
+    parameter_table = "id_controller"  #: params.NODES key: what declare() reads
+
     def __init__(self, **kwargs):
-        super().__init__("id_controller", **kwargs)
+        super().__init__(self.node_name, **kwargs)
         declare_robot_parameters(self)
         self.model, self.friction = load_robot(self)
         n = self.model.nv
         names = list(self.model.joint_names)
-        declare(self, "joint_names", names,
-                "joint order of the effort command and the action feedback (defaults to the URDF "
-                "order)", read_only=True)
-        kp = declare(self, "kp", [400.0], "position gains K_p [1/s²], one per joint or one for all")
-        kd = declare(self, "kd", [40.0], "velocity gains K_d [1/s], one per joint or one for all")
+        declare(self, "joint_names", names)  # its default: the URDF order
+        kp = declare(self, "kp")
+        kd = declare(self, "kd")
         self.kp = per_joint("kp", kp, n, nonnegative=True)
         self.kd = per_joint("kd", kd, n, nonnegative=True)
-        self.friction_compensation = declare(
-            self, "friction_compensation", True, "add the friction map to the computed torque")
-        self.smoothing = declare(
-            self, "friction_smoothing_velocity", 0.01,
-            "ε [rad/s or m/s]: friction compensation direction tanh(w/ε) of the direction "
-            "velocity w (0 = sign(w), switching)", low=0.0, high=10.0)
-        self.error_gain = declare(
-            self, "friction_error_gain", 500.0,
-            "Λ [1/s]: the position error's share of the direction velocity "
-            "w = (1−β)(q̇_d + Λ(q_d − q)) + β·q̇ (0 = reference velocity only)",
-            low=0.0, high=1e6)
-        self.blend = declare(
-            self, "friction_velocity_blend", 0.0,
-            "β: measured velocity's share of the friction compensation direction velocity w "
-            "(0 = from the reference only, no chatter at rest; 1 = measured velocity only, "
-            "the plain inverse dynamics law)", low=0.0, high=1.0)
-        self.stale_timeout = declare(self, "stale_timeout", 0.1,
-                                     "seconds without a valid JointState before holding",
-                                     low=0.001, high=60.0)
-        self.stale_behavior = declare(self, "stale_behavior", "gravity",
-                                      "what to command when the state is stale: gravity | zero")
-        if self.stale_behavior not in STALE_BEHAVIORS:
-            raise ValueError(f"parameter stale_behavior: expected gravity or zero, got "
-                             f"{self.stale_behavior!r}")
-        cmd_topic = declare(self, "command_topic", "/effort_controller/commands",
-                            "std_msgs/Float64MultiArray effort command topic", read_only=True)
-        state_topic = declare(self, "joint_states_topic", "/joint_states",
-                              "JointState input topic", read_only=True)
-        state_thread = declare(self, "state_thread", True,
-                               "serve joint_states from a dedicated thread instead of the "
-                               "executor (lower latency: see robot_dynamics.nodes.state_loop)",
-                               read_only=True)
+        self.friction_compensation = declare(self, "friction_compensation")
+        self.smoothing = declare(self, "friction_smoothing_velocity")
+        self.error_gain = declare(self, "friction_error_gain")
+        self.blend = declare(self, "friction_velocity_blend")
+        self.stale_timeout = declare(self, "stale_timeout")
+        self.stale_behavior = declare(self, "stale_behavior")
+        cmd_topic = declare(self, "command_topic")
+        state_topic = declare(self, "joint_states_topic")
+        state_thread = declare(self, "state_thread")
         # joint_trajectory_controller's trajectory parameters (same names and defaults)
-        self.allow_partial = declare(self, "allow_partial_joints_goal", False,
-                                     "accept trajectories for a subset of the joints (the others "
-                                     "keep their reference)")
-        self.allow_nonzero_end = declare(self, "allow_nonzero_velocity_at_trajectory_end", False,
-                                         "accept trajectories whose last point has a velocity")
-        self.monitor_rate = declare(self, "action_monitor_rate", 20.0,
-                                    "FollowJointTrajectory feedback and status rate [Hz]",
-                                    low=0.1, high=1000.0, read_only=True)
-        goal_time = declare(self, "constraints.goal_time", 0.0,
-                            "default time [s] allowed after the last point to be within the goal "
-                            "tolerance (0 = no limit)", low=0.0, high=3600.0)
-        stopped = declare(self, "constraints.stopped_velocity_tolerance", 0.01,
-                          "default goal velocity tolerance [rad/s or m/s] of every joint "
-                          "(0 = not checked)", low=0.0, high=1000.0)
+        self.allow_partial = declare(self, "allow_partial_joints_goal")
+        self.allow_nonzero_end = declare(self, "allow_nonzero_velocity_at_trajectory_end")
+        self.monitor_rate = declare(self, "action_monitor_rate")
+        goal_time = declare(self, "constraints.goal_time")
+        stopped = declare(self, "constraints.stopped_velocity_tolerance")
         path_tol, goal_tol = {}, {}
-        for j in names:
-            path_tol[j] = declare(self, f"constraints.{j}.trajectory", 0.0,
-                                  f"default path position tolerance of {j} [rad or m] "
-                                  f"(0 = not checked)", low=0.0, high=1000.0)
-            goal_tol[j] = declare(self, f"constraints.{j}.goal", 0.0,
-                                  f"default goal position tolerance of {j} [rad or m] "
-                                  f"(0 = not checked)", low=0.0, high=1000.0)
+        for j in names:  # the rows constraints.<joint>.trajectory and .goal, per joint
+            path_tol[j] = declare(self, f"constraints.{j}.trajectory")
+            goal_tol[j] = declare(self, f"constraints.{j}.goal")
         self._constraints = {"goal_time": goal_time, "stopped_velocity_tolerance": stopped,
                              "trajectory": path_tol, "goal": goal_tol}
         self.data = self.model.create_data()
@@ -427,7 +393,8 @@ class IdController(Node):
             self.publish(np.zeros(self.model.nv))
 
     def destroy_node(self):
-        if self.state_loop is not None:
+        # also for a half-built node (a parameter refused): rclpy destroys it at shutdown
+        if getattr(self, "state_loop", None) is not None:
             self.state_loop.close()
         return super().destroy_node()
 

@@ -66,12 +66,14 @@ from ..crba import gravity_torques, mass_matrix
 from ..simulation import Simulator
 from .common import (STATE_QOS, check_choice, declare, declare_robot_parameters, load_robot,
                      on_set_parameters, per_joint, run_node, seconds_to_stamp)
+from .params import SIMULATOR, row
 
 AUDIT_FIELDS = ("kinetic", "potential", "motor_work", "friction_dissipation", "residual",
                 "relative_residual")
-MODES = ("realtime", "fast", "lockstep")
-STALE_BEHAVIORS = ("zero", "brake")
-ON_ERROR = ("hold", "reset")
+#: the choices of the string parameters, from the table (params.SIMULATOR)
+MODES = row(SIMULATOR, "mode").choices
+STALE_BEHAVIORS = row(SIMULATOR, "stale_command_behavior").choices
+ON_ERROR = row(SIMULATOR, "on_error").choices
 #: ``self.stats`` and ``~/diagnostics``, in this order
 STAT_FIELDS = ("steps", "overruns", "dropped_steps", "stale_command_steps", "errors",
                "saturated_steps", "limit_steps")
@@ -87,62 +89,32 @@ DIAGNOSTICS_PERIOD = 1.0
 
 class SimulatorNode(Node):
     node_name = "simulator"
+    parameter_table = "simulator"  #: params.NODES key: what declare() reads
 
     def __init__(self, **kwargs):
         super().__init__(self.node_name, **kwargs)
         declare_robot_parameters(self)
         self.model, self.friction = load_robot(self)
         n = self.model.nv
-        rate = declare(self, "rate", 1000.0, "integration rate [Hz] (step = 1/rate)",
-                       low=10.0, high=100000.0, read_only=True)
-        mode = declare(self, "mode", "realtime", "realtime | fast | lockstep (live)",
-                       choices=MODES)
-        self.limits = declare(self, "limits", True, "joint position limits of the URDF as hard "
-                              "stops (false: no stops)", read_only=True)
-        q0 = declare(self, "initial_positions", [0.0], "initial joint positions (URDF order); "
-                     "[0.0] means all zero; live: used by the next ~/reset")
-        v0 = declare(self, "initial_velocities", [0.0], "initial joint velocities; [0.0] = zero;"
-                     " live: used by the next ~/reset")
+        rate = declare(self, "rate")
+        mode = declare(self, "mode")
+        self.limits = declare(self, "limits")
+        q0 = declare(self, "initial_positions")
+        v0 = declare(self, "initial_velocities")
         self.q0 = self.initial_positions(q0)
         self.v0 = per_joint("initial_velocities", v0, n)
-        self.lockstep_timeout = declare(self, "lockstep_timeout", 0.5,
-                                        "lockstep: re-publish the state after this many seconds "
-                                        "without a command", low=0.001, high=60.0)
-        self.audit_period = declare(self, "audit_period", 1.0,
-                                    "simulated seconds between energy-audit reports (0: never)",
-                                    low=0.0, high=3600.0)
-        self.publish_every = declare(self, "publish_every", 1,
-                                     "fast mode: steps integrated per published state (a "
-                                     "JointState per 1 kHz step caps fast mode at the rate rclpy "
-                                     "can publish)", low=1, high=100000)
-        self.publish_clock = declare(self, "publish_clock", True, "publish /clock (sim time)")
-        cmd_topic = declare(self, "command_topic", "/effort_controller/commands",
-                            "effort command input (Float64MultiArray, URDF joint order)",
-                            read_only=True)
-        self.command_timeout = declare(self, "command_timeout", 0.1,
-                                       "seconds without a fresh command (of simulated time, and "
-                                       "of wall time: fast mode outruns a live controller) after "
-                                       "which stale_command_behavior applies (0: never)",
-                                       low=0.0, high=3600.0)
-        self.stale_behavior = declare(self, "stale_command_behavior", "zero",
-                                      "effort once commands are stale: zero | brake (hold the "
-                                      "position where they went stale, gravity-compensated, "
-                                      "within the effort limits)", choices=STALE_BEHAVIORS)
-        self.brake_bandwidth = declare(self, "brake_bandwidth", 20.0,
-                                       "brake: closed-loop bandwidth ω of the position hold "
-                                       "[rad/s] (critically damped)", low=0.1, high=1000.0)
+        self.lockstep_timeout = declare(self, "lockstep_timeout")
+        self.audit_period = declare(self, "audit_period")
+        self.publish_every = declare(self, "publish_every")
+        self.publish_clock = declare(self, "publish_clock")
+        cmd_topic = declare(self, "command_topic")
+        self.command_timeout = declare(self, "command_timeout")
+        self.stale_behavior = declare(self, "stale_command_behavior")
+        self.brake_bandwidth = declare(self, "brake_bandwidth")
         self._check_bandwidth(self.brake_bandwidth, 1.0 / rate)
-        self.wait_for_command = declare(self, "wait_for_command", False,
-                                        "do not start the simulation (time frozen, state "
-                                        "re-published) until the first effort command",
-                                        read_only=True)
-        self.on_error = declare(self, "on_error", "hold", "when a step fails: hold (keep the "
-                                "last good state) | reset (back to the initial state)",
-                                choices=ON_ERROR)
-        self.overrun_threshold = declare(self, "overrun_threshold", 0.01,
-                                         "realtime: a tick finding the simulation more than this "
-                                         "many seconds behind the wall clock (after one step) is "
-                                         "an overrun", low=0.0, high=10.0)
+        self.wait_for_command = declare(self, "wait_for_command")
+        self.on_error = declare(self, "on_error")
+        self.overrun_threshold = declare(self, "overrun_threshold")
         try:  # the core's default is with stops: only 'false' is passed on
             self.sim = Simulator(self.model, friction=self.friction, dt=1.0 / rate,
                                  **({} if self.limits else {"limits": False}))
