@@ -12,6 +12,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import sys
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SOURCES = ("kernels/layout.py", "kernels/dynamics.py", "kernels/friction.py",
@@ -30,6 +31,9 @@ def guard() -> None:
                 return
     except OSError:
         pass
+    if sys.stderr is not None and sys.stderr.isatty():  # a person waits: say why
+        print("robot_dynamics: compiling the dynamics kernels (first use after an install or "
+              "update: a minute or two; cached for later runs)", file=sys.stderr, flush=True)
     try:
         for folder in (os.path.join(_PKG, "kernels", "__pycache__"),
                        os.path.join(_PKG, "__pycache__")):
