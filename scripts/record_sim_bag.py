@@ -46,7 +46,7 @@ def record(args, log=print):
     from robot_dynamics.identification.io import save_bag
     from robot_dynamics.nodes.common import load_friction
     from robot_dynamics.nodes.composition import (Progress, Recording, _record_published_states,
-                                                  private_remaps)
+                                                  private_remaps, spin_once)
     from robot_dynamics.resources import robot_path
     from robot_dynamics.trajectory import JointTrajectory
 
@@ -85,7 +85,7 @@ def record(args, log=print):
             ex.add_node(n)
         progress = Progress(args.duration)
         while sim.sim.t < args.duration:
-            ex.spin_once(timeout_sec=0.05)
+            spin_once(ex, 0.05)
             progress.update(sim.sim.t)
         progress.close()
     finally:

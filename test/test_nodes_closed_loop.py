@@ -32,6 +32,9 @@ def run_closed_loop(friction_compensation: bool):
         states = probe.collect(JointState, "/joint_states", STATE_QOS)
         pub = probe.node.create_publisher(TrajMsg, "/id_controller/joint_trajectory", TRAJECTORY_QOS)
         assert probe.wait_for(lambda: len(states) > 10, timeout=60), sim.log + ctrl.log
+        # the controller's trajectory subscription is volatile (as joint_trajectory_controller's):
+        # a message published before it matched would be lost
+        assert probe.wait_for(lambda: pub.get_subscription_count() > 0, timeout=60), ctrl.log
         pub.publish(trajectory_msg(model, traj))
         assert ctrl.wait_log("tracking a trajectory", timeout=30), ctrl.log
         t_sent = stamp_to_seconds(states[-1].header.stamp)

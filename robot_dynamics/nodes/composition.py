@@ -236,13 +236,35 @@ class Progress:
             self.stream.flush()
 
 
+#: a signal that came while rclpy was spinning, raised once the spin returned
+_PENDING_SIGNAL: list = []
+_IN_SPIN = [False]
+
+
 def _signals_raise():
-    """SIGINT/SIGTERM raise :class:`Interrupted` (the run stops, the nodes are destroyed)."""
+    """SIGINT/SIGTERM raise :class:`Interrupted` (the run stops, the nodes are destroyed).
+
+    While an executor spins (:func:`spin_once`) the exception is held until the spin returns:
+    raised inside rclpy's C++ layer it would come out as a pybind11 conversion error."""
     def handler(signum, frame):
-        raise Interrupted(signum)
+        if _IN_SPIN[0]:
+            _PENDING_SIGNAL.append(signum)
+        else:
+            raise Interrupted(signum)
 
     previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
     return previous
+
+
+def spin_once(executor, timeout_sec):
+    """``executor.spin_once``, then :class:`Interrupted` if SIGINT/SIGTERM came meanwhile."""
+    _IN_SPIN[0] = True
+    try:
+        executor.spin_once(timeout_sec=timeout_sec)
+    finally:
+        _IN_SPIN[0] = False
+    if _PENDING_SIGNAL:
+        raise Interrupted(_PENDING_SIGNAL.pop())
 
 
 def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=None,
@@ -339,7 +361,7 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
         progress = progress if progress is not None else Progress(t_end)
         wall0 = time.monotonic()
         while sim.sim.t < t_end - 0.5 * sim.sim.dt:  # t is a sum of dt: no extra step
-            executor.spin_once(timeout_sec=0.05)
+            spin_once(executor, 0.05)
             progress.update(sim.sim.t)
             if time.monotonic() - wall0 > 60.0 * t_end + 60.0:
                 raise RuntimeError(f"demo did not finish (simulated {sim.sim.t:.3f} of "
@@ -380,13 +402,13 @@ def _deliver(executor, pub, msg, received, timeout=30.0):
     is lost), then spin until ``received()`` says the controller took it."""
     wall0 = time.monotonic()
     while pub.get_subscription_count() == 0:
-        executor.spin_once(timeout_sec=0.02)
+        spin_once(executor, 0.02)
         if time.monotonic() - wall0 > timeout:
             raise RuntimeError(f"the controller did not subscribe to {pub.topic_name} in "
                                f"{timeout:g} s")
     pub.publish(msg)
     while not received():
-        executor.spin_once(timeout_sec=0.02)
+        spin_once(executor, 0.02)
         if time.monotonic() - wall0 > timeout:
             raise RuntimeError(f"the controller did not receive the demo trajectory in "
                                f"{timeout:g} s")
