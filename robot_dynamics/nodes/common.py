@@ -188,7 +188,7 @@ class JointStateMatcher:
         self._perm = None
 
     def _permutation(self, names):
-        if list(names) != self._cache_names:
+        if names != self._cache_names:  # msg.name is a list: no copy per message
             index = {n: i for i, n in enumerate(names)}
             if len(index) != len(names):
                 raise InputError(f"JointState.name has duplicates: {list(names)}")

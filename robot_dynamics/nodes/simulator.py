@@ -115,17 +115,11 @@ class SimulatorNode(Node):
         self.wait_for_command = declare(self, "wait_for_command")
         self.on_error = declare(self, "on_error")
         self.overrun_threshold = declare(self, "overrun_threshold")
-        try:  # the core's default is with stops: only 'false' is passed on
-            self.sim = Simulator(self.model, friction=self.friction, dt=1.0 / rate,
-                                 **({} if self.limits else {"limits": False}))
-        except TypeError:
-            raise ValueError("parameter limits: this Simulator has no joint stops to turn off") \
-                from None
+        self.sim = Simulator(self.model, friction=self.friction, dt=1.0 / rate,
+                             limits=self.limits)
         self._core_counts = {"saturated_steps": 0, "limit_steps": 0}  # before the last reset
         self.reset_sim()
         self._brake_data = self.model.create_data()
-        limits = np.asarray(self.model.effort_limits, dtype=float)
-        self.effort_limits = np.where(np.isfinite(limits) & (limits > 0), limits, np.inf)
         self.stats = dict.fromkeys(STAT_FIELDS, 0)
         self.tau = np.zeros(n)       # the latest command
         self.applied = self.tau      # the effort of the last step (command, zero or brake)
@@ -193,7 +187,7 @@ class SimulatorNode(Node):
         """The core Simulator back at (q0, v0); its saturation/limit counters are kept in the
         node's totals."""
         for key in self._core_counts:
-            self._core_counts[key] += int(getattr(self.sim, key, 0))
+            self._core_counts[key] += int(getattr(self.sim, key))
         self.sim.reset(self.q0, self.v0)
 
     @staticmethod
@@ -306,7 +300,7 @@ class SimulatorNode(Node):
         q_s, m = self._hold
         w = self.brake_bandwidth
         tau = gravity_torques(self.model, data, q) + m * (w * w * (q_s - q) - 2.0 * w * v)
-        return np.clip(tau, -self.effort_limits, self.effort_limits)
+        return np.clip(tau, -self.sim.effort_limit, self.sim.effort_limit)
 
     def advance(self, steps):
         sim = self.sim
@@ -412,17 +406,14 @@ class SimulatorNode(Node):
         self.waiting = self.mode == "lockstep"
 
     def applied_effort(self):
-        """The effort the plant received in the last step: the core's (saturated) effort when it
-        reports one, else the node's (command, zero or brake)."""
-        tau = getattr(self.sim, "tau_applied", None)
-        if tau is None or self._failed:
-            return self.applied
-        return np.asarray(tau, dtype=float)
+        """The effort the plant received in the last step: the core's saturated effort, or the
+        node's (command, zero or brake) when the step failed."""
+        return self.applied if self._failed else self.sim.tau_applied
 
     def update_stats(self):
-        """The core Simulator's own counters (effort saturation, joint limits), if it has them."""
+        """``stats`` with the core Simulator's counters (effort saturation, joint limits)."""
         for key, before in self._core_counts.items():
-            self.stats[key] = before + int(getattr(self.sim, key, 0))
+            self.stats[key] = before + int(getattr(self.sim, key))
         return self.stats
 
     def publish_diagnostics(self):
