@@ -65,7 +65,7 @@ def excitation_cost(model, Q, V, A, law="load_dependent", min_velocity=0.05, pre
     """Per-joint column-scaled condition numbers of the friction regressors for a trajectory
     (inf where a joint has fewer than 10 moving samples or a singular regressor)."""
     from .fit import structural_loads
-    from .regressors import LAWS, regressor
+    from .regressors import regressor
 
     if present is None:
         present = structural_loads(model)
