@@ -55,8 +55,9 @@ class Model:
         self.joint_types: list[str] = []
         self.base_link = ""
         self._gravity = np.array([0.0, 0.0, -9.81])
+        self._armature = np.zeros(0)
 
-    # -- gravity is the one settable field --------------------------------------------------
+    # -- gravity and armature are the settable fields ---------------------------------------
     @property
     def gravity(self) -> np.ndarray:
         """World gravity (3,) in the base frame; enters the recursions as base acceleration −g."""
@@ -72,6 +73,27 @@ class Model:
             self._g[:] = g
         g.setflags(write=False)
         self._gravity = g
+
+    @property
+    def armature(self) -> np.ndarray:
+        """Reflected rotor inertia per joint (nv,) ≥ 0, as Pinocchio's ``model.armature``
+        (N²·J_rotor of a gear of ratio N): adds ``diag(armature)`` to M. Zeros by default; set
+        the whole array (``model.armature = a``) or from an actuator config."""
+        return self._armature
+
+    @armature.setter
+    def armature(self, a) -> None:
+        try:
+            a = np.array(a, dtype=float).reshape(-1) if np.ndim(a) else np.full(self.nv, float(a))
+        except (TypeError, ValueError):
+            raise ModelError(f"armature: expected {self.nv} numbers >= 0, got {a!r}") from None
+        if a.shape != (self.nv,) or not np.all(np.isfinite(a)) or np.any(a < 0):
+            raise ModelError(f"armature: expected {self.nv} finite numbers >= 0 (one per joint "
+                             f"{self.joint_names}), got {a.tolist()}")
+        if "_arm" in self.__dict__:  # the packed model's armature slots (set by build_model)
+            self._arm[:] = a
+        a.setflags(write=False)
+        self._armature = a
 
     def create_data(self) -> "Data":
         """A new :class:`Data` workspace for this model (one per user/thread)."""
@@ -415,6 +437,7 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81), validate: 
             children_of[p].append(i)
     model.children = children_of
     model.gravity = gravity
+    model.armature = np.zeros(n)
     model._kargs = tuple(np.array(x) for x in (  # writable copies for the kernels
         model.kinds, model.parents, model.axes, model.joint_rotations, model.joint_translations,
         model.spatial_inertias, model.motion_subspaces))
