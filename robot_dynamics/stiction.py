@@ -214,6 +214,10 @@ def _friction_of(model, friction, q, v, a, W0, D, free, direction, h):
     """Signed friction (nv,) of the non-stuck joints for accelerations ``a``."""
     W = wrenches_at(W0, D, a)
     qd = v + h * a if h > 0 else v
+    # the assumed direction signs the velocity the laws see (|q̇| is the trial's): a law whose
+    # regime depends on the direction (gear mesh, asymmetric Coulomb) is evaluated in the
+    # assumed one, which the active set checks against the motion afterwards
+    qd = np.where(direction != 0, direction * np.abs(qd), qd)
     mag = friction.magnitudes(model, W, q, np.where(free, qd, 0.0) if h > 0 else qd, direction)
     return np.where(free & friction.active, -mag * direction, 0.0)
 

@@ -6,8 +6,9 @@ import numpy as np
 from .. import joints as jt
 from ..errors import InputError, ModelError, as_vector, check_friction
 from .base import FrictionLaw
+from .composite import CompositeFriction, part_name
 from .none import NoFriction
-from ..kernels.friction import friction_kernel, pack_friction
+from ..kernels.friction import MAX_PARTS, friction_kernel, friction_parts_kernel, pack_friction
 
 
 class FrictionModel:
@@ -28,6 +29,14 @@ class FrictionModel:
         self.joint_names = list(joint_names)
         self.laws = list(laws)
         self.active = np.array([not isinstance(law, NoFriction) for law in laws])
+        #: per joint, the names of its law's parts (composite laws) or its part name
+        #: (``gear_mesh`` or ``bearing``); none for a joint without friction
+        self.part_names = [law.part_names if isinstance(law, CompositeFriction) else
+                           ([] if isinstance(law, NoFriction) else [part_name(law)])
+                           for law in laws]
+        #: the energy audit splits the friction dissipation by part (energy.py)
+        self.has_parts = (any(isinstance(law, CompositeFriction) for law in laws)
+                          or len({n for names in self.part_names for n in names}) > 1)
         self._packed = pack_friction(self)  # None: some law needs the Python path
         self._model = None
         if model is not None:
@@ -60,6 +69,32 @@ class FrictionModel:
         for i in np.flatnonzero(self.active):
             out[i] = self.laws[i].magnitude(wrenches[i], model.axes[i], bool(prismatic[i]),
                                             q[i], v[i], d[i])
+        return out
+
+    def parts(self, model, wrenches, q, v, directions=None) -> dict:
+        """Each named part's magnitude: {part name: (nv,) ≥ 0} (zero on joints without that
+        part); the values of a joint sum to its :meth:`magnitudes` entry."""
+        n = model.nv
+        mags = self.magnitudes(model, wrenches, q, v, directions)  # checks every argument
+        out = {}
+        if self._packed is not None:
+            wr = np.array(wrenches, dtype=np.float64)
+            d = np.zeros(n) if directions is None else np.array(directions, dtype=np.float64)
+            table = np.zeros((n, MAX_PARTS))
+            friction_parts_kernel(self._packed[0], self._packed[1], model._kargs[0],
+                                  model._kargs[2], wr, np.array(v, dtype=np.float64), d, table)
+            for i, names in enumerate(self.part_names):
+                for j, name in enumerate(names):
+                    out.setdefault(name, np.zeros(n))[i] = table[i, j]
+            return out
+        prismatic = model.kinds == jt.PRISMATIC
+        d = np.zeros(n) if directions is None else np.asarray(directions, dtype=float)
+        for i in np.flatnonzero(self.active):
+            law = self.laws[i]
+            args = (wrenches[i], model.axes[i], bool(prismatic[i]), q[i], v[i], d[i])
+            values = law.parts(*args) if isinstance(law, CompositeFriction) else [mags[i]]
+            for name, value in zip(self.part_names[i], values):
+                out.setdefault(name, np.zeros(n))[i] = value
         return out
 
     def bounds(self, model, wrenches, q, directions) -> np.ndarray:

@@ -122,6 +122,8 @@ def _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction,
             out[i] = 0.0
             continue
         u = v[i] + h * a[i] if h > 0 else v[i]
+        if direction[i] != 0.0:  # the assumed direction signs it (stiction.py _friction_of)
+            u = abs(u) * direction[i]
         out[i] = -friction_one(codes[i], params[i], kinds[i], axes[i], W[i], u,
                                direction[i]) * direction[i]
 
