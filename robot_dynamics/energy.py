@@ -68,14 +68,19 @@ class EnergyAudit:
                 f"{self.residual:+.3e} J ({self.relative_residual:+.2e} relative)")
 
 
-def split_friction_dissipation(friction, model, wrenches, q, v_end, tauf, v_mid, h, parts):
+def split_friction_dissipation(friction, model, wrenches, q, v_end, tauf, v_mid, h, parts,
+                               total=None):
     """Add one step's friction dissipation, split by law part, to ``parts`` (name → J).
 
     Joint i dissipates ``e_i = −h τf_i q̇_mid,i``; its parts' magnitudes at the step's answer
     (``wrenches``, ``v_end``, motion against τf) give the shares. A joint whose parts are all
-    zero (no friction) contributes nothing.
+    zero (no friction) contributes nothing. ``total``: the step's dissipation as the audit
+    booked it, when ``v_mid`` is only an estimate (a stop's impulse changed the velocity the
+    step started from): the ``e_i`` are scaled to it.
     """
     e = -h * np.asarray(tauf) * np.asarray(v_mid)
+    if total is not None and e.sum() != 0.0:
+        e = e * (total / e.sum())
     mags = friction.parts(model, wrenches, q, v_end, -np.sign(tauf))
     if not mags:
         return parts

@@ -189,7 +189,8 @@ class Simulator:
         """
         self._acted = False
         status = None
-        q0, v0 = self.q, self.v  # the loss split below (the step replaces, never edits, them)
+        # the loss split below (the step replaces, never edits, these)
+        q0, v0, d0 = self.q, self.v, self._audit.friction_dissipation
         if self._packed is not None:
             try:  # the compiled step saturates and checks tau itself (length, finite)
                 status = self._step_compiled(tau, self.dt)
@@ -219,7 +220,9 @@ class Simulator:
             if W is not None:
                 split_friction_dissipation(self.friction, self.model, W, 0.5 * (q0 + self.q),
                                            self.v, self.tau_friction, 0.5 * (v0 + self.v),
-                                           self.dt, self._audit.friction_parts)
+                                           self.dt, self._audit.friction_parts,
+                                           self._audit.friction_dissipation - d0
+                                           if self._acted else None)
         if self._n_saturated:
             self.saturated_steps += 1
         if self._acted:

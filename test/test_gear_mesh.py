@@ -1,0 +1,283 @@
+"""Gear-mesh friction (issue 16): closed forms of a load lifted and lowered through a gear,
+self-locking, the hold band at rest, compiled against reference, the energy audit's loss split."""
+import os
+
+import numpy as np
+import pytest
+
+import robot_dynamics as rd
+from robot_dynamics.forward_dynamics import forward_dynamics_reference
+from robot_dynamics.friction import (CompositeFriction, FrictionModel, GearMeshFriction,
+                                     friction_from_config)
+from robot_dynamics.errors import ModelError
+from conftest import REPO
+
+P2R = os.path.join(REPO, "urdf", "planar_2r.urdf")
+EF, EB = 0.75, 0.55  # a back-drivable gear: η_f, η_b
+
+
+@pytest.fixture(scope="module")
+def model():
+    return rd.load_urdf(P2R)
+
+
+def gear(ef=EF, eb=EB):
+    return {"model": "gear_mesh", "efficiency_forward": ef, "efficiency_backward": eb}
+
+
+def reference_copy(fr, model):
+    """The same laws on the Python (reference) path."""
+    ref = FrictionModel(fr.joint_names, fr.laws, model)
+    ref._packed = None
+    return ref
+
+
+def test_law_closed_form():
+    law = GearMeshFriction(0.8, -0.25)
+    e = np.array([0.0, 1.0, 0.0])
+    w = np.array([3.0, 0.0, 1.0, 0.2, 10.0, -0.4])  # n∥ = 10
+    assert law.magnitude(w, e, False, 0.0, 1.0) == pytest.approx(10.0 * (1 / 0.8 - 1))
+    assert law.magnitude(w, e, False, 0.0, -1.0) == pytest.approx(10.0 * 1.25)
+    assert law.magnitude(w, e, False, 0.0, 0.0, -1.0) == pytest.approx(12.5)  # at rest: direction
+    assert law.magnitude(w, e, False, 0.0, 0.0, 0.0) == pytest.approx(2.5)  # unknown: the smaller
+    assert law.self_locking and not GearMeshFriction(0.8, 0.1).self_locking
+    assert law.magnitude(w, e, True, 0.0, 1.0) == pytest.approx(0.0)  # prismatic: f∥ = 0
+    sym = GearMeshFriction(mesh=0.3)
+    assert sym.efficiency_forward == pytest.approx(1 / 1.3)
+    assert sym.efficiency_backward == pytest.approx(0.7)
+    again = friction_from_config({"default": law.to_config()},
+                                 rd.load_urdf(P2R)).laws[0]
+    assert (again.c_forward, again.c_backward) == pytest.approx((law.c_forward, law.c_backward))
+
+
+@pytest.mark.parametrize("entry, words", [
+    (gear(1.2, 0.5), ["joint 'elbow'", "efficiency_forward", "(0, 1]"]),
+    (gear(0.8, 1.5), ["joint 'elbow'", "efficiency_backward", "<= 1"]),
+    ({"model": "gear_mesh", "mesh": 0.1, "efficiency_forward": 0.9}, ["'mesh'", "not both"]),
+    ({"model": "gear_mesh", "efficiency_forward": "fast"}, ["efficiency_forward", "number"]),
+    ({"model": "composite", "parts": {"g": gear(), "x": {"model": "composite", "parts": {}}}},
+     ["parts.x", "composite"]),
+    ({"model": "composite", "parts": []}, ["joint 'elbow'", "'parts'"]),
+])
+def test_config_errors_name_joint_and_field(model, entry, words):
+    with pytest.raises(ModelError) as exc:
+        friction_from_config({"joints": {"elbow": entry}}, model)
+    msg = str(exc.value)
+    assert "\n" not in msg
+    for w in words:
+        assert w in msg
+
+
+def closed_form(n_par, v, a, ef, eb):
+    """τ_motor of a gear: n∥/η_f when the motor drives the load (n∥·d > 0), η_b·n∥ when the load
+    drives the motor; d = sign q̇, or sign q̈ at rest."""
+    d = np.where(v != 0, np.sign(v), np.sign(a))
+    return np.where(n_par * d > 0, n_par / ef, np.where(n_par * d < 0, eb * n_par, n_par))
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_lift_and_lower_closed_form_and_round_trip(model, compiled):
+    """A load lifted (motor drives) and lowered (load drives) through the gear: ID equals the
+    closed form in both directions, FD from that torque gives the acceleration back."""
+    fr = friction_from_config({"default": gear()}, model)
+    assert fr._packed is not None
+    if not compiled:
+        fr = reference_copy(fr, model)
+    data = model.create_data()
+    fd = rd.forward_dynamics if compiled else forward_dynamics_reference
+    rng = np.random.default_rng(3)
+    regimes = set()
+    for k in range(40):
+        q = rng.uniform(-2.5, 2.5, 2)
+        v = rng.choice([-1.0, 1.0], 2) * rng.uniform(0.1, 2.0, 2)
+        if k % 5 == 0:
+            v[k % 2] = 0.0  # at rest: the regime follows q̈
+        a = rng.uniform(-6.0, 6.0, 2)
+        n_par = rd.rnea(model, data, q, v, a)
+        tau = rd.inverse_dynamics(model, data, q, v, a, friction=fr)
+        want = closed_form(n_par, v, a, EF, EB)
+        np.testing.assert_allclose(tau, want, rtol=1e-12, atol=1e-12)
+        d = np.where(v != 0, np.sign(v), np.sign(a))
+        regimes.update(("lift" if s > 0 else "lower") for s in n_par * d)
+        qdd = fd(model, data, q, v, tau, fr)
+        np.testing.assert_allclose(qdd, a, rtol=0, atol=1e-9 * (1 + np.abs(a).max()))
+    assert regimes == {"lift", "lower"}
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_composite_bearing_gear_motor_round_trip(model, compiled):
+    """Bearing-load friction + gear mesh + reflected motor friction on one joint: the magnitude
+    is the sum of the parts and ID/FD stay inverse of each other."""
+    cfg = {"default": {"model": "composite", "parts": {
+        "bearing": {"model": "load_dependent", "coulomb": 0.3, "viscous": 0.05, "k1": 0.02,
+                    "k2": 0.005, "k3": 0.005},
+        "gear_mesh": gear(0.8, 0.6),
+        "motor": {"model": "classic", "coulomb": 0.5, "viscous": 0.2}}}}
+    fr = friction_from_config(cfg, model)
+    assert fr._packed is not None and fr.has_parts
+    if not compiled:
+        fr = reference_copy(fr, model)
+    data = model.create_data()
+    fd = rd.forward_dynamics if compiled else forward_dynamics_reference
+    rng = np.random.default_rng(4)
+    for k in range(20):
+        q = rng.uniform(-2.5, 2.5, 2)
+        v = rng.uniform(-2.0, 2.0, 2)
+        a = rng.uniform(-6.0, 6.0, 2)
+        n_par = rd.rnea(model, data, q, v, a)
+        W = data.f.copy()
+        tau = rd.inverse_dynamics(model, data, q, v, a, friction=fr)
+        parts = fr.parts(model, W, q, v, np.sign(v))
+        assert set(parts) == {"bearing", "gear_mesh", "motor"}
+        gear_part = np.where(n_par * v > 0, (1 / 0.8 - 1), 1 - 0.6) * np.abs(n_par)
+        np.testing.assert_allclose(parts["gear_mesh"], gear_part, rtol=1e-12)
+        np.testing.assert_allclose(parts["motor"], 0.5 + 0.2 * np.abs(v), rtol=1e-12)
+        np.testing.assert_allclose(tau, n_par + sum(parts.values()) * np.sign(v), rtol=1e-12,
+                                   atol=1e-12)
+        qdd = fd(model, data, q, v, tau, fr)
+        np.testing.assert_allclose(qdd, a, rtol=0, atol=1e-9 * (1 + np.abs(a).max()))
+
+
+def test_kernel_parts_match_law_objects(model):
+    cfg = {"joints": {
+        "shoulder": {"model": "composite", "parts": {
+            "bearing": {"model": "bearing", "mu": 0.01, "pin_radius": 0.02, "friction_arm": 0.03,
+                        "bending_arm": 0.05, "stribeck": {"static": 0.02, "velocity": 0.1}},
+            "gear_mesh": gear(0.7, -0.1)}},
+        "elbow": {"model": "composite", "parts": {
+            "gear_mesh": {"model": "gear_mesh", "mesh": 0.15},
+            "motor": {"model": "classic", "coulomb": 0.2, "viscous": 0.1,
+                      "coulomb_positive": 0.3, "coulomb_negative": 0.1}}}}}
+    fr = friction_from_config(cfg, model)
+    ref = reference_copy(fr, model)
+    data = model.create_data()
+    rng = np.random.default_rng(7)
+    for seed in range(8):
+        q, v, a = rng.uniform(-2, 2, 2), rng.uniform(-1, 1, 2), rng.uniform(-5, 5, 2)
+        v[seed % 2] = 0.0
+        rd.rnea(model, data, q, v, a)
+        dirs = np.sign(rng.normal(size=2))
+        got, want = fr.parts(model, data.f, q, v, dirs), ref.parts(model, data.f, q, v, dirs)
+        assert set(got) == set(want) == {"bearing", "gear_mesh", "motor"}
+        for name in got:
+            np.testing.assert_allclose(got[name], want[name], rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(sum(got.values()), fr.magnitudes(model, data.f, q, v, dirs),
+                                   rtol=1e-12)
+        for i, law in enumerate(fr.laws):
+            assert isinstance(law, CompositeFriction)
+            assert law.magnitude(data.f[i], model.axes[i], False, q[i], v[i], dirs[i]) == \
+                pytest.approx(ref.magnitudes(model, data.f, q, v, dirs)[i], rel=1e-12)
+
+
+# --- self-locking, the hold band, in the Simulator ---------------------------------------------
+
+def simulate(model, cfg, q0, tau, seconds, compiled=True):
+    fr = friction_from_config(cfg, model)
+    sim = rd.Simulator(model, fr, dt=1e-3, compiled=compiled)
+    sim.reset(q0)
+    for _ in range(int(round(seconds / 1e-3))):
+        sim.step(tau)
+    return sim
+
+
+LOCKED = {"default": gear(0.6, -0.2)}
+
+
+@pytest.mark.parametrize("q0", [[0.0, 0.0], [0.7, -1.2], [-1.4, 2.0], [2.5, 0.3]])
+def test_self_locking_holds_at_any_angle(model, q0):
+    """η_b ≤ 0: zero motor torque holds the arm for 5 s, exactly (no creep)."""
+    sim = simulate(model, LOCKED, q0, np.zeros(2), 5.0)
+    assert np.array_equal(sim.q, np.asarray(q0, float)) and not sim.v.any()
+    assert sim.report.stuck == ["shoulder", "elbow"]
+    ref = simulate(model, {"default": gear(0.6, 0.0)}, q0, np.zeros(2), 0.3, compiled=False)
+    assert np.array_equal(ref.q, np.asarray(q0, float))  # η_b = 0 is the limit: holds too
+
+
+def test_back_drivable_gear_falls(model):
+    q0 = [0.7, -1.2]
+    sim = simulate(model, {"default": gear(0.6, 0.05)}, q0, np.zeros(2), 0.3)
+    assert np.abs(sim.q - q0).min() > 1e-2
+
+
+def test_hold_band_thresholds(model):
+    """At rest a gear holds any motor effort in η_b·g ≤ τ ≤ g/η_f (g the holding effort n∥,
+    mirrored for g < 0); just outside either end the joint moves, the right way."""
+    data = model.create_data()
+    q0 = np.array([0.7, -1.2])
+    g = rd.gravity_torques(model, data, q0)
+    for ef, eb in ((0.75, 0.4), (0.6, -0.3)):
+        cfg = {"joints": {"shoulder": gear(ef, eb), "elbow": gear(0.6, -0.2)}}
+        s, delta = np.sign(g[0]), 1e-6 * abs(g[0])
+        # (end of the band, the side outside it, the direction the joint then moves)
+        for end, out in ((eb * g[0], -s), (g[0] / ef, s)):
+            for outside in (False, True):
+                t = end + (delta if outside else -delta) * out
+                sim = simulate(model, cfg, q0, np.array([t, 0.0]), 0.05)
+                dq = sim.q[0] - q0[0]
+                if outside:
+                    assert dq * out > 0, (ef, eb, end, dq)
+                else:
+                    assert dq == 0.0, (ef, eb, end, dq)
+                assert sim.q[1] == q0[1]  # the self-locking elbow holds with no torque
+
+
+def test_self_locking_moves_when_driven(model):
+    """Driving beyond g/η_f lifts a self-locking joint; driving it in the lowering direction by
+    more than |η_b g| lowers it. Compiled and reference steps agree."""
+    data = model.create_data()
+    q0 = np.array([0.7, 0.0])
+    g = rd.gravity_torques(model, data, q0)
+    for tau, sign in ((np.array([1.2 * g[0] / 0.6, g[1]]), np.sign(g[0])),
+                      (np.array([-0.3 * g[0], g[1]]), -np.sign(g[0]))):
+        fast = simulate(model, LOCKED, q0, tau, 0.2)
+        ref = simulate(model, LOCKED, q0, tau, 0.2, compiled=False)
+        assert (fast.q[0] - q0[0]) * sign > 1e-3
+        np.testing.assert_allclose(fast.q, ref.q, atol=1e-9)
+
+
+# --- energy ------------------------------------------------------------------------------------
+
+def test_friction_never_injects_energy_and_audit_closes(model):
+    """All friction kinds (classic + Stribeck, load_dependent, bearing, gear mesh, motor side)
+    for 10 s of driven motion: friction opposes every joint's end-of-step velocity, the parts'
+    shares sum to the friction dissipation, and the audit closes to 1e-6 relative at 0.5 ms
+    steps (its residual is the integrator's O(h²), the same without friction)."""
+    cfg = {"joints": {
+        "shoulder": {"model": "composite", "parts": {
+            "bearing": {"model": "load_dependent", "coulomb": 0.3, "viscous": 0.05, "k1": 0.02,
+                        "k2": 0.005, "k3": 0.005},
+            "gear_mesh": gear(0.8, 0.5),
+            "motor": {"model": "classic", "coulomb": 0.2, "viscous": 0.1,
+                      "stribeck": {"static": 0.3, "velocity": 0.05}}}},
+        "elbow": {"model": "composite", "parts": {
+            "bearing": {"model": "bearing", "mu": 0.01, "pin_radius": 0.02,
+                        "friction_arm": 0.02, "bending_arm": 0.04},
+            "gear_mesh": gear(0.7, 0.3)}}}}
+    fr = friction_from_config(cfg, model)
+    dt = 5e-4  # the audit's residual is the integrator's O(h²): 3.1e-6 relative at 1 ms
+    sim = rd.Simulator(model, fr, dt=dt)
+    sim.reset([0.3, -0.5])
+    data = model.create_data()
+    last = back = 0.0
+    for k in range(20000):  # gravity compensation + PD on a reference within the stops
+        t = k * dt
+        ref = np.array([0.3 + 1.2 * np.sin(2.1 * t), -0.5 + 1.5 * np.sin(3.3 * t + 1.0)])
+        tau = (rd.gravity_torques(model, data, sim.q) + 40.0 * (ref - sim.q) - 4.0 * sim.v
+               + np.array([0.0, 3.0 * np.sign(np.sin(0.7 * t))]))
+        sim.step(tau)
+        # friction opposes the end-of-step velocity of every joint (a joint that stops in the
+        # step holds at q̇⁺ = 0): it only takes energy
+        assert (sim.tau_friction * sim.v <= 0).all()
+        d = sim._audit.friction_dissipation
+        back += max(last - d, 0.0)  # the audit's midpoint pairing, q̇_mid = (q̇ + q̇⁺)/2
+        last = d
+    audit = sim.audit
+    parts = audit.friction_parts
+    assert set(parts) == {"bearing", "gear_mesh", "motor"}
+    assert all(p > 0 for p in parts.values())
+    assert sum(parts.values()) == pytest.approx(audit.friction_dissipation, rel=1e-9)
+    print(f"\n10 s, all friction kinds: {audit}; {sim.limit_steps} steps on a stop; "
+          f"negative midpoint-paired friction increments (joints stopping within a step) "
+          f"{back:.3e} J in total")
+    assert back < 1e-6 * audit.friction_dissipation
+    assert abs(audit.relative_residual) < 1e-6  # issue 16 (measured 7.7e-7)
