@@ -281,3 +281,32 @@ def test_friction_never_injects_energy_and_audit_closes(model):
           f"{back:.3e} J in total")
     assert back < 1e-6 * audit.friction_dissipation
     assert abs(audit.relative_residual) < 1e-6  # issue 16 (measured 7.7e-7)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_self_locking_gear_jams_when_braked_while_back_driven(compiled):
+    """A pendulum lowering through a self-locking gear with the motor braking (τ against the
+    motion) has no sliding motion (back-driven needs τ = η_b n∥ of the motion's sign, motoring
+    needs n∥ = η_f τ along the motion): the time step jams it (q̇⁺ = 0, held by the gear), where
+    a back-drivable gear keeps moving."""
+    model = rd.load_urdf("""<robot name="pendulum"><link name="base"/>
+    <link name="rod"><inertial><origin xyz="0.4 0 0"/><mass value="2.0"/>
+    <inertia ixx="0.001" ixy="0" ixz="0" iyy="0.03" iyz="0" izz="0.03"/></inertial></link>
+    <joint name="hinge" type="continuous"><parent link="base"/><child link="rod"/>
+    <axis xyz="0 1 0"/></joint></robot>""")
+    data = model.create_data()
+    q0 = np.array([0.7])
+    lowering = -np.sign(rd.gravity_torques(model, data, q0)[0])  # the way gravity moves it
+    for eb, jams in ((-0.2, True), (0.0, True), (0.5, False)):
+        fr = friction_from_config({"default": gear(0.8, eb)}, model)
+        sim = rd.Simulator(model, fr, dt=1e-3, compiled=compiled)
+        sim.reset(q0, [0.5 * lowering])
+        sim.step([-1.0 * lowering])  # braking
+        q1 = sim.q.copy()
+        for _ in range(20):
+            sim.step([-1.0 * lowering])
+        if jams:
+            assert sim.v[0] == 0.0 and np.array_equal(sim.q, q1)
+            assert sim.report.stuck == ["hinge"]
+        else:
+            assert sim.v[0] * lowering > 0
