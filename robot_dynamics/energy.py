@@ -78,14 +78,4 @@ def split_friction_dissipation(friction, model, wrenches, q, v_end, tauf, v_mid,
     booked it, when ``v_mid`` is only an estimate (a stop's impulse changed the velocity the
     step started from): the ``e_i`` are scaled to it.
     """
-    e = -h * np.asarray(tauf) * np.asarray(v_mid)
-    if total is not None and e.sum() != 0.0:
-        e = e * (total / e.sum())
-    mags = friction.parts(model, wrenches, q, v_end, -np.sign(tauf))
-    if not mags:
-        return parts
-    total = sum(mags.values())
-    share = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
-    for name, m in mags.items():
-        parts[name] = parts.get(name, 0.0) + float(m @ share)
-    return parts
+    return friction.split_dissipation(model, wrenches, q, v_end, tauf, v_mid, h, parts, total)

@@ -310,3 +310,32 @@ def test_self_locking_gear_jams_when_braked_while_back_driven(compiled):
             assert sim.report.stuck == ["hinge"]
         else:
             assert sim.v[0] * lowering > 0
+
+
+def test_loss_split_kernel_matches_reference(model):
+    """The energy audit's per-step loss split: compiled kernel and law objects agree, and the
+    shares sum to the joints' dissipation (or to the audit's total when given)."""
+    from robot_dynamics.energy import split_friction_dissipation
+
+    cfg = {"joints": {"shoulder": {"model": "composite", "parts": {
+        "bearing": {"model": "load_dependent", "coulomb": 0.3, "k1": 0.02, "k2": 0.005},
+        "gear_mesh": gear(0.8, 0.5), "motor": {"model": "classic", "coulomb": 0.2}}},
+        "elbow": gear(0.7, 0.3)}}
+    fr = friction_from_config(cfg, model)
+    ref = reference_copy(fr, model)
+    data = model.create_data()
+    rng = np.random.default_rng(11)
+    for _ in range(5):
+        q, v, a = rng.uniform(-2, 2, 2), rng.uniform(-1, 1, 2), rng.uniform(-5, 5, 2)
+        rd.rnea(model, data, q, v, a)
+        W = data.f.copy()
+        tauf = -np.sign(v) * rng.uniform(0.1, 2.0, 2)
+        v_mid = v + rng.uniform(-0.1, 0.1, 2)
+        for total in (None, 0.123):
+            got = split_friction_dissipation(fr, model, W, q, v, tauf, v_mid, 1e-3, {}, total)
+            want = split_friction_dissipation(ref, model, W, q, v, tauf, v_mid, 1e-3, {}, total)
+            assert set(got) == {"bearing", "gear_mesh", "motor"}
+            for k in got:
+                assert got[k] == pytest.approx(want[k], rel=1e-12, abs=1e-18)
+            expect = -1e-3 * tauf @ v_mid if total is None else total
+            assert sum(got.values()) == pytest.approx(expect, rel=1e-12)

@@ -108,6 +108,41 @@ def friction_parts_kernel(codes, params, kinds, axes, W, qd, direction, out):
             out[i, 0] = law_one(codes[i], pr, kinds[i], axes[i], W[i], qd[i], direction[i])
 
 
+@njit(cache=True)
+def friction_split_kernel(codes, params, kinds, axes, W, v_end, tauf, v_mid, h, total, ids, out):
+    """One step's friction dissipation split by part (robot_dynamics.energy): joint i's
+    ``e_i = −h τf_i q̇_mid,i`` (scaled so that Σ e_i = ``total`` unless ``total`` is NaN) is
+    shared by its parts' magnitudes at (W, q̇⁺, motion against τf); ``out[ids[i, j]]`` gets
+    part j's share (ids −1: no part)."""
+    n = codes.shape[0]
+    esum = 0.0
+    for i in range(n):
+        esum += -h * tauf[i] * v_mid[i]
+    scale = total / esum if (total == total and esum != 0.0) else 1.0
+    tmp = np.zeros(ids.shape[1])
+    for i in range(n):
+        e = -h * tauf[i] * v_mid[i] * scale
+        if e == 0.0 or codes[i] == 0:
+            continue
+        d = -1.0 if tauf[i] > 0 else (1.0 if tauf[i] < 0 else 0.0)
+        pr = params[i]
+        for j in range(tmp.shape[0]):
+            tmp[j] = 0.0
+        if codes[i] == COMPOSITE:
+            for j in range(int(pr[0])):
+                tmp[j] = law_one(int(pr[1 + 9 * j]), pr[2 + 9 * j:10 + 9 * j], kinds[i], axes[i],
+                                 W[i], v_end[i], d)
+        else:
+            tmp[0] = law_one(codes[i], pr, kinds[i], axes[i], W[i], v_end[i], d)
+        s = 0.0
+        for j in range(tmp.shape[0]):
+            s += tmp[j]
+        if s > 0.0:
+            for j in range(tmp.shape[0]):
+                if ids[i, j] >= 0:
+                    out[ids[i, j]] += tmp[j] * (e / s)
+
+
 @njit(cache=True, inline="always")
 def friction_one(code, pr, kind, e, Wi, v, direction):
     """One joint's friction magnitude (≥ 0): law ``code`` with parameters ``pr``, joint wrench

@@ -550,7 +550,10 @@ def report(summary, log=print):
     log("  max per joint: " + ", ".join(f"{name} {e:.2e} {u.position}" for name, e, u in
                                         zip(s["joint_names"], err, units)))
     audit = s["audit"]
-    log(f"friction dissipation {s['friction_dissipation']:.4f} J, motor work "
+    parts = getattr(audit, "friction_parts", None)
+    split = (" (" + ", ".join(f"{k} {v:.4f} J" for k, v in sorted(parts.items())) + ")"
+             if parts else "")
+    log(f"friction dissipation {s['friction_dissipation']:.4f} J{split}, motor work "
         f"{s['motor_work']:.4f} J")
     log(f"energy audit: ΔT {audit.kinetic:+.6g} J, ΔV {audit.potential:+.6g} J, motor work "
         f"{audit.motor_work:+.6g} J, friction dissipation {audit.friction_dissipation:.6g} J, "
