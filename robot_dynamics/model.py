@@ -20,7 +20,8 @@ from .description import RobotDescription
 from .errors import ModelError
 from .kernels.fd import ACC
 from .kernels.friction import ID_OUT
-from .kernels.layout import gravity_view, make_work, pack_laws, pack_model, relations
+from .kernels.layout import (armature_view, gravity_view, make_work, pack_laws, pack_model,
+                             relations)
 from .spatial import skew, spatial_inertia
 
 #: Inertia checks are relative to the body's own scale (its largest principal moment, or m·|c|²
@@ -443,6 +444,7 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81), validate: 
         model.spatial_inertias, model.motion_subspaces))
     model._mb = pack_model(model)  # the same, flat, for the fused entry points
     model._g = gravity_view(model)  # gravity lives in the packed model; the setter writes it
+    model._arm = armature_view(model)  # so does the armature (its setter writes it)
     model._rel = (*relations(model.parents), np.array(model.parents))  # see kernels/layout
     model._no_friction = pack_laws(np.zeros(n, dtype=np.int64), np.zeros((n, 8)))  # "no laws"
 
