@@ -78,8 +78,11 @@ class Model:
     @property
     def armature(self) -> np.ndarray:
         """Reflected rotor inertia per joint (nv,) ≥ 0, as Pinocchio's ``model.armature``
-        (N²·J_rotor of a gear of ratio N): adds ``diag(armature)`` to M. Zeros by default; set
-        the whole array (``model.armature = a``) or from an actuator config."""
+        (N²·J_rotor of a gear of ratio N): M + diag(armature) in every algorithm, τ = Sᵀ fn +
+        armature ∘ q̈ (the joint wrenches fn exclude the rotors). Zeros by default; set the whole
+        array (``model.armature = a``, a scalar sets every joint) or from an actuator config,
+        before or after creating Data / a Simulator (the packed model holds it: ``_arm``).
+        See docs/ARCHITECTURE.md "Armature"."""
         return self._armature
 
     @armature.setter
