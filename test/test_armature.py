@@ -352,3 +352,21 @@ def test_dynamics_model_node_outputs_take_the_armature():
     assert np.abs(after["acceleration"]).sum() < np.abs(before["acceleration"]).sum()
     np.testing.assert_allclose(rd.inverse_dynamics(model, data, q, v, after["acceleration"], fr),
                                effort, atol=1e-9)
+
+
+def test_friction_identification_accounts_for_the_rotors():
+    """The fitter's friction effort is τ − fn∥ − armature∘q̈: with the rotors in the model it
+    recovers the coefficients of data generated with them (ignoring them, armature∘q̈ would
+    be taken for friction)."""
+    from robot_dynamics.identification import fit, fourier_excitation
+
+    model = rd.load_urdf(bundled("arm7.urdf"))
+    model.armature = np.array([2.5, 2.5, 1.2, 1.2, 0.4, 0.2, 0.2])
+    fr = friction_from_config({"default": {"model": "classic", "coulomb": 0.8, "viscous": 0.3}},
+                              model)
+    _, Q, V, A = fourier_excitation(model, duration=10.0, rate=200.0)
+    tau = inverse_dynamics_batch(model, Q, V, A, fr)  # noiseless: the fit is exact
+    for j in fit(model, Q, V, tau, A, law="classic").joints:
+        truth = {"coulomb_positive": 0.8, "coulomb_negative": 0.8, "viscous": 0.3}
+        assert j.coefficients == pytest.approx(truth, abs=1e-9), j.joint
+        assert j.residual_rms < 1e-9
