@@ -370,3 +370,19 @@ def test_friction_identification_accounts_for_the_rotors():
         truth = {"coulomb_positive": 0.8, "coulomb_negative": 0.8, "viscous": 0.3}
         assert j.coefficients == pytest.approx(truth, abs=1e-9), j.joint
         assert j.residual_rms < 1e-9
+
+
+def test_formulations_take_or_refuse_armature():
+    """Lagrange–Euler includes the rotors (M + diag(armature)); the symbolic redundant derivation,
+    which models the links only, refuses the model instead of answering without them."""
+    from robot_dynamics.formulations import lagrange_euler as le, redundant
+
+    model = rd.load_urdf(str(REPO / "urdf" / "rrp.urdf"))
+    model.armature = [0.3, 0.2, 0.1]
+    data = model.create_data()
+    rng = np.random.default_rng(7)
+    q, v, a = rng.uniform(-0.5, 0.5, (3, 3))
+    np.testing.assert_allclose(le.inverse_dynamics(model, q, v, a), rd.rnea(model, data, q, v, a),
+                               atol=1e-12)
+    with pytest.raises(rd.ModelError, match="armature"):
+        redundant.from_model(model)
