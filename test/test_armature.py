@@ -377,7 +377,7 @@ def test_formulations_take_or_refuse_armature():
     which models the links only, refuses the model instead of answering without them."""
     from robot_dynamics.formulations import lagrange_euler as le, redundant
 
-    model = rd.load_urdf(bundled("rrp"))
+    model = rd.load_urdf(bundled("rrp.urdf"))
     model.armature = [0.3, 0.2, 0.1]
     data = model.create_data()
     rng = np.random.default_rng(7)
