@@ -16,6 +16,10 @@ energy flow of the run, so it is comparable across runs and robots.
 :mod:`robot_dynamics.actuators`): each joint's dissipation of a step, ``−h τf_i q̇_mid,i``, is
 shared among its parts in proportion to their magnitudes at the step's answer
 (:func:`split_friction_dissipation`), so the parts sum to ``D_friction``.
+
+T is ``½ q̇ᵀ M q̇`` with the mass matrix of :func:`~robot_dynamics.crba.mass_matrix`, which
+includes the actuators' rotors (``model.armature``): T holds their ``½ Σ armature_i q̇_i²``, the
+motor work is the work of the motor efforts (rotors included) and the audit closes with them.
 """
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ import numpy as np
 
 
 def kinetic_energy(M, v) -> float:
+    """½ q̇ᵀ M q̇; with M from ``mass_matrix`` it includes the rotors' ½ Σ armature_i q̇_i²."""
     return 0.5 * float(v @ M @ v)
 
 

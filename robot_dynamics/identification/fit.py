@@ -270,7 +270,8 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
     else:
         Qw, Vw, A, valid = arrays["q"], V, arrays["a"], np.ones(V.shape, dtype=bool)
     W = joint_wrenches_batch(model, Qw, Vw, A)
-    axial = np.einsum("nik,ik->ni", W, model.motion_subspaces)
+    # fn∥ plus the rotors' armature ∘ q̈ (motor side): τ − that is the friction effort
+    axial = np.einsum("nik,ik->ni", W, model.motion_subspaces) + model.armature * A
     present = structural_loads(model)
     result = FitResult(law)
     for i, joint in enumerate(model.joint_names):
