@@ -237,9 +237,9 @@ def test_self_locking_moves_when_driven(model):
 
 # --- energy ------------------------------------------------------------------------------------
 
-def test_friction_never_injects_energy_and_audit_closes(model):
+def test_friction_never_injects_energy_and_audit_closes():
     """All friction kinds (classic + Stribeck, load_dependent, bearing, gear mesh, motor side)
-    for 10 s of driven motion: friction opposes every joint's end-of-step velocity, the parts'
+    and rotor inertia for 10 s of driven motion: friction opposes every joint's end-of-step velocity, the parts'
     shares sum to the friction dissipation, and the audit closes to 1e-6 relative at 0.5 ms
     steps (its residual is the integrator's O(h²), the same without friction)."""
     cfg = {"joints": {
@@ -253,6 +253,8 @@ def test_friction_never_injects_energy_and_audit_closes(model):
             "bearing": {"model": "bearing", "mu": 0.01, "pin_radius": 0.02,
                         "friction_arm": 0.02, "bending_arm": 0.04},
             "gear_mesh": gear(0.7, 0.3)}}}}
+    model = rd.load_urdf(P2R)
+    model.armature = [0.05, 0.02]  # rotors too (their kinetic energy is in the audit)
     fr = friction_from_config(cfg, model)
     dt = 5e-4  # the audit's residual is the integrator's O(h²): 3.1e-6 relative at 1 ms
     sim = rd.Simulator(model, fr, dt=dt)
@@ -339,3 +341,54 @@ def test_loss_split_kernel_matches_reference(model):
                 assert got[k] == pytest.approx(want[k], rel=1e-12, abs=1e-18)
             expect = -1e-3 * tauf @ v_mid if total is None else total
             assert sum(got.values()) == pytest.approx(expect, rel=1e-12)
+
+
+PENDULUM = """<robot name="pendulum"><link name="base"/>
+<link name="rod"><inertial><origin xyz="0.4 0 0"/><mass value="2.0"/>
+<inertia ixx="0.001" ixy="0" ixz="0" iyy="0.03" iyz="0" izz="0.03"/></inertial></link>
+<joint name="hinge" type="continuous"><parent link="base"/><child link="rod"/>
+<axis xyz="0 1 0"/></joint></robot>"""  # link inertia about the hinge 0.35 kg·m²
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_self_locking_lowered_with_rotor_inertia(compiled):
+    """With a rotor inertia above |η_b|·M_link the back-driven branch of a self-locking gear is
+    well-posed: ID is τ = armature·q̈ + η_b·n∥ (lowering) or armature·q̈ + n∥/η_f (lifting) and
+    FD gives q̈ back; driven down and released, the load brakes to a stop and locks, the audit
+    closing. With less rotor inertia the released load jams at once (no sliding motion)."""
+    model = rd.load_urdf(PENDULUM)
+    data = model.create_data()
+    ef, eb = 0.8, -0.2
+    fr = friction_from_config({"default": gear(ef, eb)}, model)
+    if not compiled:
+        fr = reference_copy(fr, model)
+    fd = rd.forward_dynamics if compiled else forward_dynamics_reference
+    q = np.array([0.7])
+    g = rd.gravity_torques(model, data, q)[0]
+    model.armature = [0.5]  # > |η_b|·0.35
+    for v in (1.0, -1.0):
+        for a in (2.0, -2.0):
+            tau = rd.inverse_dynamics(model, data, q, [v], [a], friction=fr)
+            n_par = data.f[0, 3:] @ model.axes[0]
+            gear_part = n_par / ef if n_par * v > 0 else eb * n_par
+            assert tau[0] == pytest.approx(0.5 * a + gear_part, rel=1e-12)
+            assert fd(model, data, q, [v], tau, fr)[0] == pytest.approx(a, abs=1e-9)
+    lowering = -np.sign(g)
+    for armature, steps_to_stop in ((0.5, None), (0.02, 1)):
+        model.armature = [armature]
+        sim = rd.Simulator(model, fr, dt=1e-3, compiled=compiled)
+        sim.reset(q)
+        for _ in range(300):
+            sim.step([1.5 * eb * g])  # beyond the band's end η_b·g: lowers it
+        assert sim.v[0] * lowering > 0.1
+        stopped = None
+        for k in range(700):
+            sim.step([0.0])
+            if stopped is None and sim.v[0] == 0.0:
+                stopped = k + 1
+        assert sim.v[0] == 0.0 and sim.report.stuck == ["hinge"]
+        if steps_to_stop is not None:
+            assert stopped == steps_to_stop  # jammed in the first step
+        else:
+            assert stopped > 10  # braked over many steps
+        assert abs(sim.audit.relative_residual) < 1e-5
