@@ -256,7 +256,7 @@ def test_friction_never_injects_energy_and_audit_closes():
     model = rd.load_urdf(P2R)
     model.armature = [0.05, 0.02]  # rotors too (their kinetic energy is in the audit)
     fr = friction_from_config(cfg, model)
-    dt = 5e-4  # the audit's residual is the integrator's O(h²): 3.1e-6 relative at 1 ms
+    dt = 5e-4  # the audit's residual is the integrator's O(h²): 1.9e-6 relative at 1 ms
     sim = rd.Simulator(model, fr, dt=dt)
     sim.reset([0.3, -0.5])
     data = model.create_data()
@@ -282,7 +282,7 @@ def test_friction_never_injects_energy_and_audit_closes():
           f"negative midpoint-paired friction increments (joints stopping within a step) "
           f"{back:.3e} J in total")
     assert back < 1e-6 * audit.friction_dissipation
-    assert abs(audit.relative_residual) < 1e-6  # issue 16 (measured 7.7e-7)
+    assert abs(audit.relative_residual) < 1e-6  # issue 16 (measured 4.6e-7)
 
 
 @pytest.mark.parametrize("compiled", [True, False])
