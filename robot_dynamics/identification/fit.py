@@ -32,15 +32,21 @@ from scipy.stats import t as student_t
 
 from .. import joints as jt
 from ..batch import joint_wrenches_batch
+from ..crba import mass_matrix
 from ..errors import InputError
-from .differentiate import step_states
+from .differentiate import METHODS, savgol_states
 from .regressors import FORMULAS, LAWS, column_meaning, load_terms, regressor
+from .step_model import StepReplay
 
 #: column-scaled condition number above which a coefficient is declared unidentifiable
 COND_LIMIT = 500.0
 #: a load column below this fraction of the joint's largest possible load is "never carried"
 ABSENT = 1e-9
 OTHER = {"classic": "load_dependent", "load_dependent": "classic"}
+#: relative precision of a logged effort balance: the Simulator's friction-solve tolerance
+BALANCE_TOLERANCE = 1e-10
+#: fits after the first one, each with the step replayed at the previous fit's coefficients
+REPLAYS = 1
 
 
 @dataclass
@@ -55,7 +61,11 @@ class JointFit:
     condition_number: float       # of the column-scaled regressor of the identifiable subset
     unidentifiable: dict = field(default_factory=dict)   # name → missing excitation
     not_applicable: dict = field(default_factory=dict)   # name → why it has no effect
-    hac_lags: int = 0
+    #: name → unidentifiable coefficients it absorbs: its estimate and interval assume them 0
+    confounded: dict = field(default_factory=dict)
+    resolution: dict = field(default_factory=dict)       # worst-case bound of the balance's
+    hac_lags: int = 0                                    # resolution, inside the interval
+    balance_precision: float = 0.0  # RMS over the used rows of each balance's precision δ
     residual_autocorrelation: float = 0.0  # lag-1, over consecutive used rows
     cv_rms: dict = field(default_factory=dict)           # law → held-out RMS
     improvement: float = 0.0     # relative held-out RMS drop of load_dependent vs classic
@@ -78,6 +88,20 @@ class FitResult:
     def unidentifiable(self) -> list:
         """[(joint, coefficient, missing excitation)] over all joints."""
         return [(j.joint, k, why) for j in self.joints for k, why in j.unidentifiable.items()]
+
+    def friction_law(self, model, law):
+        """``τf(U, W)``: the signed friction (N, nv) of the fitted law with these coefficients
+        (unfitted ones as 0) at end velocities U (N, nv) and joint wrenches W (N, nv, 6)."""
+        theta = [np.array([j.coefficients.get(k, 0.0) for k in LAWS[law]]) for j in self.joints]
+
+        def tau_f(U, W):
+            out = np.empty_like(U)
+            for i in range(model.nv):
+                Phi = regressor(law, U[:, i], W[:, i], model.axes[i], model.kinds[i])
+                out[:, i] = -np.sign(U[:, i]) * (Phi @ theta[i])
+            return out
+
+        return tau_f
 
     @property
     def config(self) -> dict:
@@ -105,20 +129,32 @@ class FitResult:
             lines.append(f"  {j.joint}: {j.samples} samples, condition number "
                          f"{j.condition_number:.3g}, residual RMS {j.residual_rms:.3g}"
                          + (f" (HAC lags {j.hac_lags})" if j.hac_lags else ""))
-            if j.residual_autocorrelation > 0.5:
+            within = j.residual_rms <= j.balance_precision
+            if j.residual_autocorrelation > 0.5 and not within:
                 rho = j.residual_autocorrelation
                 lines.append(f"    residuals correlated in time (lag-1 {rho:.2f}): model error"
                              ", not sensor noise, dominates; the intervals allow for "
                              "it only approximately (docs/identification.md)")
+            elif within and j.coefficients:
+                lines.append(f"    residuals within the balance's precision "
+                             f"({j.balance_precision:.2g} RMS): a noise-free log; the "
+                             "intervals hold its worst case")
             for k in LAWS[self.law]:
                 if k in j.coefficients:
                     lo, hi = j.intervals[k]
                     neg = "  (negative: written as 0)" if j.coefficients[k] < 0 else ""
-                    se = j.standard_errors[k]
+                    se, half = j.standard_errors[k], 0.5 * (hi - lo)
+                    # digits down to a hundredth of the interval's half-width
                     d = 3 + max(int(np.ceil(np.log10(max(abs(j.coefficients[k]), 1e-300) /
-                                                     se))), 0) if se > 0 else 6
+                                                     half))), 0) if half > 0 else 6
+                    bound = j.resolution.get(k, 0.0)
+                    note = (f"  (incl. ± {bound:.2g} balance precision)"
+                            if bound > 0.5 * half else "")
                     lines.append(f"    {k:<17}{j.coefficients[k]:>12.{d}g} ± {se:<9.2g} "
-                                 f"95 % [{lo:.{d}g}, {hi:.{d}g}]{neg}")
+                                 f"95 % [{lo:.{d}g}, {hi:.{d}g}]{neg}{note}")
+                    if k in j.confounded:
+                        lines.append(f"    {'':<17}(assumes {' and '.join(j.confounded[k])} = 0"
+                                     ": indistinguishable from it in this log)")
                 elif k in j.unidentifiable:
                     lines.append(f"    {k:<17}unidentifiable: {j.unidentifiable[k]}")
                 else:
@@ -186,9 +222,10 @@ def structural_loads(model, samples=64, seed=0):
 
 
 def identifiable_subset(X, names, law, joint, kind, applicable):
-    """(active column indices, {name: missing excitation}) by greedy elimination (step 2)."""
+    """(active column indices, {name: missing excitation}, {name: [kept coefficients it cannot
+    be told apart from]}) by greedy elimination (step 2)."""
     active = [k for k in range(len(names)) if applicable[k]]
-    why = {}
+    why, partners_of = {}, {}
     rms = np.sqrt(np.mean(X ** 2, axis=0))
     for k in list(active):
         if rms[k] <= ABSENT * max(rms.max(), 1e-300):
@@ -213,11 +250,13 @@ def identifiable_subset(X, names, law, joint, kind, applicable):
             what = "|q̇|"
         else:
             what = meaning[meaning.find("(") + 1:-1] if "(" in meaning else names[drop]
+        partners_of[names[drop]] = partners
         why[names[drop]] = (f"needs {meaning} varying independently of "
                             f"{' and '.join(partners) or 'the other terms'}; in this log "
                             f"{what} only spans {col.min():.3g}…{col.max():.3g}")
         active.remove(drop)
-    return active, why
+    return active, why, {k: [p for p in ps if names.index(p) in active]
+                         for k, ps in partners_of.items()}
 
 
 def _cv(regs, y, folds):
@@ -240,12 +279,15 @@ def _cv(regs, y, folds):
 
 
 def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=0.05, folds=5,
-        min_samples=50, method="step", progress=None) -> FitResult:
+        min_samples=50, method="step", balance_tolerance=BALANCE_TOLERANCE,
+        progress=None) -> FitResult:
     """Identify ``law`` ("classic" or "load_dependent") per joint from samples (N, nv).
 
     With recorded accelerations ``a`` every row is used at its own state; otherwise the states
     come from ``t`` with ``method`` ("step" or "savgol", see :mod:`.differentiate`).
-    ``progress(done, total)`` is called after each joint.
+    ``balance_tolerance``: relative precision of each row's effort balance (step 4: the
+    simulator's friction-solve tolerance; 0 for none). ``progress(done, total)`` is called
+    after each joint.
     """
     if law not in LAWS:
         raise InputError(f"law must be one of {sorted(LAWS)}, got {law!r}")
@@ -262,26 +304,65 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
     if bad.any():
         raise InputError(f"non-finite values in sample(s) {np.flatnonzero(bad)[:10].tolist()}"
                          " — drop or repair those rows")
-    V, TAU = arrays["v"], arrays["tau"]
-    if a is None:
-        if t is None:
-            raise InputError("without recorded accelerations, give the time stamps t")
-        Qw, Vw, A, valid = step_states(t, arrays["q"], V, method=method)
-    else:
-        Qw, Vw, A, valid = arrays["q"], V, arrays["a"], np.ones(V.shape, dtype=bool)
-    W = joint_wrenches_batch(model, Qw, Vw, A)
+    Q, V, TAU = arrays["q"], arrays["v"], arrays["tau"]
+    if a is not None:
+        A = arrays["a"]
+        return _fit_all(model, law, V, TAU, A, joint_wrenches_batch(model, Q, V, A),
+                        np.ones(V.shape, dtype=bool), _inertial_scale(model, Q, A),
+                        balance_tolerance, min_velocity, min_samples, folds, progress)
+    if t is None:
+        raise InputError("without recorded accelerations, give the time stamps t")
+    if method not in METHODS:
+        raise InputError(f"acceleration method must be one of {METHODS}, got {method!r}")
+    if method == "savgol":
+        Qw, Vw, A, valid = savgol_states(t, Q, V)
+        return _fit_all(model, law, V, TAU, A, joint_wrenches_batch(model, Qw, Vw, A), valid,
+                        _inertial_scale(model, Qw, A), balance_tolerance, min_velocity,
+                        min_samples, folds, progress)
+    # the simulator's step replayed (step_model.py): its products' velocity q̇_e needs the
+    # friction of its first solve, hence the coefficients — fit, replay with them, fit again
+    replay = StepReplay(model, t, Q, V)
+    inertial = _inertial_scale(model, replay.Qh, replay.A)
+    result = None
+    for rep in range(REPLAYS + 1):
+        Ve = replay.evaluation_velocity(None if result is None else
+                                        result.friction_law(model, law))
+        result = _fit_all(model, law, V, TAU, replay.A, replay.wrenches(Ve), replay.valid,
+                          inertial, balance_tolerance, min_velocity, min_samples, folds,
+                          progress if rep == REPLAYS else None)
+    return result
+
+
+def _inertial_scale(model, Q, A):
+    """Σ_j |M_ij(q)| (1 + |q̈_j|) per row (N, nv): the inertial efforts' size in a balance."""
+    data = model.create_data()
+    out = np.empty_like(A)
+    for k in range(len(A)):
+        out[k] = np.abs(mass_matrix(model, data, Q[k])) @ (1.0 + np.abs(A[k]))
+    return out
+
+
+def _fit_all(model, law, V, TAU, A, W, valid, inertial, tolerance, min_velocity, min_samples,
+             folds, progress):
+    """Every joint's fit from the joint wrenches W (N, nv, 6) of the rows' states; the motor
+    effort that is not friction: fn∥ (eq. 2.7.5), the armature's armature∘q̈ and the URDF
+    damping d∘q̇ (the simulator applies both besides the friction law). Each row's balance is
+    known to ± tolerance·(|τ| + |that effort| + inertial) (step 4)."""
     axial = np.einsum("nik,ik->ni", W, model.motion_subspaces)
+    other = axial + np.asarray(model.armature, float) * A + np.asarray(model.damping, float) * V
+    delta = tolerance * (np.abs(TAU) + np.abs(other) + inertial)
     present = structural_loads(model)
     result = FitResult(law)
-    for i, joint in enumerate(model.joint_names):
-        result.joints.append(_fit_joint(model, i, law, V, TAU, W, axial, valid, present[i],
-                                        min_velocity, min_samples, folds))
+    for i in range(model.nv):
+        result.joints.append(_fit_joint(model, i, law, V, TAU, W, other, delta, valid,
+                                        present[i], min_velocity, min_samples, folds))
         if progress is not None:
             progress(i + 1, model.nv)
     return result
 
 
-def _fit_joint(model, i, law, V, TAU, W, axial, valid, present, min_velocity, min_samples, folds):
+def _fit_joint(model, i, law, V, TAU, W, other, delta, valid, present, min_velocity, min_samples,
+               folds):
     joint, kind = model.joint_names[i], model.kinds[i]
     rows = np.flatnonzero((np.abs(V[:, i]) > min_velocity) & valid[:, i])
     names = LAWS[law]
@@ -291,33 +372,42 @@ def _fit_joint(model, i, law, V, TAU, W, axial, valid, present, min_velocity, mi
         applicable = [not (lw == "load_dependent" and nm.startswith("k") and
                            not present[int(nm[1]) - 1]) for nm in LAWS[lw]]
         X = regressor(lw, vi, Wi, model.axes[i], kind)
+        partners = {}
         if len(rows) < min_samples:
             cols, why = [], {nm: f"{joint} never moved faster than {min_velocity:g} "
                              f"({len(rows)} usable samples, need {min_samples})"
                              for nm, ok in zip(LAWS[lw], applicable) if ok}
         else:
-            cols, why = identifiable_subset(X, LAWS[lw], lw, joint, kind, applicable)
+            cols, why, partners = identifiable_subset(X, LAWS[lw], lw, joint, kind, applicable)
         regs[lw] = (X, cols)
-        subsets[lw] = (applicable, why)
+        subsets[lw] = (applicable, why, partners)
     X, cols = regs[law]
-    applicable, why = subsets[law]
+    applicable, why, partners = subsets[law]
     not_applicable = {nm: f"{joint} cannot carry {column_meaning(law, nm, kind)} on this robot "
                           "(set to 0)" for nm, ok in zip(names, applicable) if not ok}
     jf = JointFit(joint, law, {}, {}, {}, float("nan"), len(rows), float("nan"), why,
                   not_applicable, rows=rows)
+    for dropped, kept in partners.items():
+        for k in kept:
+            jf.confounded.setdefault(k, []).append(dropped)
     if not cols:
         return jf
-    y = np.sign(vi) * (TAU[rows, i] - axial[rows, i])  # = |τf| (eq. 2.7.5)
+    y = np.sign(vi) * (TAU[rows, i] - other[rows, i])  # = |τf| (eq. 2.7.5)
     Xa = X[:, cols]
     theta, r = _ols(Xa, y)
     cov, jf.hac_lags, jf.residual_autocorrelation = hac_covariance(Xa, r, rows, len(V))
     se = np.sqrt(np.maximum(np.diag(cov), 0.0))
     q975 = float(student_t.ppf(0.975, max(len(y) - len(cols), 1)))
+    # the worst case of errors bounded by delta: |Δθ| ≤ |(ΦᵀΦ)⁻¹Φᵀ| δ
+    bound = np.abs(np.linalg.solve(Xa.T @ Xa, Xa.T)) @ delta[rows, i]
+    jf.balance_precision = float(np.sqrt(np.mean(delta[rows, i] ** 2)))
     for m, k in enumerate(cols):
         nm = names[k]
         jf.coefficients[nm] = float(theta[m])
         jf.standard_errors[nm] = float(se[m])
-        jf.intervals[nm] = (float(theta[m] - q975 * se[m]), float(theta[m] + q975 * se[m]))
+        jf.resolution[nm] = float(bound[m])
+        half = q975 * se[m] + bound[m]
+        jf.intervals[nm] = (float(theta[m] - half), float(theta[m] + half))
     Xs = Xa / np.sqrt(np.mean(Xa ** 2, axis=0))
     s = np.linalg.svd(Xs, compute_uv=False)
     jf.condition_number = float(s[0] / s[-1])
