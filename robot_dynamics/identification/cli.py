@@ -15,9 +15,10 @@ from ..errors import InputError, ModelError
 
 EPILOG_TAIL = """
 accelerations (--accelerations):
-  step    (default) each row is a control period: q̈ = Δq̇/Δt, joint wrench at the mid-period
-          state, friction at the row's velocity, stick/slip transitions dropped (exact for the
-          simulator node's lock-step logs; needs clean logged velocities)
+  step    (default) each row is a control period: q̈ = Δq̇/Δt, and the simulator's step is
+          replayed — joint wrench at its mid-step state, friction at the row's velocity, rows
+          where a joint starts, stops or reverses dropped (exact for the simulator node's
+          lock-step logs, to the friction solve's 1e-10; needs clean logged velocities)
   savgol  zero-phase Savitzky–Golay derivative of q̇ (noisy or differentiated velocities)
 
 exit status: 0 written, 2 bad input, 3 unidentifiable coefficients (nothing written; --force).

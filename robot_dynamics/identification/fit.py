@@ -3,9 +3,12 @@
 Per joint (docs/identification.md explains and measures each choice):
 
 1. **Samples.** Rows with ``|q̇| > min_velocity`` (friction's sign is undefined at rest) that the
-   state model of :func:`~.differentiate.step_states` can describe — by default each row is a
-   control period: exact mean q̈ = Δq̇/Δt, the wrench at the mid-period state, friction at the
-   end-of-period velocity, stick/slip transitions excluded.
+   state model can describe — by default (``method="step"``) each row is a control period and
+   :mod:`~.step_model` replays the simulator's step: exact mean q̈ = Δq̇/Δt, the wrench at the
+   mid-step position and at the velocity the step evaluated its products at (which needs the
+   friction of its first solve: fitted, replayed with the estimate, fitted again), friction at
+   the end-of-step velocity; rows where a joint starts, stops or reverses are excluded. The
+   balance's other efforts — armature∘q̈ and URDF damping d∘q̇ — are subtracted.
 2. **Identifiability.** The regressor Φ (:mod:`~.regressors`) with unit-RMS columns; a load
    column the robot can never excite (e.g. an axial load on a planar arm) is *not applicable*
    (coefficient 0, no effect on this robot); while the scaled Φ's condition number exceeds
@@ -16,8 +19,11 @@ Per joint (docs/identification.md explains and measures each choice):
    the estimate and void the interval; a negative estimate is reported, and written as 0).
 4. **Uncertainty.** Newey–West (HAC) covariance with a Bartlett kernel and Andrews' AR(1)
    plug-in bandwidth: residuals that are white (sensor noise) get the OLS interval, residuals
-   correlated in time (model error of a noise-free simulation) get a wider one.
-   95 % interval: θ ± t₀.₉₇₅(n − p) · SE.
+   correlated in time get a wider one. Plus the worst case of each row's balance being known
+   only to ``δ = balance_tolerance·(|τ| + |fn∥| + Σ_j |M_ij|(1 + |q̈_j|))`` (the simulator's
+   friction solve stops at 1e-10 of the efforts in its equations): |Δθ| ≤ |(ΦᵀΦ)⁻¹Φᵀ| δ — the
+   whole uncertainty of a noise-free simulator log, negligible beside any sensor noise.
+   95 % interval: θ ± (t₀.₉₇₅(n − p) · SE + that bound).
 5. **Other law, held out.** Both laws fitted on 4/5 of the samples in contiguous time blocks
    and evaluated on the fifth (blocks, not shuffled rows: neighbouring rows are correlated).
    An improvement is *supported* when the held-out RMS drops in every fold and on average by
@@ -323,13 +329,14 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
     # friction of its first solve, hence the coefficients — fit, replay with them, fit again
     replay = StepReplay(model, t, Q, V)
     inertial = _inertial_scale(model, replay.Qh, replay.A)
-    result = None
+    result = Ve = None
     for rep in range(REPLAYS + 1):
         Ve = replay.evaluation_velocity(None if result is None else
-                                        result.friction_law(model, law))
+                                        result.friction_law(model, law), start=Ve)
+        last = rep == REPLAYS
         result = _fit_all(model, law, V, TAU, replay.A, replay.wrenches(Ve), replay.valid,
                           inertial, balance_tolerance, min_velocity, min_samples, folds,
-                          progress if rep == REPLAYS else None)
+                          progress if last else None, estimate_only=not last)
     return result
 
 
@@ -343,7 +350,7 @@ def _inertial_scale(model, Q, A):
 
 
 def _fit_all(model, law, V, TAU, A, W, valid, inertial, tolerance, min_velocity, min_samples,
-             folds, progress):
+             folds, progress, estimate_only=False):
     """Every joint's fit from the joint wrenches W (N, nv, 6) of the rows' states; the motor
     effort that is not friction: fn∥ (eq. 2.7.5), the armature's armature∘q̈ and the URDF
     damping d∘q̇ (the simulator applies both besides the friction law). Each row's balance is
@@ -355,20 +362,22 @@ def _fit_all(model, law, V, TAU, A, W, valid, inertial, tolerance, min_velocity,
     result = FitResult(law)
     for i in range(model.nv):
         result.joints.append(_fit_joint(model, i, law, V, TAU, W, other, delta, valid,
-                                        present[i], min_velocity, min_samples, folds))
+                                        present[i], min_velocity, min_samples, folds,
+                                        estimate_only))
         if progress is not None:
             progress(i + 1, model.nv)
     return result
 
 
 def _fit_joint(model, i, law, V, TAU, W, other, delta, valid, present, min_velocity, min_samples,
-               folds):
+               folds, estimate_only=False):
+    """One joint's JointFit; ``estimate_only``: the coefficients, nothing else."""
     joint, kind = model.joint_names[i], model.kinds[i]
     rows = np.flatnonzero((np.abs(V[:, i]) > min_velocity) & valid[:, i])
     names = LAWS[law]
     regs, subsets = {}, {}
     vi, Wi = V[rows, i], W[rows, i]
-    for lw in (law, OTHER[law]):
+    for lw in (law,) if estimate_only else (law, OTHER[law]):
         applicable = [not (lw == "load_dependent" and nm.startswith("k") and
                            not present[int(nm[1]) - 1]) for nm in LAWS[lw]]
         X = regressor(lw, vi, Wi, model.axes[i], kind)
@@ -395,6 +404,9 @@ def _fit_joint(model, i, law, V, TAU, W, other, delta, valid, present, min_veloc
     y = np.sign(vi) * (TAU[rows, i] - other[rows, i])  # = |τf| (eq. 2.7.5)
     Xa = X[:, cols]
     theta, r = _ols(Xa, y)
+    if estimate_only:
+        jf.coefficients = {names[k]: float(x) for k, x in zip(cols, theta)}
+        return jf
     cov, jf.hac_lags, jf.residual_autocorrelation = hac_covariance(Xa, r, rows, len(V))
     se = np.sqrt(np.maximum(np.diag(cov), 0.0))
     q975 = float(student_t.ppf(0.975, max(len(y) - len(cols), 1)))

@@ -42,7 +42,7 @@ from ..crba import mass_matrix
 from .differentiate import step_lengths
 
 #: fixed-point iterations of (*) at most, and the relative change of q̇_e that ends them
-ITERATIONS, TOLERANCE = 12, 1e-15
+ITERATIONS, TOLERANCE = 12, 1e-14
 
 
 class StepReplay:
@@ -73,6 +73,7 @@ class StepReplay:
         self.rest = ~moving                   # acceleration prescribed (0) in both solves
         self._rows = np.flatnonzero(row_ok)
         self._M = None
+        self.iterations = 0  # fixed-point iterations of (*) so far
 
     def _mass(self):
         """M_eff (R, nv, nv) at the replayed rows, rest joints decoupled (rows of (*) out)."""
@@ -95,12 +96,12 @@ class StepReplay:
         """Joint wrenches W(q½, q̇_e, q̈) (N, nv, 6)."""
         return joint_wrenches_batch(self.model, self.Qh, Ve, self.A)
 
-    def evaluation_velocity(self, friction=None):
+    def evaluation_velocity(self, friction=None, start=None):
         """q̇_e (N, nv) of equation (*); the mean velocity on rows the replay does not describe.
 
         ``friction(U, W)`` → signed τf (R, nv) at end velocities ``U`` (R, nv) and joint
         wrenches ``W`` (R, nv, 6) (the law being fitted, with its current coefficients); None
-        leaves the friction difference out.
+        leaves the friction difference out. ``start``: a previous answer to iterate from.
         """
         model, rows = self.model, self._rows
         Ve = 0.5 * (self.Vp + self.V)
@@ -111,8 +112,8 @@ class StepReplay:
         zero = np.zeros_like(Vp)
         b_start = rnea_batch(model, Qh, Vp, zero)
         sliding = self.sliding[rows]
-        A0 = A.copy()
-        ve = Ve[rows]
+        ve = Ve[rows] if start is None else start[rows]
+        A0 = 2.0 * (ve - Vp) / h
         for _ in range(ITERATIONS):
             rhs = rnea_batch(model, Qh, ve, zero) - b_start
             if friction is not None:
@@ -124,6 +125,7 @@ class StepReplay:
             new = Vp + 0.5 * h * A0
             change = np.abs(new - ve).max() / (1.0 + np.abs(ve).max())
             ve = new
+            self.iterations += 1
             if change <= TOLERANCE:
                 break
         Ve[rows] = ve
