@@ -67,8 +67,9 @@ class JointFit:
     condition_number: float       # of the column-scaled regressor of the identifiable subset
     unidentifiable: dict = field(default_factory=dict)   # name → missing excitation
     not_applicable: dict = field(default_factory=dict)   # name → why it has no effect
-    #: name → unidentifiable coefficients it absorbs: its estimate and interval assume them 0
-    confounded: dict = field(default_factory=dict)
+    #: coefficients dropped for conditioning (not absent from the log): the fitted ones absorb
+    #: their effect, so their estimates and intervals hold only if these are 0
+    assumed_zero: list = field(default_factory=list)
     resolution: dict = field(default_factory=dict)       # worst-case bound of the balance's
     hac_lags: int = 0                                    # resolution, inside the interval
     balance_precision: float = 0.0  # RMS over the used rows of each balance's precision δ
@@ -145,6 +146,11 @@ class FitResult:
                 lines.append(f"    residuals within the balance's precision "
                              f"({j.balance_precision:.2g} RMS): a noise-free log; the "
                              "intervals hold its worst case")
+            if j.assumed_zero and j.coefficients:
+                dropped = " and ".join(j.assumed_zero)
+                lines.append(f"    estimates below assume {dropped} = 0 (unidentifiable, yet "
+                             "present in the log: the others absorb its effect); their "
+                             "intervals hold only if it is")
             for k in LAWS[self.law]:
                 if k in j.coefficients:
                     lo, hi = j.intervals[k]
@@ -158,9 +164,6 @@ class FitResult:
                             if bound > 0.5 * half else "")
                     lines.append(f"    {k:<17}{j.coefficients[k]:>12.{d}g} ± {se:<9.2g} "
                                  f"95 % [{lo:.{d}g}, {hi:.{d}g}]{neg}{note}")
-                    if k in j.confounded:
-                        lines.append(f"    {'':<17}(assumes {' and '.join(j.confounded[k])} = 0"
-                                     ": indistinguishable from it in this log)")
                 elif k in j.unidentifiable:
                     lines.append(f"    {k:<17}unidentifiable: {j.unidentifiable[k]}")
                 else:
@@ -228,10 +231,11 @@ def structural_loads(model, samples=64, seed=0):
 
 
 def identifiable_subset(X, names, law, joint, kind, applicable):
-    """(active column indices, {name: missing excitation}, {name: [kept coefficients it cannot
-    be told apart from]}) by greedy elimination (step 2)."""
+    """(active column indices, {name: missing excitation}, [names dropped for conditioning])
+    by greedy elimination (step 2). A column dropped for conditioning is not zero in the log:
+    the kept coefficients absorb its effect (their estimates assume it 0)."""
     active = [k for k in range(len(names)) if applicable[k]]
-    why, partners_of = {}, {}
+    why, conditioned = {}, []
     rms = np.sqrt(np.mean(X ** 2, axis=0))
     for k in list(active):
         if rms[k] <= ABSENT * max(rms.max(), 1e-300):
@@ -256,13 +260,12 @@ def identifiable_subset(X, names, law, joint, kind, applicable):
             what = "|q̇|"
         else:
             what = meaning[meaning.find("(") + 1:-1] if "(" in meaning else names[drop]
-        partners_of[names[drop]] = partners
+        conditioned.append(names[drop])
         why[names[drop]] = (f"needs {meaning} varying independently of "
                             f"{' and '.join(partners) or 'the other terms'}; in this log "
                             f"{what} only spans {col.min():.3g}…{col.max():.3g}")
         active.remove(drop)
-    return active, why, {k: [p for p in ps if names.index(p) in active]
-                         for k, ps in partners_of.items()}
+    return active, why, conditioned
 
 
 def _cv(regs, y, folds):
@@ -381,24 +384,23 @@ def _fit_joint(model, i, law, V, TAU, W, other, delta, valid, present, min_veloc
         applicable = [not (lw == "load_dependent" and nm.startswith("k") and
                            not present[int(nm[1]) - 1]) for nm in LAWS[lw]]
         X = regressor(lw, vi, Wi, model.axes[i], kind)
-        partners = {}
+        conditioned = []
         if len(rows) < min_samples:
             cols, why = [], {nm: f"{joint} never moved faster than {min_velocity:g} "
                              f"({len(rows)} usable samples, need {min_samples})"
                              for nm, ok in zip(LAWS[lw], applicable) if ok}
         else:
-            cols, why, partners = identifiable_subset(X, LAWS[lw], lw, joint, kind, applicable)
+            cols, why, conditioned = identifiable_subset(X, LAWS[lw], lw, joint, kind,
+                                                         applicable)
         regs[lw] = (X, cols)
-        subsets[lw] = (applicable, why, partners)
+        subsets[lw] = (applicable, why, conditioned)
     X, cols = regs[law]
-    applicable, why, partners = subsets[law]
+    applicable, why, conditioned = subsets[law]
     not_applicable = {nm: f"{joint} cannot carry {column_meaning(law, nm, kind)} on this robot "
                           "(set to 0)" for nm, ok in zip(names, applicable) if not ok}
     jf = JointFit(joint, law, {}, {}, {}, float("nan"), len(rows), float("nan"), why,
                   not_applicable, rows=rows)
-    for dropped, kept in partners.items():
-        for k in kept:
-            jf.confounded.setdefault(k, []).append(dropped)
+    jf.assumed_zero = list(conditioned)
     if not cols:
         return jf
     y = np.sign(vi) * (TAU[rows, i] - other[rows, i])  # = |τf| (eq. 2.7.5)
