@@ -71,6 +71,18 @@ def test_bag_round_trip_through_cli(arm7, tmp_path):
                            str(bag), "-o", str(out), "--plot", str(tmp_path / "fit.png")],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
+    # the report, per joint: samples, condition number, residual RMS, every coefficient with
+    # its standard error and 95 % interval, the held-out comparison with the other law
+    blocks = re.split(r"\n  (?=joint_a\d: )", proc.stdout)[1:]
+    assert [b.split(":")[0] for b in blocks] == arm7.joint_names
+    for block in blocks:
+        assert re.match(r"joint_a\d: \d+ samples, condition number [\d.]+, residual RMS "
+                        r"[\d.e-]+", block), block
+        for k in ("coulomb", "viscous", "k1", "k2", "k3"):
+            assert re.search(rf"\n    {k} +[\d.e-]+ ± [\d.e-]+ +95 % \[[\d.e-]+, [\d.e-]+\]",
+                             block), (k, block)
+        assert re.search(r"held-out RMS load_dependent [\d.e-]+ vs classic [\d.e-]+: "
+                         r"(load_dependent|classic) better by [\d.]+ %", block), block
     config = yaml.safe_load(out.read_text())
     fr_id = rd.friction_from_config(config, arm7)
     fr_true = rd.friction_from_config({"default": TRUTH}, arm7)
@@ -132,6 +144,9 @@ def test_format_mistakes_are_one_line_errors(arm7, tmp_path, capsys):
     bag = tmp_path / "other_topic"
     save_bag(bag, arm7, t[:n], Q[:n], V[:n], tau[:n], topic="/other")
     cases[bag] = r"no topic '/joint_states'; topics: \['/other'\]"
+    bag = tmp_path / "string_topic"
+    _string_bag(bag, "/joint_states")
+    cases[bag] = r"topic '/joint_states' carries std_msgs/msg/String, not sensor_msgs/msg/JointState"
     path = tmp_path / "notabag"
     path.mkdir()
     cases[path] = "not a readable ROS 2 bag"
@@ -143,6 +158,20 @@ def test_format_mistakes_are_one_line_errors(arm7, tmp_path, capsys):
         assert len(lines) == 1 and str(path) in lines[0], err
         assert re.search(pattern, lines[0]), (pattern, lines[0])
     assert not (tmp_path / "x.yaml").exists()
+
+
+def _string_bag(path, topic):
+    """A bag whose ``topic`` carries std_msgs/msg/String (a wrong-type topic)."""
+    from pathlib import Path
+
+    from rosbags.rosbag2 import Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    ts = get_typestore(Stores.ROS2_JAZZY)
+    String = ts.types["std_msgs/msg/String"]
+    with Writer(Path(path), version=8) as writer:
+        conn = writer.add_connection(topic, String.__msgtype__, typestore=ts)
+        writer.write(conn, 1, ts.serialize_cdr(String(data="hello"), String.__msgtype__))
 
 
 def test_help_documents_formats_and_defaults():
