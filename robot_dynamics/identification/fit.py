@@ -41,7 +41,8 @@ from ..batch import joint_wrenches_batch
 from ..crba import mass_matrix
 from ..errors import InputError
 from .differentiate import METHODS, savgol_states
-from .regressors import FORMULAS, LAWS, column_meaning, load_terms, regressor
+from .regressors import (FORMULAS, LAWS, TERM_MEANINGS, TERMS, coefficient_names, column_meaning,
+                         load_terms, regressor)
 from .step_model import StepReplay
 
 #: column-scaled condition number above which a coefficient is declared unidentifiable
@@ -90,21 +91,38 @@ class JointFit:
 class FitResult:
     law: str
     joints: list = field(default_factory=list)
+    terms: tuple = ()  # actuator terms fitted with the law (regressors.TERMS)
+
+    @property
+    def names(self) -> tuple:
+        """Every fitted coefficient's name: the law's, then the actuator terms'."""
+        return coefficient_names(self.law, self.terms)
+
+    @property
+    def actuators(self) -> dict:
+        """{joint: {armature, mesh_forward, mesh_backward}} of the fitted actuator terms (as
+        written: unfitted or negative as 0)."""
+        names = coefficient_names(self.law, self.terms)[len(LAWS[self.law]):]
+        return {j.joint: {k: j.value(k) for k in names} for j in self.joints} if names else {}
 
     @property
     def unidentifiable(self) -> list:
         """[(joint, coefficient, missing excitation)] over all joints."""
         return [(j.joint, k, why) for j in self.joints for k, why in j.unidentifiable.items()]
 
-    def friction_law(self, model, law):
-        """``τf(U, W)``: the signed friction (N, nv) of the fitted law with these coefficients
-        (unfitted ones as 0) at end velocities U (N, nv) and joint wrenches W (N, nv, 6)."""
-        theta = [np.array([j.coefficients.get(k, 0.0) for k in LAWS[law]]) for j in self.joints]
+    def friction_law(self, model):
+        """``τf(U, W)``: the signed friction (N, nv) of the fitted law (and gear mesh) with these
+        coefficients (unfitted ones as 0) at end velocities U (N, nv) and joint wrenches W
+        (N, nv, 6)."""
+        terms = tuple(x for x in self.terms if x != "armature")
+        names = coefficient_names(self.law, terms)
+        theta = [np.array([j.coefficients.get(k, 0.0) for k in names]) for j in self.joints]
 
         def tau_f(U, W):
             out = np.empty_like(U)
             for i in range(model.nv):
-                Phi = regressor(law, U[:, i], W[:, i], model.axes[i], model.kinds[i])
+                Phi = regressor(self.law, U[:, i], W[:, i], model.axes[i], model.kinds[i],
+                                terms, S=model.motion_subspaces[i])
                 out[:, i] = -np.sign(U[:, i]) * (Phi @ theta[i])
             return out
 
@@ -131,7 +149,9 @@ class FitResult:
 
     def summary(self) -> str:
         other = OTHER[self.law]
-        lines = [f"friction identification, law {self.law}: {FORMULAS[self.law]}"]
+        lines = [f"friction identification, law {self.law}: {FORMULAS[self.law]}"
+                 + "".join(f" + {k}·{TERM_MEANINGS[k][1]}" for k in self.names
+                           if k in TERM_MEANINGS)]
         for j in self.joints:
             lines.append(f"  {j.joint}: {j.samples} samples, condition number "
                          f"{j.condition_number:.3g}, residual RMS {j.residual_rms:.3g}"
@@ -151,7 +171,7 @@ class FitResult:
                 lines.append(f"    estimates below assume {dropped} = 0 (unidentifiable, yet "
                              "present in the log: the others absorb its effect); their "
                              "intervals hold only if it is")
-            for k in LAWS[self.law]:
+            for k in self.names:
                 if k in j.coefficients:
                     lo, hi = j.intervals[k]
                     neg = "  (negative: written as 0)" if j.coefficients[k] < 0 else ""
@@ -242,7 +262,7 @@ def identifiable_subset(X, names, law, joint, kind, applicable):
             active.remove(k)
             meaning = column_meaning(law, names[k], kind)
             why[names[k]] = (f"{joint} never had {meaning}" if law == "classic" or
-                             names[k] in ("coulomb", "viscous") else
+                             names[k] in ("coulomb", "viscous") or names[k] in TERM_MEANINGS else
                              f"{joint} never carried {meaning}")
     while len(active) > 1:
         Xs = X[:, active] / rms[active]
@@ -258,6 +278,8 @@ def identifiable_subset(X, names, law, joint, kind, applicable):
         meaning = column_meaning(law, names[drop], kind)
         if names[drop] == "viscous":
             what = "|q̇|"
+        elif names[drop] in TERM_MEANINGS:
+            what = TERM_MEANINGS[names[drop]][1]
         else:
             what = meaning[meaning.find("(") + 1:-1] if "(" in meaning else names[drop]
         conditioned.append(names[drop])
@@ -288,18 +310,24 @@ def _cv(regs, y, folds):
 
 
 def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=0.05, folds=5,
-        min_samples=50, method="step", balance_tolerance=BALANCE_TOLERANCE,
+        min_samples=50, method="step", balance_tolerance=BALANCE_TOLERANCE, terms=(),
         progress=None) -> FitResult:
     """Identify ``law`` ("classic" or "load_dependent") per joint from samples (N, nv).
 
     With recorded accelerations ``a`` every row is used at its own state; otherwise the states
     come from ``t`` with ``method`` ("step" or "savgol", see :mod:`.differentiate`).
     ``balance_tolerance``: relative precision of each row's effort balance (step 4: the
-    simulator's friction-solve tolerance; 0 for none). ``progress(done, total)`` is called
+    simulator's friction-solve tolerance; 0 for none). ``terms``: actuator terms fitted with
+    the law, any of ``"armature"`` (then ``model.armature`` is not subtracted: it is what is
+    fitted) and ``"gear_mesh"`` (:mod:`.regressors`). ``progress(done, total)`` is called
     after each joint.
     """
     if law not in LAWS:
         raise InputError(f"law must be one of {sorted(LAWS)}, got {law!r}")
+    terms = tuple(terms)
+    unknown = [x for x in terms if x not in TERMS]
+    if unknown:
+        raise InputError(f"terms must be among {sorted(TERMS)}, got {unknown}")
     arrays = {}
     for name, arr in (("q", q), ("v", v), ("tau", tau)) + ((("a", a),) if a is not None else ()):
         arr = np.asarray(arr, dtype=float)
@@ -316,7 +344,7 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
     Q, V, TAU = arrays["q"], arrays["v"], arrays["tau"]
     if a is not None:
         A = arrays["a"]
-        return _fit_all(model, law, V, TAU, A, joint_wrenches_batch(model, Q, V, A),
+        return _fit_all(model, law, terms, V, TAU, A, joint_wrenches_batch(model, Q, V, A),
                         np.ones(V.shape, dtype=bool), _inertial_scale(model, Q, A),
                         balance_tolerance, min_velocity, min_samples, folds, progress)
     if t is None:
@@ -325,7 +353,8 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
         raise InputError(f"acceleration method must be one of {METHODS}, got {method!r}")
     if method == "savgol":
         Qw, Vw, A, valid = savgol_states(t, Q, V)
-        return _fit_all(model, law, V, TAU, A, joint_wrenches_batch(model, Qw, Vw, A), valid,
+        return _fit_all(model, law, terms, V, TAU, A, joint_wrenches_batch(model, Qw, Vw, A),
+                        valid,
                         _inertial_scale(model, Qw, A), balance_tolerance, min_velocity,
                         min_samples, folds, progress)
     # the simulator's step replayed (step_model.py): its products' velocity q̇_e needs the
@@ -335,9 +364,9 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
     result = Ve = None
     for rep in range(REPLAYS + 1):
         Ve = replay.evaluation_velocity(None if result is None else
-                                        result.friction_law(model, law), start=Ve)
+                                        result.friction_law(model), start=Ve)
         last = rep == REPLAYS
-        result = _fit_all(model, law, V, TAU, replay.A, replay.wrenches(Ve), replay.valid,
+        result = _fit_all(model, law, terms, V, TAU, replay.A, replay.wrenches(Ve), replay.valid,
                           inertial, balance_tolerance, min_velocity, min_samples, folds,
                           progress if last else None, estimate_only=not last)
     return result
@@ -352,19 +381,21 @@ def _inertial_scale(model, Q, A):
     return out
 
 
-def _fit_all(model, law, V, TAU, A, W, valid, inertial, tolerance, min_velocity, min_samples,
-             folds, progress, estimate_only=False):
+def _fit_all(model, law, terms, V, TAU, A, W, valid, inertial, tolerance, min_velocity,
+             min_samples, folds, progress, estimate_only=False):
     """Every joint's fit from the joint wrenches W (N, nv, 6) of the rows' states; the motor
     effort that is not friction: fn∥ (eq. 2.7.5), the armature's armature∘q̈ and the URDF
     damping d∘q̇ (the simulator applies both besides the friction law). Each row's balance is
     known to ± tolerance·(|τ| + |that effort| + inertial) (step 4)."""
     axial = np.einsum("nik,ik->ni", W, model.motion_subspaces)
-    other = axial + np.asarray(model.armature, float) * A + np.asarray(model.damping, float) * V
+    other = axial + np.asarray(model.damping, float) * V
+    if "armature" not in terms:
+        other = other + np.asarray(model.armature, float) * A
     delta = tolerance * (np.abs(TAU) + np.abs(other) + inertial)
     present = structural_loads(model)
-    result = FitResult(law)
+    result = FitResult(law, terms=terms)
     for i in range(model.nv):
-        result.joints.append(_fit_joint(model, i, law, V, TAU, W, other, delta, valid,
+        result.joints.append(_fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid,
                                         present[i], min_velocity, min_samples, folds,
                                         estimate_only))
         if progress is not None:
@@ -372,25 +403,27 @@ def _fit_all(model, law, V, TAU, A, W, valid, inertial, tolerance, min_velocity,
     return result
 
 
-def _fit_joint(model, i, law, V, TAU, W, other, delta, valid, present, min_velocity, min_samples,
-               folds, estimate_only=False):
+def _fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid, present, min_velocity,
+               min_samples, folds, estimate_only=False):
     """One joint's JointFit; ``estimate_only``: the coefficients, nothing else."""
     joint, kind = model.joint_names[i], model.kinds[i]
     rows = np.flatnonzero((np.abs(V[:, i]) > min_velocity) & valid[:, i])
-    names = LAWS[law]
+    names = coefficient_names(law, terms)
     regs, subsets = {}, {}
     vi, Wi = V[rows, i], W[rows, i]
     for lw in (law,) if estimate_only else (law, OTHER[law]):
-        applicable = [not (lw == "load_dependent" and nm.startswith("k") and
-                           not present[int(nm[1]) - 1]) for nm in LAWS[lw]]
-        X = regressor(lw, vi, Wi, model.axes[i], kind)
+        lw_names = coefficient_names(lw, terms)
+        applicable = [not (lw == "load_dependent" and nm in LAWS[lw] and nm.startswith("k") and
+                           not present[int(nm[1]) - 1]) for nm in lw_names]
+        X = regressor(lw, vi, Wi, model.axes[i], kind, terms, a=A[rows, i],
+                      S=model.motion_subspaces[i])
         conditioned = []
         if len(rows) < min_samples:
             cols, why = [], {nm: f"{joint} never moved faster than {min_velocity:g} "
                              f"({len(rows)} usable samples, need {min_samples})"
-                             for nm, ok in zip(LAWS[lw], applicable) if ok}
+                             for nm, ok in zip(lw_names, applicable) if ok}
         else:
-            cols, why, conditioned = identifiable_subset(X, LAWS[lw], lw, joint, kind,
+            cols, why, conditioned = identifiable_subset(X, lw_names, lw, joint, kind,
                                                          applicable)
         regs[lw] = (X, cols)
         subsets[lw] = (applicable, why, conditioned)
@@ -426,7 +459,12 @@ def _fit_joint(model, i, law, V, TAU, W, other, delta, valid, present, min_veloc
     s = np.linalg.svd(Xs, compute_uv=False)
     jf.condition_number = float(s[0] / s[-1])
     jf.residual_rms = float(np.sqrt(np.mean(r ** 2)))
-    jf.measured, jf.predicted = -np.sign(vi) * y, -np.sign(vi) * (Xa @ theta)
+    # friction alone (the armature's inertial effort, if fitted, taken out of both)
+    inertia = np.zeros(len(y))
+    if "armature" in jf.coefficients:
+        inertia = X[:, names.index("armature")] * jf.coefficients["armature"]
+    jf.measured = -np.sign(vi) * (y - inertia)
+    jf.predicted = -np.sign(vi) * (Xa @ theta - inertia)
     if folds > 1 and len(rows) >= 2 * folds:
         cv = _cv(regs, y, folds)
         jf.cv_rms = {lw: float(x.mean()) for lw, x in cv.items()}
