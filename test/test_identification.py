@@ -9,7 +9,7 @@ import yaml
 
 import robot_dynamics as rd
 from robot_dynamics.batch import inverse_dynamics_batch
-from robot_dynamics.identification import fit, fourier_excitation, load_bag, load_csv
+from robot_dynamics.identification import fit, fourier_excitation, load_bag
 from robot_dynamics.identification.cli import main as identify_main
 from robot_dynamics.identification.io import save_bag
 from conftest import bundled
@@ -146,7 +146,8 @@ def test_format_mistakes_are_one_line_errors(arm7, tmp_path, capsys):
     cases[bag] = r"no topic '/joint_states'; topics: \['/other'\]"
     bag = tmp_path / "string_topic"
     _string_bag(bag, "/joint_states")
-    cases[bag] = r"topic '/joint_states' carries std_msgs/msg/String, not sensor_msgs/msg/JointState"
+    cases[bag] = (r"topic '/joint_states' carries std_msgs/msg/String, not "
+                  r"sensor_msgs/msg/JointState")
     path = tmp_path / "notabag"
     path.mkdir()
     cases[path] = "not a readable ROS 2 bag"

@@ -9,13 +9,15 @@ recording), with the load-dependent friction of config/arm7_friction.yaml, Gauss
 Binomial bound: N = 8 recordings × 7 joints × 5 coefficients = 280 cases, of which a random
 excitation leaves a few unidentifiable (joint_a1's axial load barely varies: reported, not
 fitted) and the joint's other coefficients, which absorb it, are reported as assuming it 0 —
-conditional intervals, not counted; at least 90 % must be counted. If the intervals have their nominal 95 % coverage and
-the cases were independent, the probability that fewer than 85 % of n ≥ 252 identified cases
-contain the truth is at most P[Binomial(252, 0.95) < 214.2] ≈ 1e-9 (≈ 7.7e-11 for all 280) — so
-a failure means the intervals are too narrow, not bad luck. (Coefficients of one joint are correlated
-estimates, which widens the spread of the count; the margin is large enough to absorb it.)
-Measured: 94.5 % of 275 (94.0 % of 680 over 20 recordings; with the mean-velocity replay
-93.9 %, with the estimator before issue 15 67 %). Noise-free recordings: test_identification_replay.py.
+conditional intervals, not counted; at least 90 % must be counted. If the intervals have their
+nominal 95 % coverage and the cases were independent, the probability that fewer than 85 % of
+n ≥ 252 counted cases contain the truth is at most P[Binomial(252, 0.95) < 214.2] ≈ 1e-9
+(≈ 7.7e-11 for all 280) — so a failure means the intervals are too narrow, not bad luck.
+(Coefficients of one joint are correlated estimates, which widens the spread of the count; the
+margin is large enough to absorb it.) Measured: 94.5 % of 275 (94.0 % of 680 over 20
+recordings; with the mean-velocity replay 93.9 %, with the estimator before issue 15 67 %).
+Noise-free recordings: test_identification_replay.py and the README loop in
+test_identification.py.
 """
 import numpy as np
 import pytest
