@@ -360,15 +360,25 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
     # the simulator's step replayed (step_model.py): its products' velocity q̇_e needs the
     # friction of its first solve, hence the coefficients — fit, replay with them, fit again
     replay = StepReplay(model, t, Q, V)
-    inertial = _inertial_scale(model, replay.Qh, replay.A)
     result = Ve = None
-    for rep in range(REPLAYS + 1):
-        Ve = replay.evaluation_velocity(None if result is None else
-                                        result.friction_law(model), start=Ve)
-        last = rep == REPLAYS
-        result = _fit_all(model, law, terms, V, TAU, replay.A, replay.wrenches(Ve), replay.valid,
-                          inertial, balance_tolerance, min_velocity, min_samples, folds,
-                          progress if last else None, estimate_only=not last)
+    try:
+        with np.errstate(over="raise", invalid="raise"):
+            inertial = _inertial_scale(model, replay.Qh, replay.A)
+            for rep in range(REPLAYS + 1):
+                Ve = replay.evaluation_velocity(None if result is None else
+                                                result.friction_law(model), start=Ve)
+                last = rep == REPLAYS
+                result = _fit_all(model, law, terms, V, TAU, replay.A, replay.wrenches(Ve),
+                                  replay.valid, inertial, balance_tolerance, min_velocity,
+                                  min_samples, folds, progress if last else None,
+                                  estimate_only=not last)
+    except (InputError, FloatingPointError, np.linalg.LinAlgError) as exc:
+        # only an overflow gets here (the inputs were checked above)
+        raise InputError(
+            f"replaying the simulator's step overflowed ({str(exc).splitlines()[0][:80]}): "
+            f"the log's magnitudes (|q̇| ≤ {np.abs(V).max():.3g}, |q̈| ≤ "
+            f"{np.abs(replay.A).max():.3g}, |τ| ≤ {np.abs(TAU).max():.3g}) are far beyond any "
+            "motion of this robot — check the units and columns") from None
     return result
 
 
