@@ -33,10 +33,10 @@ DURATION = 5.0
 SIGMA_Q, SIGMA_TAU = 1e-4, 0.05
 
 
-def truth_of(model):
-    """{joint: {coefficient: value}} of config/arm7_friction.yaml."""
-    cfg = yaml.safe_load(open(f"{REPO}/config/arm7_friction.yaml", encoding="utf-8"))
-    return {j: cfg["joints"].get(j, cfg["default"]) for j in model.joint_names}
+def truth_of(model, robot="arm7"):
+    """{joint: {coefficient: value}} of config/<robot>_friction.yaml."""
+    cfg = yaml.safe_load(open(f"{REPO}/config/{robot}_friction.yaml", encoding="utf-8"))
+    return {j: cfg.get("joints", {}).get(j, cfg["default"]) for j in model.joint_names}
 
 
 def record(model, friction, t, Q, V, A, duration, *, sigma_q=0.0, sigma_tau=0.0, seed=0,

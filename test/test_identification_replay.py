@@ -111,3 +111,20 @@ def test_velocities_flickering_through_zero_exclude_only_their_joint():
     for c, n in zip(clean.joints, noisy.joints):
         if c.joint != "joint_a4":
             assert n.samples >= 0.95 * c.samples, (c.joint, n.samples, c.samples)
+
+
+@pytest.mark.parametrize("robot", ["planar_2r", "rrp"])
+def test_noise_free_fit_covers_on_other_robots(robot):
+    """A planar arm (load columns not applicable) and a prismatic joint (rrp's d3)."""
+    model = rd.load_urdf(bundled(f"{robot}.urdf"))
+    friction = rd.friction_from_config(f"{REPO}/config/{robot}_friction.yaml", model)
+    t, Q, V, A, _ = design_excitation(model, duration=3.5, rate=50.0, evaluations=40)
+    log = record(model, friction, t, Q, V, A, 3.0)
+    result = fit(model, log["q"], log["v"], log["tau"], t=log["t"])
+    truth = truth_of(model, robot)
+    assert not result.unidentifiable
+    assert sum(len(j.intervals) for j in result.joints) >= 2 * model.nv
+    for j in result.joints:
+        for k, (lo, hi) in j.intervals.items():
+            assert lo <= truth[j.joint][k] <= hi, (j.joint, k, j.coefficients[k], lo, hi)
+            assert hi - lo < 1e-4 * truth[j.joint][k], (j.joint, k, lo, hi)
