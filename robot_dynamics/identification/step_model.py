@@ -72,7 +72,9 @@ class StepReplay:
         moving = (self.Vp != 0.0) | (V != 0.0)
         transition = moving & (np.sign(self.Vp) != np.sign(V))
         lo, hi = np.asarray(model.lower_limits, float), np.asarray(model.upper_limits, float)
-        at_stop = (Q <= lo + 1e-12 * (1 + np.abs(lo))) | (Q >= hi - 1e-12 * (1 + np.abs(hi)))
+        with np.errstate(invalid="ignore"):  # continuous joints: ∓inf, never at a stop
+            at_stop = ((Q <= lo + 1e-12 * (1 + np.abs(lo))) & np.isfinite(lo)) | \
+                      ((Q >= hi - 1e-12 * (1 + np.abs(hi))) & np.isfinite(hi))
         bad = transition | at_stop
         row_ok = ~bad.any(axis=1)
         row_ok[0] = False
