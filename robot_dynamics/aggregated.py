@@ -13,8 +13,12 @@ under the canonical isomorphism E → J (§2.3), and ``FN(q, q̇, 0)`` / ``fn(q,
 
     fn(q, q̇, q̈) = Σ_α q̈_α pl_α(q) + fn(q, q̇, 0)                    (eq. 2.3.7)
 
-With ``A = [pl_1 … pl_n]`` and ``b = fn(q, q̇, 0)``: ``S A = M(q)``, ``S b`` is the bias, and
-the J∥/J⊥ split (§2.4) gives the maintaining map J∥ → J⊥ (§2.6), :class:`MaintainingMap`.
+With ``A = [pl_1 … pl_n]`` and ``b = fn(q, q̇, 0)``: ``S A`` is the links' mass matrix, ``S b``
+the bias, and the J∥/J⊥ split (§2.4) gives the maintaining map J∥ → J⊥ (§2.6),
+:class:`MaintainingMap`. The actuators' rotors (``model.armature``) are no body of E: a rotor
+spins about its joint axis and takes ``armature_i q̈_i`` of the axial effort before it reaches
+the link, so ``M(q) = S A + diag(armature)`` (:attr:`Aggregated.mass_matrix`) while the joint
+wrenches ``fn`` (eq. 2.3.7) stay the link-side loads.
 """
 from __future__ import annotations
 
@@ -115,6 +119,7 @@ class Aggregated:
     fn0: np.ndarray  # (6n,): fn(q, q̇, 0) ∈ J — the vector b of §2.6
     S: np.ndarray  # (n, 6n) axial selector
     N: np.ndarray  # (5n, 6n) normal selector
+    armature: np.ndarray = None  # (n,) the rotors' reflected inertia (model.armature)
 
     def fn(self, qdd) -> np.ndarray:
         """Eq. 2.3.7: the joint efforts (n, 6) that maintain the motion (q, q̇, q̈)."""
@@ -122,7 +127,11 @@ class Aggregated:
 
     @property
     def mass_matrix(self) -> np.ndarray:
-        return self.S @ self.pl
+        """M = S A + diag(armature) (seed 004 §2.6 plus the rotors)."""
+        M = self.S @ self.pl
+        if self.armature is not None:
+            M[np.diag_indices_from(M)] += self.armature
+        return M
 
     @property
     def bias(self) -> np.ndarray:
@@ -135,7 +144,8 @@ class Aggregated:
 class MaintainingMap:
     """The affine map J∥ → J⊥ of seed 004 §2.6: axial efforts (motor + friction, one per joint)
     → the normal reactions (5 per joint, :func:`normal_selector` coordinates) that keep the
-    joints together: ``fn⊥ = N A M⁻¹ (τ∥ − S b) + N b``. ``matrix`` and ``offset`` expose it."""
+    joints together: ``fn⊥ = N A M⁻¹ (τ∥ − S b) + N b``, M with the rotors' armature.
+    ``matrix`` and ``offset`` expose it."""
 
     def __init__(self, agg: Aggregated):
         M = agg.mass_matrix
@@ -223,4 +233,5 @@ def _aggregate(model, data, q, v) -> Aggregated:
         PL[6 * i + 3:6 * i + 6] = Iw[i] @ B[6 * i + 3:6 * i + 6]
     pl = efforts_to_joints(model, data, PL)
     fn0 = efforts_to_joints(model, data, FN0)
-    return Aggregated(B, PL, FN0, pl, fn0, axial_selector(model), normal_selector(model))
+    return Aggregated(B, PL, FN0, pl, fn0, axial_selector(model), normal_selector(model),
+                      np.array(model.armature))

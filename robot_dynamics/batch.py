@@ -13,9 +13,9 @@ import numpy as np
 from numba import njit, prange
 
 from .errors import InputError, as_batch, check_friction, raise_overflow
-from .kernels.dynamics import rnea_kernel
+from .kernels.dynamics import add_rotor_effort, rnea_kernel
 from .kernels.friction import id_friction_kernel
-from .kernels.layout import _v, laws_views, model_gravity, model_views, unowned
+from .kernels.layout import _v, laws_views, model_armature, model_gravity, model_views, unowned
 
 
 _CHUNKS = 64  # work units of the parallel loop (each reuses one scratch block)
@@ -24,10 +24,12 @@ _CHUNKS = 64  # work units of the parallel loop (each reuses one scratch block)
 @njit(parallel=True, cache=True)
 def _id_batch(mb, fr, Q, V, A, tol, with_friction, scratch, TAU, F, TAUF):
     """RNEA (and, with friction, seed 004 §2.7 steps 2–4) for every sample, in parallel over
-    chunks of samples; every array is viewed without reference counts (see layout.unowned)."""
+    chunks of samples; every array is viewed without reference counts (see layout.unowned).
+    τ includes the rotors' armature ∘ q̈ (as :func:`~robot_dynamics.rnea.rnea`)."""
     N = Q.shape[0]
     n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
     gravity = model_gravity(mb)
+    arm = model_armature(mb)
     codes, params = laws_views(fr, n)
     Q, V, A, TAU, F, TAUF = (unowned(Q), unowned(V), unowned(A), unowned(TAU), unowned(F),
                              unowned(TAUF))
@@ -42,7 +44,8 @@ def _id_batch(mb, fr, Q, V, A, tol, with_friction, scratch, TAU, F, TAUF):
         for k in range(c * N // chunks, (c + 1) * N // chunks):
             rnea_kernel(kinds, parents, axes, R0, p0, I6, S, gravity, Q[k], V[k], A[k], R, p, vel,
                         acc, F[k], TAU[k])
-            if with_friction:  # τ = fn∥ − τf in place
+            add_rotor_effort(arm, A[k], TAU[k])
+            if with_friction:  # τ = fn∥ + armature ∘ q̈ − τf in place
                 id_friction_kernel(codes, params, kinds, axes, F[k], Q[k], V[k], A[k], TAU[k], tol,
                                    TAUF[k], TAU[k])
 

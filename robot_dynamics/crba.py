@@ -1,8 +1,11 @@
 """Mass matrix (composite rigid body algorithm), bias and gravity efforts.
 
 Seed 004 §2.6: with A = [pl_1 … pl_n] the joint-wrench directors and b = fn(q, q̇, 0), the
-axial selection gives M(q) = S A and the bias S b. The CRBA computes M in O(n·depth) without
-forming A; :mod:`robot_dynamics.aggregated` forms A explicitly for users who want it.
+axial selection gives the links' mass matrix S A and the bias S b. The actuators' rotors add
+their reflected inertia (``model.armature``, as Pinocchio's): M(q) = S A + diag(armature); they
+spin about the joint axes, so they change neither the bias nor the joint wrenches. The CRBA
+computes M in O(n·depth) without forming A; :mod:`robot_dynamics.aggregated` forms A explicitly
+for users who want it.
 """
 from __future__ import annotations
 
@@ -16,7 +19,8 @@ from .rnea import _rnea_entry, _rnea_fast
 
 
 def mass_matrix(model, data, q) -> np.ndarray:
-    """Joint-space mass matrix M(q) (nv, nv), symmetric positive definite.
+    """Joint-space mass matrix M(q) (nv, nv), symmetric positive definite, including the
+    rotors' ``diag(model.armature)``.
 
     Fills ``data.M``, the composite inertias ``data.Ic``, the transforms ``data.X`` and the body
     poses ``data.oMi`` (compiled kernel; :func:`mass_matrix_reference` is the specification).
@@ -50,10 +54,10 @@ def mass_matrix_reference(model, data, q) -> np.ndarray:
         if p >= 0:
             data.Ic[p] += data.X[i].T @ data.Ic[i] @ data.X[i]
     M = data.M
-    M[:] = 0.0
+    M[:] = np.diag(model.armature)  # the rotors (reflected inertia) on the diagonal
     for i in range(n):
         F = data.Ic[i] @ data.S[i]
-        M[i, i] = data.S[i] @ F
+        M[i, i] += data.S[i] @ F
         j = i
         while model.parents[j] >= 0:
             F = data.X[j].T @ F
@@ -63,7 +67,8 @@ def mass_matrix_reference(model, data, q) -> np.ndarray:
 
 
 def bias_forces(model, data, q, v) -> np.ndarray:
-    """b(q, q̇) = C(q, q̇) q̇ + g(q) (nv,): the efforts at zero acceleration (rnea with a = 0)."""
+    """b(q, q̇) = C(q, q̇) q̇ + g(q) (nv,): the efforts at zero acceleration (rnea with a = 0;
+    the armature does not enter)."""
     if data._model is not model:
         check_data(model, data, "bias_forces")
     if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)

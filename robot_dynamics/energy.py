@@ -10,6 +10,10 @@ work of their reactions, ≥ 0.)
 
 ``residual`` is the left side minus the right; ``relative_residual`` divides it by the largest
 energy flow of the run, so it is comparable across runs and robots.
+
+T is ``½ q̇ᵀ M q̇`` with the mass matrix of :func:`~robot_dynamics.crba.mass_matrix`, which
+includes the actuators' rotors (``model.armature``): T holds their ``½ Σ armature_i q̇_i²``, the
+motor work is the work of the motor efforts (rotors included) and the audit closes with them.
 """
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ import numpy as np
 
 
 def kinetic_energy(M, v) -> float:
+    """½ q̇ᵀ M q̇; with M from ``mass_matrix`` it includes the rotors' ½ Σ armature_i q̇_i²."""
     return 0.5 * float(v @ M @ v)
 
 

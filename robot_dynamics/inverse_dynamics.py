@@ -5,9 +5,12 @@ Closed form, one Newton–Euler pass plus the friction map:
 1. ``fn(q, q̇, q̈)`` by RNEA (forward and backward passes) — every joint's whole wrench;
 2. split each into its axial part ``fn∥`` (J∥) and its reaction ``fn⊥`` (J⊥);
 3. the friction map gives the friction magnitude from the reaction (and q_i, q̇_i);
-4. the motor effort is ``fn_mot = fn∥ − fn∥_vin``                          (eq. 2.7.5)
+4. the motor effort is ``fn_mot = fn∥ + armature ∘ q̈ − fn∥_vin``          (eq. 2.7.5)
 
-where ``fn∥_vin = τf`` is the *signed* friction effort, opposite to the joint velocity. (The
+where ``fn∥_vin = τf`` is the *signed* friction effort, opposite to the joint velocity, and
+``armature ∘ q̈`` accelerates the actuators' rotors (``model.armature``, as Pinocchio's; zero by
+default). The rotors sit on the motor side of the joint: they are not in the joint wrenches fn,
+so the friction laws read the link-side loads alone. (The
 seed's step-by-step summary prints a plus sign in step 4; eq. 2.7.5 and the sign convention say
 minus: the motor supplies more effort in the direction of motion. See DESIGN.md §2.)
 
@@ -73,13 +76,13 @@ def inverse_dynamics(model, data, q, v, a, friction=None, *, velocity_tolerance=
 
     def run(q, v, a):  # steps 1–4 with the law objects (Python laws, or smoothing)
         try:
-            fn_axial = rnea(model, data, q, v, a)  # step 1; fn∥ = Sᵀ fn per joint
+            fn_axial = rnea(model, data, q, v, a)  # step 1; Sᵀ fn + armature ∘ q̈ per joint
         except InputError:  # overflow (the inputs are converted and finite here)
             return False
         d = friction_directions(v, a, velocity_tolerance, smoothing_velocity)
         magnitude = friction.magnitudes(model, data.f, q, v, np.sign(d))  # steps 2–3
         data.tau_friction[:] = -magnitude * d
-        out[:] = fn_axial - data.tau_friction  # step 4, eq. 2.7.5
+        out[:] = fn_axial - data.tau_friction  # step 4, eq. 2.7.5 (rotor effort included)
         return bool(np.isfinite(out).all() and np.isfinite(data.tau_friction).all())
 
     run_converted("inverse_dynamics", (("q", q, model.nq), ("v", v, model.nv),

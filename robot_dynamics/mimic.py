@@ -16,7 +16,7 @@ virtual power maps efforts back with ``Gᵀ``:
 * inverse dynamics (seed 004 §2.7): ``fn`` from RNEA at the expanded state gives each full
   joint's wrench, hence its friction (a follower's from its own reaction wrench);
   ``τ_motor = Gᵀ (fn∥_full − τf_full)``; frictionless, ``τ = Gᵀ τ_full``;
-* mass matrix and bias: ``M = Gᵀ M_full G``, ``b = Gᵀ b_full(q_full, G q̇)``;
+* mass matrix and bias: ``M = Gᵀ M_full G + diag(armature)``, ``b = Gᵀ b_full(q_full, G q̇)``;
 * forward dynamics (seed 004 §2.8): ``M q̈ = τ − b + Gᵀ τf_full``. The wrench of full joint i is
   ``W_i(q̈) = W0_i + Σ_β q̈_β pl̃_β[i]`` with the coordinate directors
   ``pl̃_β = Σ_α G_αβ pl_α`` (eq. 2.3.7 through the coupling); coordinate β's friction is
@@ -27,6 +27,12 @@ virtual power maps efforts back with ``Gᵀ``:
 
 This matches Pinocchio's ``buildModelFromUrdf(path, mimic=True)``: ``nq``/``nv`` count the
 independent joints; ``rnea``/``crba`` agree with the functions here.
+
+**Armature.** ``model.armature`` (nv,) is per independent coordinate, as Pinocchio's with
+``mimic=True`` (its armature has size nv; tested): the rotor of the motor that drives the
+coordinate, ``M = Gᵀ M_full G + diag(armature)``, ``τ = Gᵀ τ_full + armature ∘ q̈``. A rotor on a
+follower's own transmission can be given on ``model.full.armature`` (n_full,); it enters through
+the full kernels as ``Gᵀ diag(armature_full) G``.
 """
 from __future__ import annotations
 
@@ -143,6 +149,7 @@ class MimicModel(Model):
         self.urdf_friction = _frozen(absG.T @ full.urdf_friction)
         self.mechanical_reduction = _frozen(full.mechanical_reduction[ind])
         self._gravity = full.gravity
+        self.armature = np.zeros(self.nv)  # per coordinate (the full tree's stays its own)
 
     @property
     def gravity(self) -> np.ndarray:
@@ -225,23 +232,33 @@ def _expand(model, q, v=None, a=None, where=""):
 
 
 def rnea(model, data, q, v, a, reference=False) -> np.ndarray:
-    """τ = Gᵀ τ_full(G q + o, G q̇, G q̈); fills ``data.f`` (every full joint's wrench)."""
+    """τ = Gᵀ τ_full(G q + o, G q̇, G q̈) + armature ∘ q̈; fills ``data.f`` (every full joint's
+    wrench)."""
     from .rnea import rnea as full_rnea, rnea_reference
 
     qf, vf, af = _expand(model, q, v, a, where="rnea")
     fn = rnea_reference if reference else full_rnea
     data.tau[:] = model.coupling.T @ fn(model.full, data.full, qf, vf, af)
+    _add_rotor_effort(model, data, a)
     return data.tau.copy()
 
 
+def _add_rotor_effort(model, data, a) -> None:
+    """data.tau += armature ∘ q̈ of the coordinates (``a`` already validated by _expand)."""
+    if model.armature.any():
+        data.tau += model.armature * np.asarray(a, dtype=float)
+
+
 def mass_matrix(model, data, q, reference=False) -> np.ndarray:
-    """M = Gᵀ M_full(G q + o) G; fills the full tree's composite inertias in ``data.full``."""
+    """M = Gᵀ M_full(G q + o) G + diag(armature); fills the full tree's composite inertias in
+    ``data.full``."""
     from .crba import mass_matrix as full_mm, mass_matrix_reference
 
     (qf,) = _expand(model, q, where="mass_matrix")
     G = model.coupling
     fn = mass_matrix_reference if reference else full_mm
     data.M[:] = G.T @ fn(model.full, data.full, qf) @ G
+    data.M[np.diag_indices(model.nv)] += model.armature
     return data.M.copy()
 
 
@@ -323,9 +340,9 @@ def coupled_friction(friction, model: MimicModel):
 
 
 def inverse_dynamics(model, data, q, v, a, friction=None, **options) -> np.ndarray:
-    """Seed 004 §2.7 through the coupling: ``τ_motor = Gᵀ (fn∥_full − τf_full)`` with every full
-    joint's friction from its own wrench at the expanded state (options as the full model's
-    :func:`~robot_dynamics.inverse_dynamics.inverse_dynamics`)."""
+    """Seed 004 §2.7 through the coupling: ``τ_motor = Gᵀ (fn∥_full − τf_full) + armature ∘ q̈``
+    with every full joint's friction from its own wrench at the expanded state (options as the
+    full model's :func:`~robot_dynamics.inverse_dynamics.inverse_dynamics`)."""
     from .inverse_dynamics import inverse_dynamics as full_id
 
     qf, vf, af = _expand(model, q, v, a, where="inverse_dynamics")
@@ -334,6 +351,7 @@ def inverse_dynamics(model, data, q, v, a, friction=None, **options) -> np.ndarr
     G = model.coupling
     data.tau_friction[:] = G.T @ data.full.tau_friction
     data.tau[:] = G.T @ out
+    _add_rotor_effort(model, data, a)
     return data.tau.copy()
 
 

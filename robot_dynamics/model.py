@@ -20,7 +20,8 @@ from .description import RobotDescription
 from .errors import ModelError
 from .kernels.fd import ACC
 from .kernels.friction import ID_OUT
-from .kernels.layout import gravity_view, make_work, pack_laws, pack_model, relations
+from .kernels.layout import (armature_view, gravity_view, make_work, pack_laws, pack_model,
+                             relations)
 from .spatial import skew, spatial_inertia
 
 #: Inertia checks are relative to the body's own scale (its largest principal moment, or m·|c|²
@@ -77,8 +78,11 @@ class Model:
     @property
     def armature(self) -> np.ndarray:
         """Reflected rotor inertia per joint (nv,) ≥ 0, as Pinocchio's ``model.armature``
-        (N²·J_rotor of a gear of ratio N): adds ``diag(armature)`` to M. Zeros by default; set
-        the whole array (``model.armature = a``) or from an actuator config."""
+        (N²·J_rotor of a gear of ratio N): M + diag(armature) in every algorithm, τ = Sᵀ fn +
+        armature ∘ q̈ (the joint wrenches fn exclude the rotors). Zeros by default; set the whole
+        array (``model.armature = a``, a scalar sets every joint) or from an actuator config,
+        before or after creating Data / a Simulator (the packed model holds it: ``_arm``).
+        See docs/ARCHITECTURE.md "Armature"."""
         return self._armature
 
     @armature.setter
@@ -443,6 +447,7 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81), validate: 
         model.spatial_inertias, model.motion_subspaces))
     model._mb = pack_model(model)  # the same, flat, for the fused entry points
     model._g = gravity_view(model)  # gravity lives in the packed model; the setter writes it
+    model._arm = armature_view(model)  # so does the armature (its setter writes it)
     model._rel = (*relations(model.parents), np.array(model.parents))  # see kernels/layout
     model._no_friction = pack_laws(np.zeros(n, dtype=np.int64), np.zeros((n, 8)))  # "no laws"
 

@@ -3,7 +3,11 @@
 Forward pass: body velocities and accelerations (gravity as a base acceleration −g), then the
 body efforts FN_i = I_i a_i + v_i ×* I_i v_i (seed 002 about the body origin). Backward pass:
 the canonical isomorphism E → J (DESIGN.md §2.3), ``f_i = FN_i + Σ_children X_cᵀ f_c``, gives
-the wrench fn_i each joint transmits; its axial component is the joint effort τ_i = S_iᵀ fn_i.
+the wrench fn_i each joint transmits; its axial component fn∥_i = S_iᵀ fn_i is what the
+joint's actuator delivers to the link. The actuator's rotor (reflected inertia ``armature_i``,
+Pinocchio's ``model.armature``) needs ``armature_i q̈_i`` more, so the joint effort is
+``τ_i = S_iᵀ fn_i + armature_i q̈_i``. The joint wrenches exclude it (as Pinocchio's ``data.f``):
+they are the link-side loads the friction laws read.
 
 ``rnea`` runs the compiled kernel (:mod:`robot_dynamics.kernels`); ``rnea_reference`` is the
 readable specification written here, and the tests hold the two to 1e-10.
@@ -20,7 +24,8 @@ from .spatial import force_cross, motion_cross
 
 
 def rnea(model, data, q, v, a) -> np.ndarray:
-    """Frictionless inverse dynamics τ = M(q) a + b(q, v) (nv,).
+    """Frictionless inverse dynamics τ = M(q) a + b(q, v) (nv,), the rotors' armature ∘ a
+    included (M includes diag(armature)).
 
     Also fills ``data.v``, ``data.a`` (body frame, ``a`` includes −g), ``data.f`` (joint
     wrenches fn, see :func:`joint_wrenches`) and ``data.tau``. ``q, v, a`` may be any sequences
@@ -87,6 +92,7 @@ def _rnea(model, data, q, v, a, gravity) -> np.ndarray:
         p = model.parents[i]
         if p >= 0:
             data.f[p] += data.X[i].T @ data.f[i]
+    data.tau += model.armature * a  # the rotors: τ = fn∥ + armature ∘ q̈ (fn excludes them)
     return data.tau.copy()
 
 
@@ -95,7 +101,8 @@ def joint_wrenches(model, data) -> np.ndarray:
 
     Row i is the wrench link ``parent(i)`` applies on link i across joint i,
     ``[force, torque about the joint origin]`` in joint frame i (the child link's URDF frame
-    after the joint's motion). Link i applies its opposite back (seed 004 §2.3).
+    after the joint's motion). Link i applies its opposite back (seed 004 §2.3). The actuators'
+    rotors are not in it (as Pinocchio's ``data.f``): ``τ = Sᵀ fn + armature ∘ q̈``.
     """
     if data._model is not model:
         check_data(model, data, "joint_wrenches")

@@ -21,6 +21,9 @@ One step of length h (a velocity-level, "time-stepping" scheme suited to frictio
    takes its share of holding a joint on a stop first;
 3. drift the other half: ``q⁺ = q½ + (h/2) q̇⁺`` (clipped to the stops: roundoff only).
 
+M is the mass matrix with the actuators' rotors, M + diag(``model.armature``), everywhere in the
+step (the impulse of step 0, the solve of step 2) and in the audit's kinetic energy.
+
 The position update is the Störmer–Verlet splitting (second order, good energy behaviour); the
 impulse of step 0 keeps it exact (``q⁺ − q = h (q̇' + q̇⁺)/2``) with positions never past a stop.
 Velocity products (b and fn(q, q̇, 0)) are evaluated at the mid-step velocity ``q̇' + (h/2) q̈``,

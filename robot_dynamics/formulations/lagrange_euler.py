@@ -71,10 +71,10 @@ def _terms(model, q):
 
 
 def mass_matrix(model, q) -> np.ndarray:
-    """M_ik = Σ_j Tr(U_jk J_j U_jiᵀ)."""
+    """M_ik = Σ_j Tr(U_jk J_j U_jiᵀ), plus the rotors' diag(armature) (``model.armature``)."""
     q = as_vector("q", q, model.nq, where="lagrange_euler.mass_matrix")
     _, _, _, U, J = _terms(model, q)
-    return np.einsum("jkab,jbc,jiac->ik", U, J, U)
+    return np.einsum("jkab,jbc,jiac->ik", U, J, U) + np.diag(model.armature)
 
 
 def coriolis(model, q, v) -> np.ndarray:

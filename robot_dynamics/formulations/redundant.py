@@ -223,6 +223,9 @@ def from_model(model, max_dof=4):
                          f"limited to {max_dof} (expressions grow combinatorially)")
     if any(p != i - 1 for i, p in enumerate(model.parents)):
         raise ModelError(f"robot {model.name!r} is not a serial chain")
+    if any(model.armature):
+        raise ModelError(f"robot {model.name!r} has rotor inertia (model.armature ≠ 0): the "
+                         "redundant-coordinates derivation models the links only")
     bodies, q, sharp = [], [], []
     for i in range(model.nv):
         axis = [abs(x) for x in model.axes[i]]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .layout import model_gravity, model_views, work_views
+from .layout import model_armature, model_gravity, model_views, work_views
 
 
 @njit(cache=True)
@@ -367,6 +367,23 @@ def all_finite_array(x):
     return acc == 0.0
 
 
+@njit(cache=True)
+def add_armature(arm, M):
+    """M += diag(armature): the reflected rotor inertia of each joint's actuator (as Pinocchio's
+    ``model.armature``). The rotors spin about the joint axes only, so they add to M's diagonal
+    and nothing to the link wrenches (the directors pl_α, fn)."""
+    for i in range(arm.shape[0]):
+        M[i, i] += arm[i]
+
+
+@njit(cache=True)
+def add_rotor_effort(arm, a, tau):
+    """τ += armature ∘ q̈: the effort that accelerates the rotors, which the motor supplies on
+    top of the joint's axial wrench fn∥ (``data.f`` excludes it, as Pinocchio's ``data.f``)."""
+    for i in range(arm.shape[0]):
+        tau[i] += arm[i] * a[i]
+
+
 # Entry points carry explicit signatures: an argument of another type (a list, ints, a 2-D or
 # non-contiguous or read-only array) raises TypeError at dispatch instead of compiling a new
 # specialisation. The Python callers do not rely on that (a failed dispatch costs ~0.4 ms):
@@ -376,7 +393,8 @@ F1 = "float64[::1]"
 
 @njit(f"boolean({F1}, {F1}, {F1}, {F1}, {F1})", cache=True)
 def rnea_entry(mb, q, v, a, w):
-    """RNEA on the packed model and work array (:mod:`.layout`) behind a finiteness check.
+    """RNEA on the packed model and work array (:mod:`.layout`) behind a finiteness check:
+    τ = Sᵀ fn + armature ∘ q̈ (the joint wrenches fn exclude the rotors).
 
     Returns False when q, q̇ or q̈ holds a NaN/Inf or has the wrong length (nothing computed),
     or when the results (τ, the joint wrenches) are not finite: inputs so large that the
@@ -389,12 +407,14 @@ def rnea_entry(mb, q, v, a, w):
     R, p, vel, acc, f, tau, _, _, _, _, _ = work_views(mb, w)
     rnea_kernel(kinds, parents, axes, R0, p0, I6, S, model_gravity(mb), q, v, a, R, p, vel,
                 acc, f, tau)
+    add_rotor_effort(model_armature(mb), a, tau)
     return all_finite_array(f) and all_finite(tau, tau, tau)
 
 
 @njit(f"boolean({F1}, {F1}, {F1})", cache=True)
 def crba_entry(mb, q, w):
-    """Mass matrix, composite inertias, transforms and world poses into the work array.
+    """Mass matrix (armature included), composite inertias, transforms and world poses into the
+    work array.
 
     Returns False when q is not finite or has the wrong length, or when M or the poses are not
     finite (a prismatic q so large that the placements overflow)."""
@@ -403,5 +423,6 @@ def crba_entry(mb, q, w):
         return False
     R, p, _, _, _, _, _, X, Ic, oMi, M = work_views(mb, w)
     crba_kernel(kinds, parents, axes, R0, p0, I6, S, q, R, p, X, Ic, M)
+    add_armature(model_armature(mb), M)
     world_kernel(parents, R, p, oMi)
     return all_finite_array(M) and all_finite_array(oMi)

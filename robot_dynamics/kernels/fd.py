@@ -15,11 +15,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .dynamics import (F1, all_finite, composite_inertias, directors_core,
+from .dynamics import (F1, add_armature, all_finite, composite_inertias, directors_core,
                        mass_from_composite, mass_from_directors, placements_kernel, rnea_passes,
                        world_kernel)
-from .layout import (laws_views, model_gravity, model_relations, model_views, scratch_views,
-                     work_views)
+from .layout import (laws_views, model_armature, model_gravity, model_relations, model_views,
+                     scratch_views, work_views)
 from .stiction import LOWER, STUCK, TAU_LIMIT, UHI, ULO, UPPER, solve_friction
 
 # rows of the ``vecs`` scratch used here (rows 0–15 belong to the friction solve and its bounds)
@@ -68,6 +68,7 @@ def fd_entry(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
     placements_kernel(kinds, axes, R0, p0, q, R, p)
     rnea_passes(parents, I6, S, gravity, v, zero, R, p, vel, acc, f, bias)
     _mass_and_directors(codes, parents, I6, S, R, p, X, Ic, M, D, rel, motion)
+    add_armature(model_armature(mb), M)  # rotors: M + diag(armature); D (link wrenches) as is
     world_kernel(parents, R, p, oMi)
     ulo, uhi = vecs[ULO], vecs[UHI]
     for i in range(n):
@@ -88,7 +89,7 @@ def fd_entry(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
 
 @njit(cache=True)
 def stop_impulse(kinds, parents, axes, R0, p0, I6, S, q, v, lower, upper, h, R, p, X, Ic, M, vp,
-                 q_half):
+                 q_half, arm):
     """The stops' inelastic impulse at the start of a step (see robot_dynamics.simulation):
     joints whose half drift would cross a stop get the velocity that ends it on the stop,
     ``min(2(lower − q)/h, 0)`` (upper alike), by impulses P on those joints only
@@ -99,6 +100,7 @@ def stop_impulse(kinds, parents, axes, R0, p0, I6, S, q, v, lower, upper, h, R, 
     placements_kernel(kinds, axes, R0, p0, q, R, p)
     composite_inertias(parents, I6, R, p, X, Ic)
     mass_from_composite(parents, S, X, Ic, M)
+    add_armature(arm, M)
     Minv = np.linalg.inv(M)
     side = np.zeros(n)
     P = np.zeros(n)
@@ -185,6 +187,7 @@ def sim_step_entry(mb, fr, sp, q, v, tau_cmd, h, v_tol, tol, max_iter, w):
     codes, params = laws_views(fr, n)
     rel = model_relations(mb)
     gravity = model_gravity(mb)
+    arm = model_armature(mb)
     W0, D, Meff, L, W, motion, vecs, sums, stuck, at_rest, idx, info = scratch_views(mb, w)
     zero, bias, a = vecs[ZERO], vecs[BIAS], vecs[ACC]
     q_half, v_eval, q_new, v_new = vecs[Q_HALF], vecs[V_EVAL], vecs[Q_NEW], vecs[V_NEW]
@@ -202,13 +205,14 @@ def sim_step_entry(mb, fr, sp, q, v, tau_cmd, h, v_tol, tol, max_iter, w):
     P = zero
     if crossing:  # 0. ... unless a stop is in the way: it takes the approach velocity first
         lost, P = stop_impulse(kinds, parents, axes, R0, p0, I6, S, q, v, lower, upper, h, R, p,
-                               X, Ic, M, vp, q_half)
+                               X, Ic, M, vp, q_half, arm)
     for i in range(n):  # the stops bound the end-of-step velocity: q⁺ stays in [lower, upper]
         ulo[i] = min(2.0 * (lower[i] - q_half[i]) / h, 0.0)
         uhi[i] = max(2.0 * (upper[i] - q_half[i]) / h, 0.0)
         v_eval[i] = vp[i]
     placements_kernel(kinds, axes, R0, p0, q_half, R, p)
     _mass_and_directors(codes, parents, I6, S, R, p, X, Ic, M, D, rel, motion)
+    add_armature(arm, M)  # rotors: M + diag(armature); D (link wrenches) as is
     for r in range(n):  # implicit damping: −d∘(q̇ + h q̈)
         for c in range(n):
             Meff[r, c] = M[r, c]

@@ -6,8 +6,8 @@ entry points take few arguments, each one flat float64 array:
 * the model, built once per model by :func:`pack_model`: an int section (n, joint kinds,
   parents, the offsets of the work fields below, the joint relations) kept as int64 bit
   patterns, then the floats (axes, joint rotations and translations at q = 0, spatial inertias,
-  motion subspaces, gravity; the Model's gravity setter writes that last slot, and ``model._g``
-  is a view of it);
+  motion subspaces, gravity, armature; the Model's gravity and armature setters write those
+  last slots, and ``model._g`` / ``model._arm`` are views of them);
 * the friction laws (:func:`pack_laws`): one int code and eight parameters per joint;
 * the workspace ``data._work``. ``data.liMi_R``, ``data.v``, ``data.f``, ``data.M`` … are views
   into it (:func:`make_work`), so a kernel that fills the flat array fills the documented Data
@@ -142,7 +142,8 @@ def _relations_general(parents):
 def pack_model(model):
     """The model as one flat writable float64 array: an int section (n, the start of the float
     section, joint kinds, parents, the work offsets, the joint relations as CSR) stored as int64
-    bit patterns, then the floats (axes, R0, p0, spatial inertias, motion subspaces, gravity)."""
+    bit patterns, then the floats (axes, R0, p0, spatial inertias, motion subspaces, gravity,
+    armature)."""
     n = model.nv
     ptr, idx = relations(model.parents)
     ints = np.concatenate([[n, 0], model.kinds, model.parents, work_offsets(n), ptr, idx])
@@ -150,7 +151,7 @@ def pack_model(model):
     ints[1] = len(ints)
     floats = np.concatenate([np.asarray(x, dtype=np.float64).ravel() for x in (
         model.axes, model.joint_rotations, model.joint_translations, model.spatial_inertias,
-        model.motion_subspaces, model.gravity)])
+        model.motion_subspaces, model.gravity, model.armature)])
     mb = np.empty(len(ints) + len(floats))
     mb[:len(ints)].view(np.int64)[:] = ints
     mb[len(ints):] = floats
@@ -211,14 +212,33 @@ def model_views(mb):
 
 @njit(cache=True)
 def model_gravity(mb):
-    """Gravity (3,), the last entries of the packed model (``model._g`` is a view of them)."""
+    """Gravity (3,) of the packed model (``model._g`` is a view of it)."""
     head = _vi(mb, 0, (2,))
     return _v(mb, head[1] + 57 * head[0], (3,))
 
 
+@njit(cache=True)
+def model_armature(mb):
+    """Armature (n,), the last entries of the packed model (``model._arm`` is a view of them):
+    the reflected rotor inertia added to the diagonal of M and, times q̈, to τ."""
+    head = _vi(mb, 0, (2,))
+    return _v(mb, head[1] + 57 * head[0] + 3, (head[0],))
+
+
+def _float_start(model):
+    return int(model._mb[:2].view(np.int64)[1]) + 57 * model.nv
+
+
 def gravity_view(model):
     """``model._mb``'s gravity slot, written by the Model's gravity setter."""
-    return model._mb[-3:]
+    b = _float_start(model)
+    return model._mb[b:b + 3]
+
+
+def armature_view(model):
+    """``model._mb``'s armature slots, written by the Model's armature setter."""
+    b = _float_start(model) + 3
+    return model._mb[b:b + model.nv]
 
 
 @njit(cache=True)

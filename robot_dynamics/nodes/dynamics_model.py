@@ -4,7 +4,8 @@ Subscribes ``joint_states``; at ``publish_rate`` it takes the newest valid state
 (std_msgs/Float64MultiArray, labelled layouts):
 
 * ``~/gravity`` g(q), ``~/bias`` C(q, q̇) q̇ + g(q), ``~/mass_matrix`` M(q) (row-major, dims
-  ``rows``/``cols``), ``~/friction`` the friction effort τf the friction model predicts;
+  ``rows``/``cols``; with the actuators' rotors, M + diag(``model.armature``)), ``~/friction``
+  the friction effort τf the friction model predicts;
 * ``~/wrench/<joint>`` (geometry_msgs/WrenchStamped): each joint's reaction wrench fn_i — what the
   parent link applies on the child — in the joint frame (``frame_id`` = child link), so RViz draws
   it on the robot;
