@@ -128,3 +128,21 @@ def test_noise_free_fit_covers_on_other_robots(robot):
         for k, (lo, hi) in j.intervals.items():
             assert lo <= truth[j.joint][k] <= hi, (j.joint, k, j.coefficients[k], lo, hi)
             assert hi - lo < 1e-4 * truth[j.joint][k], (j.joint, k, lo, hi)
+
+
+def test_replay_with_rotors_in_the_model():
+    """With model.armature set the simulator's M carries diag(armature): the replay's M (from
+    crba) does too, and the balance takes armature∘q̈ out — still exact, still covered."""
+    model = rd.load_urdf(bundled("arm7.urdf"))
+    model.armature = np.array([2.5, 2.5, 1.2, 1.2, 0.4, 0.2, 0.2])
+    friction = rd.friction_from_config(f"{REPO}/config/arm7_friction.yaml", model)
+    t, Q, V, A, _ = design_excitation(model, duration=3.5, rate=50.0, evaluations=60)
+    log = record(model, friction, t, Q, V, A, 3.0)
+    result = fit(model, log["q"], log["v"], log["tau"], t=log["t"])
+    truth = truth_of(model)
+    assert not result.unidentifiable
+    for j in result.joints:
+        assert j.residual_rms <= j.balance_precision, j.joint
+        for k, (lo, hi) in j.intervals.items():
+            assert lo <= truth[j.joint][k] <= hi, (j.joint, k, j.coefficients[k], lo, hi)
+            assert hi - lo < 1e-4 * truth[j.joint][k], (j.joint, k, lo, hi)
