@@ -60,7 +60,8 @@ def record(args, log=print):
     else:
         t, Q, V, A = fourier_excitation(model, duration=args.duration, rate=50.0)
     traj = JointTrajectory(t, Q, V, A)
-    common = [Parameter("robot", value=args.robot), Parameter("friction_config", value=args.friction)]
+    common = [Parameter("robot", value=args.robot),
+              Parameter("friction_config", value=args.friction)]
     # private topics (as robot-dynamics sim): nothing else on the ROS domain disturbs the run
     rclpy.init(args=["--ros-args"] + private_remaps(),
                signal_handler_options=SignalHandlerOptions.NO)

@@ -15,9 +15,10 @@ from ..errors import InputError, ModelError
 
 EPILOG_TAIL = """
 accelerations (--accelerations):
-  step    (default) each row is a control period: q̈ = Δq̇/Δt, joint wrench at the mid-period
-          state, friction at the row's velocity, stick/slip transitions dropped (exact for the
-          simulator node's lock-step logs; needs clean logged velocities)
+  step    (default) each row is a control period: q̈ = Δq̇/Δt, and the simulator's step is
+          replayed — joint wrench at its mid-step state, friction at the row's velocity, rows
+          where a joint starts, stops or reverses dropped (exact for the simulator node's
+          lock-step logs, to the friction solve's 1e-10; needs clean logged velocities)
   savgol  zero-phase Savitzky–Golay derivative of q̇ (noisy or differentiated velocities)
 
 exit status: 0 written, 2 bad input, 3 unidentifiable coefficients (nothing written; --force).
@@ -56,6 +57,10 @@ def build_parser():
     parser.add_argument("--accelerations", default="step", choices=["step", "savgol"],
                         help="how rows become regressor states, see below (default: "
                              "%(default)s)")
+    parser.add_argument("--balance-tolerance", type=float, default=None,
+                        help="relative precision of each row's effort balance, added to the "
+                             "intervals as a worst case (0: none) (default: the simulator's "
+                             "friction-solve tolerance, 1e-10)")
     parser.add_argument("--force", action="store_true",
                         help="write the YAML even with unidentifiable coefficients (as 0)")
     parser.add_argument("--plot", default=None, help="save measured vs predicted friction (PNG)")
@@ -72,6 +77,9 @@ def main(argv=None) -> int:
     try:
         if args.min_velocity < 0:
             raise InputError(f"--min-velocity must be ≥ 0, got {args.min_velocity}")
+        if args.balance_tolerance is not None and not 0 <= args.balance_tolerance < 1:
+            raise InputError(f"--balance-tolerance must be in [0, 1), got "
+                             f"{args.balance_tolerance}")
         model = load_urdf(robot_path(args.robot), validate=args.validate)
         log = args.log
         if log.endswith((".csv", ".npz")):
@@ -80,9 +88,11 @@ def main(argv=None) -> int:
             rec = load_bag(log, model, args.topic)
         print(f"{len(rec['t'])} samples of {model.nv} joints from {log}", file=sys.stderr)
         _progress(0, model.nv)
+        tolerance = ({} if args.balance_tolerance is None else
+                     {"balance_tolerance": args.balance_tolerance})
         result = fit(model, rec["q"], rec["v"], rec["tau"], rec.get("a"), t=rec["t"],
                      law=args.law, min_velocity=args.min_velocity, method=args.accelerations,
-                     progress=_progress)
+                     progress=_progress, **tolerance)
     except (InputError, ModelError) as exc:
         print(f"robot-dynamics identify: {exc}", file=sys.stderr)
         return 2

@@ -10,8 +10,8 @@ position limits and below ``margin`` of its velocity limit, with velocities cros
 (:mod:`.regressors`, the law to identify) is well conditioned: it minimises the largest
 column-scaled condition number over the joints (plus a tenth of their mean), evaluated on a
 coarse time grid over the run (at most one period), with a (1+1) evolution strategy after a few
-random starts — a few hundred evaluations of Newton–Euler on ≤ 50 samples. Load columns the robot cannot excite
-at all (:func:`.fit.structural_loads`) are left out of the criterion.
+random starts — a few hundred evaluations of Newton–Euler on ≤ 50 samples. Load columns the
+robot cannot excite at all (:func:`.fit.structural_loads`) are left out of the criterion.
 """
 from __future__ import annotations
 

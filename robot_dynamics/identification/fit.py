@@ -3,9 +3,12 @@
 Per joint (docs/identification.md explains and measures each choice):
 
 1. **Samples.** Rows with ``|q̇| > min_velocity`` (friction's sign is undefined at rest) that the
-   state model of :func:`~.differentiate.step_states` can describe — by default each row is a
-   control period: exact mean q̈ = Δq̇/Δt, the wrench at the mid-period state, friction at the
-   end-of-period velocity, stick/slip transitions excluded.
+   state model can describe — by default (``method="step"``) each row is a control period and
+   :mod:`~.step_model` replays the simulator's step: exact mean q̈ = Δq̇/Δt, the wrench at the
+   mid-step position and at the velocity the step evaluated its products at (which needs the
+   friction of its first solve: fitted, replayed with the estimate, fitted again), friction at
+   the end-of-step velocity; rows where a joint starts, stops or reverses are excluded. The
+   balance's other efforts — armature∘q̈ and URDF damping d∘q̇ — are subtracted.
 2. **Identifiability.** The regressor Φ (:mod:`~.regressors`) with unit-RMS columns; a load
    column the robot can never excite (e.g. an axial load on a planar arm) is *not applicable*
    (coefficient 0, no effect on this robot); while the scaled Φ's condition number exceeds
@@ -16,8 +19,11 @@ Per joint (docs/identification.md explains and measures each choice):
    the estimate and void the interval; a negative estimate is reported, and written as 0).
 4. **Uncertainty.** Newey–West (HAC) covariance with a Bartlett kernel and Andrews' AR(1)
    plug-in bandwidth: residuals that are white (sensor noise) get the OLS interval, residuals
-   correlated in time (model error of a noise-free simulation) get a wider one.
-   95 % interval: θ ± t₀.₉₇₅(n − p) · SE.
+   correlated in time get a wider one. Plus the worst case of each row's balance being known
+   only to ``δ = balance_tolerance·(|τ| + |fn∥| + Σ_j |M_ij|(1 + |q̈_j|))`` (the simulator's
+   friction solve stops at 1e-10 of the efforts in its equations): |Δθ| ≤ |(ΦᵀΦ)⁻¹Φᵀ| δ — the
+   whole uncertainty of a noise-free simulator log, negligible beside any sensor noise.
+   95 % interval: θ ± (t₀.₉₇₅(n − p) · SE + that bound).
 5. **Other law, held out.** Both laws fitted on 4/5 of the samples in contiguous time blocks
    and evaluated on the fifth (blocks, not shuffled rows: neighbouring rows are correlated).
    An improvement is *supported* when the held-out RMS drops in every fold and on average by
@@ -32,15 +38,22 @@ from scipy.stats import t as student_t
 
 from .. import joints as jt
 from ..batch import joint_wrenches_batch
+from ..crba import mass_matrix
 from ..errors import InputError
-from .differentiate import step_states
-from .regressors import FORMULAS, LAWS, column_meaning, load_terms, regressor
+from .differentiate import METHODS, savgol_states
+from .regressors import (FORMULAS, LAWS, TERM_MEANINGS, TERMS, coefficient_names, column_meaning,
+                         load_terms, regressor)
+from .step_model import StepReplay
 
 #: column-scaled condition number above which a coefficient is declared unidentifiable
 COND_LIMIT = 500.0
 #: a load column below this fraction of the joint's largest possible load is "never carried"
 ABSENT = 1e-9
 OTHER = {"classic": "load_dependent", "load_dependent": "classic"}
+#: relative precision of a logged effort balance: the Simulator's friction-solve tolerance
+BALANCE_TOLERANCE = 1e-10
+#: fits after the first one, each with the step replayed at the previous fit's coefficients
+REPLAYS = 1
 
 
 @dataclass
@@ -55,7 +68,12 @@ class JointFit:
     condition_number: float       # of the column-scaled regressor of the identifiable subset
     unidentifiable: dict = field(default_factory=dict)   # name → missing excitation
     not_applicable: dict = field(default_factory=dict)   # name → why it has no effect
-    hac_lags: int = 0
+    #: coefficients dropped for conditioning (not absent from the log): the fitted ones absorb
+    #: their effect, so their estimates and intervals hold only if these are 0
+    assumed_zero: list = field(default_factory=list)
+    resolution: dict = field(default_factory=dict)       # worst-case bound of the balance's
+    hac_lags: int = 0                                    # resolution, inside the interval
+    balance_precision: float = 0.0  # RMS over the used rows of each balance's precision δ
     residual_autocorrelation: float = 0.0  # lag-1, over consecutive used rows
     cv_rms: dict = field(default_factory=dict)           # law → held-out RMS
     improvement: float = 0.0     # relative held-out RMS drop of load_dependent vs classic
@@ -73,11 +91,42 @@ class JointFit:
 class FitResult:
     law: str
     joints: list = field(default_factory=list)
+    terms: tuple = ()  # actuator terms fitted with the law (regressors.TERMS)
+
+    @property
+    def names(self) -> tuple:
+        """Every fitted coefficient's name: the law's, then the actuator terms'."""
+        return coefficient_names(self.law, self.terms)
+
+    @property
+    def actuators(self) -> dict:
+        """{joint: {armature, mesh_forward, mesh_backward}} of the fitted actuator terms (as
+        written: unfitted or negative as 0)."""
+        names = coefficient_names(self.law, self.terms)[len(LAWS[self.law]):]
+        return {j.joint: {k: j.value(k) for k in names} for j in self.joints} if names else {}
 
     @property
     def unidentifiable(self) -> list:
         """[(joint, coefficient, missing excitation)] over all joints."""
         return [(j.joint, k, why) for j in self.joints for k, why in j.unidentifiable.items()]
+
+    def friction_law(self, model):
+        """``τf(U, W)``: the signed friction (N, nv) of the fitted law (and gear mesh) with these
+        coefficients (unfitted ones as 0) at end velocities U (N, nv) and joint wrenches W
+        (N, nv, 6)."""
+        terms = tuple(x for x in self.terms if x != "armature")
+        names = coefficient_names(self.law, terms)
+        theta = [np.array([j.coefficients.get(k, 0.0) for k in names]) for j in self.joints]
+
+        def tau_f(U, W):
+            out = np.empty_like(U)
+            for i in range(model.nv):
+                Phi = regressor(self.law, U[:, i], W[:, i], model.axes[i], model.kinds[i],
+                                terms, S=model.motion_subspaces[i])
+                out[:, i] = -np.sign(U[:, i]) * (Phi @ theta[i])
+            return out
+
+        return tau_f
 
     @property
     def config(self) -> dict:
@@ -100,25 +149,41 @@ class FitResult:
 
     def summary(self) -> str:
         other = OTHER[self.law]
-        lines = [f"friction identification, law {self.law}: {FORMULAS[self.law]}"]
+        lines = [f"friction identification, law {self.law}: {FORMULAS[self.law]}"
+                 + "".join(f" + {k}·{TERM_MEANINGS[k][1]}" for k in self.names
+                           if k in TERM_MEANINGS)]
         for j in self.joints:
             lines.append(f"  {j.joint}: {j.samples} samples, condition number "
                          f"{j.condition_number:.3g}, residual RMS {j.residual_rms:.3g}"
                          + (f" (HAC lags {j.hac_lags})" if j.hac_lags else ""))
-            if j.residual_autocorrelation > 0.5:
+            within = j.residual_rms <= j.balance_precision
+            if j.residual_autocorrelation > 0.5 and not within:
                 rho = j.residual_autocorrelation
                 lines.append(f"    residuals correlated in time (lag-1 {rho:.2f}): model error"
                              ", not sensor noise, dominates; the intervals allow for "
                              "it only approximately (docs/identification.md)")
-            for k in LAWS[self.law]:
+            elif within and j.coefficients:
+                lines.append(f"    residuals within the balance's precision "
+                             f"({j.balance_precision:.2g} RMS): a noise-free log; the "
+                             "intervals hold its worst case")
+            if j.assumed_zero and j.coefficients:
+                dropped = " and ".join(j.assumed_zero)
+                lines.append(f"    estimates below assume {dropped} = 0 (unidentifiable, yet "
+                             "present in the log: the others absorb its effect); their "
+                             "intervals hold only if it is")
+            for k in self.names:
                 if k in j.coefficients:
                     lo, hi = j.intervals[k]
                     neg = "  (negative: written as 0)" if j.coefficients[k] < 0 else ""
-                    se = j.standard_errors[k]
+                    se, half = j.standard_errors[k], 0.5 * (hi - lo)
+                    # digits down to a hundredth of the interval's half-width
                     d = 3 + max(int(np.ceil(np.log10(max(abs(j.coefficients[k]), 1e-300) /
-                                                     se))), 0) if se > 0 else 6
+                                                     half))), 0) if half > 0 else 6
+                    bound = j.resolution.get(k, 0.0)
+                    note = (f"  (incl. ± {bound:.2g} balance precision)"
+                            if bound > 0.5 * half else "")
                     lines.append(f"    {k:<17}{j.coefficients[k]:>12.{d}g} ± {se:<9.2g} "
-                                 f"95 % [{lo:.{d}g}, {hi:.{d}g}]{neg}")
+                                 f"95 % [{lo:.{d}g}, {hi:.{d}g}]{neg}{note}")
                 elif k in j.unidentifiable:
                     lines.append(f"    {k:<17}unidentifiable: {j.unidentifiable[k]}")
                 else:
@@ -186,16 +251,18 @@ def structural_loads(model, samples=64, seed=0):
 
 
 def identifiable_subset(X, names, law, joint, kind, applicable):
-    """(active column indices, {name: missing excitation}) by greedy elimination (step 2)."""
+    """(active column indices, {name: missing excitation}, [names dropped for conditioning])
+    by greedy elimination (step 2). A column dropped for conditioning is not zero in the log:
+    the kept coefficients absorb its effect (their estimates assume it 0)."""
     active = [k for k in range(len(names)) if applicable[k]]
-    why = {}
+    why, conditioned = {}, []
     rms = np.sqrt(np.mean(X ** 2, axis=0))
     for k in list(active):
         if rms[k] <= ABSENT * max(rms.max(), 1e-300):
             active.remove(k)
             meaning = column_meaning(law, names[k], kind)
             why[names[k]] = (f"{joint} never had {meaning}" if law == "classic" or
-                             names[k] in ("coulomb", "viscous") else
+                             names[k] in ("coulomb", "viscous") or names[k] in TERM_MEANINGS else
                              f"{joint} never carried {meaning}")
     while len(active) > 1:
         Xs = X[:, active] / rms[active]
@@ -211,13 +278,16 @@ def identifiable_subset(X, names, law, joint, kind, applicable):
         meaning = column_meaning(law, names[drop], kind)
         if names[drop] == "viscous":
             what = "|q̇|"
+        elif names[drop] in TERM_MEANINGS:
+            what = TERM_MEANINGS[names[drop]][1]
         else:
             what = meaning[meaning.find("(") + 1:-1] if "(" in meaning else names[drop]
+        conditioned.append(names[drop])
         why[names[drop]] = (f"needs {meaning} varying independently of "
                             f"{' and '.join(partners) or 'the other terms'}; in this log "
                             f"{what} only spans {col.min():.3g}…{col.max():.3g}")
         active.remove(drop)
-    return active, why
+    return active, why, conditioned
 
 
 def _cv(regs, y, folds):
@@ -240,15 +310,24 @@ def _cv(regs, y, folds):
 
 
 def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=0.05, folds=5,
-        min_samples=50, method="step", progress=None) -> FitResult:
+        min_samples=50, method="step", balance_tolerance=BALANCE_TOLERANCE, terms=(),
+        progress=None) -> FitResult:
     """Identify ``law`` ("classic" or "load_dependent") per joint from samples (N, nv).
 
     With recorded accelerations ``a`` every row is used at its own state; otherwise the states
     come from ``t`` with ``method`` ("step" or "savgol", see :mod:`.differentiate`).
-    ``progress(done, total)`` is called after each joint.
+    ``balance_tolerance``: relative precision of each row's effort balance (step 4: the
+    simulator's friction-solve tolerance; 0 for none). ``terms``: actuator terms fitted with
+    the law, any of ``"armature"`` (then ``model.armature`` is not subtracted: it is what is
+    fitted) and ``"gear_mesh"`` (:mod:`.regressors`). ``progress(done, total)`` is called
+    after each joint.
     """
     if law not in LAWS:
         raise InputError(f"law must be one of {sorted(LAWS)}, got {law!r}")
+    terms = tuple(terms)
+    unknown = [x for x in terms if x not in TERMS]
+    if unknown:
+        raise InputError(f"terms must be among {sorted(TERMS)}, got {unknown}")
     arrays = {}
     for name, arr in (("q", q), ("v", v), ("tau", tau)) + ((("a", a),) if a is not None else ()):
         arr = np.asarray(arr, dtype=float)
@@ -262,68 +341,140 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
     if bad.any():
         raise InputError(f"non-finite values in sample(s) {np.flatnonzero(bad)[:10].tolist()}"
                          " — drop or repair those rows")
-    V, TAU = arrays["v"], arrays["tau"]
-    if a is None:
-        if t is None:
-            raise InputError("without recorded accelerations, give the time stamps t")
-        Qw, Vw, A, valid = step_states(t, arrays["q"], V, method=method)
-    else:
-        Qw, Vw, A, valid = arrays["q"], V, arrays["a"], np.ones(V.shape, dtype=bool)
-    W = joint_wrenches_batch(model, Qw, Vw, A)
-    # fn∥ plus the rotors' armature ∘ q̈ (motor side): τ − that is the friction effort
-    axial = np.einsum("nik,ik->ni", W, model.motion_subspaces) + model.armature * A
+    Q, V, TAU = arrays["q"], arrays["v"], arrays["tau"]
+    if a is not None:
+        A = arrays["a"]
+        return _fit_all(model, law, terms, V, TAU, A, joint_wrenches_batch(model, Q, V, A),
+                        np.ones(V.shape, dtype=bool), _inertial_scale(model, Q, A),
+                        balance_tolerance, min_velocity, min_samples, folds, progress)
+    if t is None:
+        raise InputError("without recorded accelerations, give the time stamps t")
+    if method not in METHODS:
+        raise InputError(f"acceleration method must be one of {METHODS}, got {method!r}")
+    if method == "savgol":
+        Qw, Vw, A, valid = savgol_states(t, Q, V)
+        return _fit_all(model, law, terms, V, TAU, A, joint_wrenches_batch(model, Qw, Vw, A),
+                        valid,
+                        _inertial_scale(model, Qw, A), balance_tolerance, min_velocity,
+                        min_samples, folds, progress)
+    # the simulator's step replayed (step_model.py): its products' velocity q̇_e needs the
+    # friction of its first solve, hence the coefficients — fit, replay with them, fit again
+    replay = StepReplay(model, t, Q, V)
+    result = Ve = None
+    try:
+        with np.errstate(over="raise", invalid="raise"):
+            inertial = _inertial_scale(model, replay.Qh, replay.A)
+            for rep in range(REPLAYS + 1):
+                Ve = replay.evaluation_velocity(None if result is None else
+                                                result.friction_law(model), start=Ve)
+                last = rep == REPLAYS
+                result = _fit_all(model, law, terms, V, TAU, replay.A, replay.wrenches(Ve),
+                                  replay.valid, inertial, balance_tolerance, min_velocity,
+                                  min_samples, folds, progress if last else None,
+                                  estimate_only=not last)
+    except (InputError, FloatingPointError, np.linalg.LinAlgError) as exc:
+        # only an overflow gets here (the inputs were checked above)
+        raise InputError(
+            f"replaying the simulator's step overflowed ({str(exc).splitlines()[0][:80]}): "
+            f"the log's magnitudes (|q̇| ≤ {np.abs(V).max():.3g}, |q̈| ≤ "
+            f"{np.abs(replay.A).max():.3g}, |τ| ≤ {np.abs(TAU).max():.3g}) are far beyond any "
+            "motion of this robot — check the units and columns") from None
+    return result
+
+
+def _inertial_scale(model, Q, A):
+    """Σ_j |M_ij(q)| (1 + |q̈_j|) per row (N, nv): the inertial efforts' size in a balance."""
+    data = model.create_data()
+    out = np.empty_like(A)
+    for k in range(len(A)):
+        out[k] = np.abs(mass_matrix(model, data, Q[k])) @ (1.0 + np.abs(A[k]))
+    return out
+
+
+def _fit_all(model, law, terms, V, TAU, A, W, valid, inertial, tolerance, min_velocity,
+             min_samples, folds, progress, estimate_only=False):
+    """Every joint's fit from the joint wrenches W (N, nv, 6) of the rows' states; the motor
+    effort that is not friction: fn∥ (eq. 2.7.5), the armature's armature∘q̈ and the URDF
+    damping d∘q̇ (the simulator applies both besides the friction law). Each row's balance is
+    known to ± tolerance·(|τ| + |that effort| + inertial) (step 4)."""
+    axial = np.einsum("nik,ik->ni", W, model.motion_subspaces)
+    other = axial + np.asarray(model.damping, float) * V
+    if "armature" not in terms:
+        other = other + np.asarray(model.armature, float) * A
+    delta = tolerance * (np.abs(TAU) + np.abs(other) + inertial)
     present = structural_loads(model)
-    result = FitResult(law)
-    for i, joint in enumerate(model.joint_names):
-        result.joints.append(_fit_joint(model, i, law, V, TAU, W, axial, valid, present[i],
-                                        min_velocity, min_samples, folds))
+    result = FitResult(law, terms=terms)
+    for i in range(model.nv):
+        result.joints.append(_fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid,
+                                        present[i], min_velocity, min_samples, folds,
+                                        estimate_only))
         if progress is not None:
             progress(i + 1, model.nv)
     return result
 
 
-def _fit_joint(model, i, law, V, TAU, W, axial, valid, present, min_velocity, min_samples, folds):
+def _fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid, present, min_velocity,
+               min_samples, folds, estimate_only=False):
+    """One joint's JointFit; ``estimate_only``: the coefficients, nothing else."""
     joint, kind = model.joint_names[i], model.kinds[i]
     rows = np.flatnonzero((np.abs(V[:, i]) > min_velocity) & valid[:, i])
-    names = LAWS[law]
+    names = coefficient_names(law, terms)
     regs, subsets = {}, {}
     vi, Wi = V[rows, i], W[rows, i]
-    for lw in (law, OTHER[law]):
-        applicable = [not (lw == "load_dependent" and nm.startswith("k") and
-                           not present[int(nm[1]) - 1]) for nm in LAWS[lw]]
-        X = regressor(lw, vi, Wi, model.axes[i], kind)
+    for lw in (law,) if estimate_only else (law, OTHER[law]):
+        lw_names = coefficient_names(lw, terms)
+        applicable = [not (lw == "load_dependent" and nm in LAWS[lw] and nm.startswith("k") and
+                           not present[int(nm[1]) - 1]) for nm in lw_names]
+        X = regressor(lw, vi, Wi, model.axes[i], kind, terms, a=A[rows, i],
+                      S=model.motion_subspaces[i])
+        conditioned = []
         if len(rows) < min_samples:
             cols, why = [], {nm: f"{joint} never moved faster than {min_velocity:g} "
                              f"({len(rows)} usable samples, need {min_samples})"
-                             for nm, ok in zip(LAWS[lw], applicable) if ok}
+                             for nm, ok in zip(lw_names, applicable) if ok}
         else:
-            cols, why = identifiable_subset(X, LAWS[lw], lw, joint, kind, applicable)
+            cols, why, conditioned = identifiable_subset(X, lw_names, lw, joint, kind,
+                                                         applicable)
         regs[lw] = (X, cols)
-        subsets[lw] = (applicable, why)
+        subsets[lw] = (applicable, why, conditioned)
     X, cols = regs[law]
-    applicable, why = subsets[law]
+    applicable, why, conditioned = subsets[law]
     not_applicable = {nm: f"{joint} cannot carry {column_meaning(law, nm, kind)} on this robot "
                           "(set to 0)" for nm, ok in zip(names, applicable) if not ok}
     jf = JointFit(joint, law, {}, {}, {}, float("nan"), len(rows), float("nan"), why,
                   not_applicable, rows=rows)
+    jf.assumed_zero = list(conditioned)
     if not cols:
         return jf
-    y = np.sign(vi) * (TAU[rows, i] - axial[rows, i])  # = |τf| (eq. 2.7.5)
+    y = np.sign(vi) * (TAU[rows, i] - other[rows, i])  # = |τf| (eq. 2.7.5)
     Xa = X[:, cols]
     theta, r = _ols(Xa, y)
+    if estimate_only:
+        jf.coefficients = {names[k]: float(x) for k, x in zip(cols, theta)}
+        return jf
     cov, jf.hac_lags, jf.residual_autocorrelation = hac_covariance(Xa, r, rows, len(V))
     se = np.sqrt(np.maximum(np.diag(cov), 0.0))
     q975 = float(student_t.ppf(0.975, max(len(y) - len(cols), 1)))
+    # the worst case of errors bounded by delta: |Δθ| ≤ |(ΦᵀΦ)⁻¹Φᵀ| δ
+    bound = np.abs(np.linalg.solve(Xa.T @ Xa, Xa.T)) @ delta[rows, i]
+    jf.balance_precision = float(np.sqrt(np.mean(delta[rows, i] ** 2)))
     for m, k in enumerate(cols):
         nm = names[k]
         jf.coefficients[nm] = float(theta[m])
         jf.standard_errors[nm] = float(se[m])
-        jf.intervals[nm] = (float(theta[m] - q975 * se[m]), float(theta[m] + q975 * se[m]))
+        jf.resolution[nm] = float(bound[m])
+        half = q975 * se[m] + bound[m]
+        jf.intervals[nm] = (float(theta[m] - half), float(theta[m] + half))
     Xs = Xa / np.sqrt(np.mean(Xa ** 2, axis=0))
     s = np.linalg.svd(Xs, compute_uv=False)
     jf.condition_number = float(s[0] / s[-1])
     jf.residual_rms = float(np.sqrt(np.mean(r ** 2)))
-    jf.measured, jf.predicted = -np.sign(vi) * y, -np.sign(vi) * (Xa @ theta)
+    # friction alone (the armature's inertial effort, if fitted, taken out of both)
+    inertia = np.zeros(len(y))
+    if "armature" in jf.coefficients:
+        inertia = X[:, names.index("armature")] * jf.coefficients["armature"]
+    jf.measured = -np.sign(vi) * (y - inertia)
+    jf.predicted = -np.sign(vi) * (Xa @ theta - inertia)
     if folds > 1 and len(rows) >= 2 * folds:
         cv = _cv(regs, y, folds)
         jf.cv_rms = {lw: float(x.mean()) for lw, x in cv.items()}

@@ -10,6 +10,15 @@ wrench ``fn`` given by Newton–Euler from the recorded motion (q, q̇, q̈). So
   with (X1, X2, X3) = (|n⊥|, |f⊥|, |f∥|) revolute, (|f⊥|, |n⊥|, |n∥|) prismatic.
 
 Stribeck terms are not linear and the samples they matter for (near zero velocity) are excluded.
+
+Actuator terms (issue 16), appended to either law's columns when asked for (:data:`TERMS`):
+
+* ``armature`` — the reflected rotor inertia's effort armature·q̈ is part of τ, not of fn∥:
+  column sign(q̇)·q̈, coefficient ``armature``;
+* ``gear_mesh`` — friction in the gear mesh that follows the transmitted effort n∥ = Sᵀfn (the
+  joint wrench's axial part) and the direction of power flow: ``mesh_forward``·|n∥| while the
+  motor drives the load (n∥·q̇ > 0), ``mesh_backward``·|n∥| while the load drives the motor
+  (n∥·q̇ < 0) — linear once each sample's regime is known, which fn gives.
 """
 from __future__ import annotations
 
@@ -36,8 +45,25 @@ LOAD_NAMES = {
 }
 
 
+#: optional actuator terms: name → the coefficients they add
+TERMS = {"armature": ("armature",), "gear_mesh": ("mesh_forward", "mesh_backward")}
+
+#: what an actuator coefficient needs in the data, and its column, in words
+TERM_MEANINGS = {"armature": ("accelerations q̈ while moving", "sign(q̇)·q̈"),
+                 "mesh_forward": ("the motor driving the load (n∥·q̇ > 0)", "|n∥| while motoring"),
+                 "mesh_backward": ("the load driving the motor (n∥·q̇ < 0)",
+                                   "|n∥| while back-driven")}
+
+
+def coefficient_names(law, terms=()):
+    """The fitted coefficients: the law's, then those of each actuator term."""
+    return LAWS[law] + tuple(c for term in terms for c in TERMS[term])
+
+
 def column_meaning(law, name, kind):
     """The excitation a coefficient needs, in words: what must vary in the data."""
+    if name in TERM_MEANINGS:
+        return TERM_MEANINGS[name][0]
     if law == "classic":
         return {"coulomb_positive": "motion in the positive direction",
                 "coulomb_negative": "motion in the negative direction",
@@ -60,9 +86,21 @@ def load_terms(W, axis, prismatic):
     return np.column_stack([nperp, fperp, np.abs(fpar)])
 
 
-def regressor(law, v, W, axis, kind):
-    """Φ (N, p) for one joint."""
+def regressor(law, v, W, axis, kind, terms=(), a=None, S=None):
+    """Φ (N, p) for one joint: the law's columns, then the actuator ``terms``' (which need the
+    accelerations ``a`` (N,) for ``armature`` and the joint's motion subspace ``S`` (6,) for
+    ``gear_mesh``)."""
     if law == "classic":
-        return np.column_stack([(v > 0).astype(float), (v < 0).astype(float), np.abs(v)])
-    X = load_terms(W, axis, kind == jt.PRISMATIC)
-    return np.column_stack([np.ones_like(v), np.abs(v), X])
+        cols = [(v > 0).astype(float), (v < 0).astype(float), np.abs(v)]
+    else:
+        cols = [np.ones_like(v), np.abs(v), *load_terms(W, axis, kind == jt.PRISMATIC).T]
+    for term in terms:
+        if term == "armature":
+            cols.append(np.sign(v) * a)
+        elif term == "gear_mesh":
+            n_par = W @ S
+            power = n_par * v
+            cols += [np.abs(n_par) * (power > 0), np.abs(n_par) * (power < 0)]
+        else:
+            raise ValueError(f"unknown actuator term {term!r}")
+    return np.column_stack(cols)
