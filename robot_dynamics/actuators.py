@@ -12,6 +12,8 @@ Structure (the same in YAML and in Python)::
         efficiency_forward: 0.82   # η_f: motor drives the load (0 < η_f ≤ 1)
         efficiency_backward: 0.75  # η_b: load drives the motor (≤ 0: self-locking)
         # mesh: 0.2                # or one mesh coefficient (c_f = c_b = mesh)
+        # mesh_forward: 0.25       # or c_f = 1/η_f − 1 and c_b = 1 − η_b directly, e.g. the
+        # mesh_backward: 0.3       #   identification's FitResult.actuators (with armature)
         motor_torque_limit: 2.0    # motor-side peak torque [N·m] → joint effort limit N·τ_max
         motor_coulomb: 0.02        # motor-side Coulomb friction [N·m] → N·τc at the joint
         motor_viscous: 2.0e-5      # motor-side viscous [N·m·s/rad] → N²·b at the joint
@@ -39,7 +41,8 @@ from .config_io import load_mapping
 from .errors import ModelError
 
 FIELDS = ("gear_ratio", "rotor_inertia", "armature", "efficiency_forward", "efficiency_backward",
-          "mesh", "motor_torque_limit", "motor_coulomb", "motor_viscous")
+          "mesh", "mesh_forward", "mesh_backward", "motor_torque_limit", "motor_coulomb",
+          "motor_viscous")
 #: fields that are motor-side quantities and need the gear ratio to reach the joint
 _NEED_RATIO = ("rotor_inertia", "motor_torque_limit", "motor_coulomb", "motor_viscous")
 
@@ -179,7 +182,9 @@ def _actuator(entry, where, urdf_ratio):
     if unknown:
         raise ModelError(f"{where}: unknown field(s) {unknown}; allowed: {sorted(FIELDS)}")
     for a, b in (("rotor_inertia", "armature"), ("mesh", "efficiency_forward"),
-                 ("mesh", "efficiency_backward")):
+                 ("mesh", "efficiency_backward"), ("mesh_forward", "mesh"),
+                 ("mesh_forward", "efficiency_forward"), ("mesh_backward", "mesh"),
+                 ("mesh_backward", "efficiency_forward")):
         if a in entry and b in entry:
             raise ModelError(f"{where}: give field {a!r} or field {b!r}, not both")
     if "efficiency_backward" in entry and "efficiency_forward" not in entry:
@@ -203,7 +208,15 @@ def _actuator(entry, where, urdf_ratio):
     elif "armature" in entry:
         armature = _number(entry, "armature", where, low=0.0)
     gear = None
-    if "mesh" in entry or "efficiency_forward" in entry:
+    if "mesh_forward" in entry or "mesh_backward" in entry:  # c_f, c_b (identification's)
+        from .friction.gear_mesh import GearMeshFriction
+
+        gear = GearMeshFriction(
+            mesh_forward=_number(entry, "mesh_forward", where, low=0.0)
+            if "mesh_forward" in entry else 0.0,
+            mesh_backward=_number(entry, "mesh_backward", where, low=0.0)
+            if "mesh_backward" in entry else 0.0)
+    elif "mesh" in entry or "efficiency_forward" in entry:
         from .friction.gear_mesh import GearMeshFriction
 
         if "mesh" in entry:

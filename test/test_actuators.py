@@ -188,3 +188,24 @@ def test_node_startup_applies_actuators():
     assert load_actuators("none", rd.load_urdf(ARM7), None) == (None, None)
     with pytest.raises(ModelError, match="arm7_nothing"):
         load_actuators("arm7_nothing", model, None)
+
+
+def test_identified_coefficients_are_an_actuator_config():
+    """identification's FitResult.actuators ({joint: {armature, mesh_forward, mesh_backward}})
+    is an actuator config as it is."""
+    model = rd.load_urdf(P2R)
+    fitted = {"shoulder": {"armature": 0.12, "mesh_forward": 0.25, "mesh_backward": 0.4},
+              "elbow": {"armature": 0.05}}
+    act = actuators_from_config({"joints": fitted}, model)
+    np.testing.assert_allclose(act.armature, [0.12, 0.05])
+    g = act["shoulder"].gear
+    assert (g.c_forward, g.c_backward) == (0.25, 0.4)
+    assert g.efficiency_forward == pytest.approx(0.8) and g.efficiency_backward == 0.6
+    assert act["elbow"].gear is None
+    again = actuators_from_config(act.to_config(), model)["shoulder"].gear
+    assert (again.c_forward, again.c_backward) == (0.25, 0.4)
+    with pytest.raises(ModelError, match="joint 'elbow'.*'mesh_forward'.*'mesh'"):
+        actuators_from_config({"joints": {"elbow": {"mesh_forward": 0.1, "mesh": 0.1}}}, model)
+    law = rd.friction_from_config({"default": {"model": "gear_mesh", "mesh_forward": 0.1,
+                                               "mesh_backward": 0.3}}, model).laws[0]
+    assert (law.c_forward, law.c_backward) == (0.1, 0.3)

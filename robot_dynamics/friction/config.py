@@ -106,7 +106,15 @@ def _bearing(params, where):
 
 
 def _gear_mesh(params, where):
-    r = _Fields(params, where, ("efficiency_forward", "efficiency_backward", "mesh"))
+    r = _Fields(params, where, ("efficiency_forward", "efficiency_backward", "mesh",
+                                "mesh_forward", "mesh_backward"))
+    split = [k for k in ("mesh_forward", "mesh_backward") if k in params]
+    if split:
+        other = [k for k in ("mesh", "efficiency_forward", "efficiency_backward") if k in params]
+        if other:
+            raise ModelError(f"{where}: give field {split[0]!r} or field {other[0]!r}, not both")
+        return GearMeshFriction(mesh_forward=r.number("mesh_forward", 0.0),
+                                mesh_backward=r.number("mesh_backward", 0.0))
     if "mesh" in params:
         if "efficiency_forward" in params or "efficiency_backward" in params:
             raise ModelError(f"{where}: give either field 'mesh' or the fields "

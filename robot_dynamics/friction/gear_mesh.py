@@ -17,8 +17,10 @@ no motor torque; it is lowered only by driving the motor in the direction of mot
 (``τ_motor = η_b n∥``, of the sign of the motion). A joint at rest holds any motor effort in the
 band ``η_b n∥ ≤ τ_motor ≤ n∥/η_f`` (``n∥ > 0``; mirrored for ``n∥ < 0``).
 
-``mesh: μ`` is the symmetric form, ``c_f = c_b = μ`` (``η_f = 1/(1+μ)``, ``η_b = 1 − μ``). With
-the direction unknown (``d = 0``) the smaller of the two coefficients applies.
+``mesh: μ`` is the symmetric form, ``c_f = c_b = μ`` (``η_f = 1/(1+μ)``, ``η_b = 1 − μ``);
+``mesh_forward``/``mesh_backward`` give ``c_f``/``c_b`` directly (the coefficients
+``robot_dynamics.identification`` fits, ``FitResult.actuators``). With the direction unknown
+(``d = 0``) the smaller of the two coefficients applies.
 
 The loss is on the load-side torque n∥: a rotor inertia on the motor side (``model.armature``)
 and motor-side friction act before the mesh and are not part of it (see
@@ -38,7 +40,20 @@ from .base import FrictionLaw, direction_of
 class GearMeshFriction(FrictionLaw):
     name = "gear_mesh"
 
-    def __init__(self, efficiency_forward=None, efficiency_backward=None, mesh=None):
+    def __init__(self, efficiency_forward=None, efficiency_backward=None, mesh=None,
+                 mesh_forward=None, mesh_backward=None):
+        self.split = mesh_forward is not None or mesh_backward is not None
+        if self.split:
+            if mesh is not None or efficiency_forward is not None or \
+                    efficiency_backward is not None:
+                raise ValueError("give 'mesh_forward'/'mesh_backward', 'mesh' or the "
+                                 "efficiencies, not several")
+            cf, cb = float(mesh_forward or 0.0), float(mesh_backward or 0.0)
+            for key, c in (("mesh_forward", cf), ("mesh_backward", cb)):
+                if not (math.isfinite(c) and c >= 0):
+                    raise ValueError(f"field {key!r} must be a finite number >= 0, got {c}")
+            self.c_forward, self.c_backward, self.mesh = cf, cb, None
+            return
         if mesh is not None:
             if efficiency_forward is not None or efficiency_backward is not None:
                 raise ValueError("give either 'mesh' or the efficiencies, not both")
@@ -87,6 +102,9 @@ class GearMeshFriction(FrictionLaw):
         return c * abs(t)
 
     def to_config(self) -> dict:
+        if self.split:
+            return {"model": "gear_mesh", "mesh_forward": self.c_forward,
+                    "mesh_backward": self.c_backward}
         if self.mesh is not None:
             return {"model": "gear_mesh", "mesh": self.mesh}
         return {"model": "gear_mesh", "efficiency_forward": self.efficiency_forward,
