@@ -84,7 +84,7 @@ def test_live_parameters(setup):
     node, probe = setup
     bad = {"robot_description": ("<robot/>", "read-only"), "robot": ("rrp", "read-only"),
            "friction_config": ("none", "read-only"), "validate": ("warn", "read-only"),
-           "mimic": (False, "read-only"),
+           "mimic": (False, "read-only"), "actuators": ("arm7_actuators", "read-only"),
            "joint_states_topic": ("/other", "read-only"),
            "publish_rate": (0.0, "out of range"),
            "acceleration": ("bogus", "expected one of zero | forward_dynamics"),

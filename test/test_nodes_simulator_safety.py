@@ -325,6 +325,7 @@ BAD = {  # every parameter: a value SetParameters must refuse, and a word of the
     "robot_description": ("<robot/>", "read-only"),
     "robot": ("arm7", "read-only"),
     "friction_config": ("none", "read-only"),
+    "actuators": ("arm7_actuators", "read-only"),
     "validate": ("warn", "read-only"),
     "mimic": (False, "read-only"),
     "rate": (500.0, "read-only"),

@@ -112,7 +112,7 @@ def test_node_loads_xacro_and_logs_fixed_root():
     from robot_dynamics.nodes.common import load_robot
 
     node = FakeNode(robot_description="", robot="planar_2r.urdf.xacro", validate="strict",
-                    friction_config="")
+                    friction_config="", actuators="")
     model, friction = load_robot(node)
     assert model.joint_names == ["shoulder", "elbow"]
     assert friction is not None  # planar_2r_friction.yaml found from the xacro's stem
@@ -127,7 +127,8 @@ def test_node_validate_warn_logs_each_problem(tmp_path):
     with open(bundled("planar_2r.urdf"), encoding="utf-8") as fh:
         text = fh.read().replace('ixx="0.000625"', 'ixx="0.1"').replace(
             'ixx="0.000416667"', 'ixx="0.1"')  # two bodies break the triangle inequality
-    node = FakeNode(robot_description=text, robot="x", validate="strict", friction_config="none")
+    node = FakeNode(robot_description=text, robot="x", validate="strict", friction_config="none",
+                    actuators="")
     with pytest.raises(rd.ModelError, match="link 'upper_arm'.*triangle"):
         load_robot(node)
     node.params["validate"] = "warn"
