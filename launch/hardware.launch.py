@@ -1,7 +1,8 @@
 """Friction-aware computed-torque control of a real arm running ros2_control.
 
     ros2 launch robot_dynamics hardware.launch.py robot_description_file:=/path/robot.urdf
-        friction:=/path/friction.yaml controller_params:=/path/gains.yaml
+        friction:=/path/friction.yaml actuators:=/path/actuators.yaml
+        controller_params:=/path/gains.yaml
 
 Expects the arm's ros2_control setup to run a joint_state_broadcaster (→ /joint_states) and an
 effort controller (forward_command_controller/ForwardCommandController or
@@ -22,6 +23,8 @@ ARGUMENTS = [
     ("robot_description_file", "", "URDF of the real arm (plain URDF; expand xacro first)"),
     ("robot", "arm7", "bundled robot name, used when robot_description_file is empty"),
     ("friction", "", "friction YAML (path or bundled name), or 'none'"),
+    ("actuators", "", "actuator YAML (gear ratio, rotor inertia, gear-mesh efficiency, motor "
+                      "limits; path or bundled name); empty or 'none': no actuator model"),
     ("controller_params", "", "id_controller parameter YAML (kp, kd, joint_names, ...)"),
     ("joint_states_topic", "/joint_states", "joint_state_broadcaster output"),
     ("command_topic", "/effort_controller/commands", "effort controller's command topic"),
@@ -39,6 +42,7 @@ def _nodes(context):
         with open(cfg["robot_description_file"], encoding="utf-8") as fh:
             urdf = fh.read()
     common = {"robot_description": urdf, "robot": cfg["robot"], "friction_config": cfg["friction"],
+              "actuators": cfg["actuators"],
               "use_sim_time": cfg["use_sim_time"].lower() in ("1", "true", "yes"),
               "joint_states_topic": cfg["joint_states_topic"]}
     controller = [common, {"command_topic": cfg["command_topic"]}]

@@ -1,7 +1,7 @@
 """Simulated arm with friction-aware computed-torque control, dynamics monitor, and RViz.
 
     ros2 launch robot_dynamics sim.launch.py [robot:=arm7] [friction:=arm7_friction]
-        [rviz:=true] [use_sim_time:=true] [mode:=realtime]
+        [actuators:=arm7_actuators] [rviz:=true] [use_sim_time:=true] [mode:=realtime]
 
 Nodes: simulator (publishes /joint_states and /clock), id_controller (efforts on
 /effort_controller/commands, trajectories on /id_controller/joint_trajectory and, with
@@ -28,6 +28,9 @@ ARGUMENTS = [
     ("robot", "arm7", "bundled robot (arm7, arm7_gripper, planar_2r, rrp) or a URDF file path"),
     ("friction", "", "friction YAML: bundled name (e.g. arm7_friction), a path, or 'none'; "
                      "empty = the robot's bundled <robot>_friction.yaml"),
+    ("actuators", "", "actuator YAML (gear ratio, rotor inertia, gear-mesh efficiency, motor "
+                      "limits): bundled name (e.g. arm7_actuators), a path, or 'none'; empty = "
+                      "the robot's bundled <robot>_actuators.yaml when it exists"),
     ("controller_params", "", "id_controller parameter YAML (gains); empty = bundled "
                               "<robot>_controller.yaml when it exists"),
     ("mode", "realtime", "simulator mode: realtime | fast | lockstep"),
@@ -60,8 +63,17 @@ def _nodes(context):
     with open(urdf_path, encoding="utf-8") as fh:
         urdf = fh.read()
     sim_time = cfg["use_sim_time"].lower() in ("1", "true", "yes")
+    actuators = cfg["actuators"]
+    if not actuators:  # the robot's bundled actuator config, when there is one
+        bundled = os.path.join(share, "config", f"{cfg['robot']}_actuators.yaml")
+        actuators = bundled if os.path.isfile(bundled) else ""
+    elif not os.path.isfile(actuators) and actuators.lower() != "none":
+        bundled = os.path.join(share, "config", actuators + ".yaml")
+        if not os.path.isfile(bundled):
+            raise RuntimeError(f"sim.launch.py: actuators '{actuators}': no such file "
+                               f"({bundled})")
     common = {"robot_description": urdf, "friction_config": cfg["friction"],
-              "robot": cfg["robot"], "use_sim_time": sim_time}
+              "actuators": actuators, "robot": cfg["robot"], "use_sim_time": sim_time}
     controller_params = [common]
     gains = cfg["controller_params"] or os.path.join(share, "config",
                                                      f"{cfg['robot']}_controller.yaml")

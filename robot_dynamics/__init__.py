@@ -16,6 +16,7 @@ __version__ = "0.1.0"
 
 #: public name → submodule that defines it
 _EXPORTS = {
+    "Actuators": "actuators", "actuators_from_config": "actuators",
     "bias_forces": "crba", "coriolis_torques": "crba", "gravity_torques": "crba",
     "mass_matrix": "crba",
     "wrench_directors": "directors",

@@ -23,4 +23,7 @@ def load_mapping(config, kind: str):
         try:
             return yaml.safe_load(fh) or {}, source
         except yaml.YAMLError as exc:
-            raise ModelError(f"{source}: malformed YAML: {exc}") from None
+            mark = getattr(exc, "problem_mark", None)
+            where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
+            what = getattr(exc, "problem", None) or str(exc)
+            raise ModelError(f"{where}: malformed YAML: {' '.join(str(what).split())}") from None

@@ -11,13 +11,19 @@ work of their reactions, ≥ 0.)
 ``residual`` is the left side minus the right; ``relative_residual`` divides it by the largest
 energy flow of the run, so it is comparable across runs and robots.
 
+``friction_parts`` splits ``D_friction`` by the named parts of the joints' friction laws
+(``gear_mesh``, ``bearing``, ``motor``: :class:`~robot_dynamics.friction.composite.CompositeFriction`,
+:mod:`robot_dynamics.actuators`): each joint's dissipation of a step, ``−h τf_i q̇_mid,i``, is
+shared among its parts in proportion to their magnitudes at the step's answer
+(:func:`split_friction_dissipation`), so the parts sum to ``D_friction``.
+
 T is ``½ q̇ᵀ M q̇`` with the mass matrix of :func:`~robot_dynamics.crba.mass_matrix`, which
 includes the actuators' rotors (``model.armature``): T holds their ``½ Σ armature_i q̇_i²``, the
 motor work is the work of the motor efforts (rotors included) and the audit closes with them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -43,6 +49,7 @@ class EnergyAudit:
     friction_dissipation: float = 0.0  # −∫ τf·q̇ dt ≥ 0 [J]
     damping_dissipation: float = 0.0  # ∫ d q̇² dt ≥ 0 [J]
     limit_dissipation: float = 0.0  # taken by the joint stops: impulses, −∫ τl·q̇ dt; ≥ 0 [J]
+    friction_parts: dict = field(default_factory=dict)  # part name → its share of friction [J]
 
     @property
     def residual(self) -> float:
@@ -60,5 +67,20 @@ class EnergyAudit:
         return (f"ΔT {self.kinetic:+.6g} J, ΔV {self.potential:+.6g} J, motor work "
                 f"{self.motor_work:+.6g} J, friction dissipation {self.friction_dissipation:.6g} J"
                 f", damping dissipation {self.damping_dissipation:.6g} J, limit dissipation "
-                f"{self.limit_dissipation:.6g} J, residual "
+                f"{self.limit_dissipation:.6g} J, "
+                + "".join(f"{k} {v:.6g} J, " for k, v in sorted(self.friction_parts.items()))
+                + "residual "
                 f"{self.residual:+.3e} J ({self.relative_residual:+.2e} relative)")
+
+
+def split_friction_dissipation(friction, model, wrenches, q, v_end, tauf, v_mid, h, parts,
+                               total=None):
+    """Add one step's friction dissipation, split by law part, to ``parts`` (name → J).
+
+    Joint i dissipates ``e_i = −h τf_i q̇_mid,i``; its parts' magnitudes at the step's answer
+    (``wrenches``, ``v_end``, motion against τf) give the shares. A joint whose parts are all
+    zero (no friction) contributes nothing. ``total``: the step's dissipation as the audit
+    booked it, when ``v_mid`` is only an estimate (a stop's impulse changed the velocity the
+    step started from): the ``e_i`` are scaled to it.
+    """
+    return friction.split_dissipation(model, wrenches, q, v_end, tauf, v_mid, h, parts, total)

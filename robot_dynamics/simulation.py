@@ -46,7 +46,7 @@ import numpy as np
 from . import mimic
 from .crba import bias_forces, mass_matrix
 from .directors import wrench_directors
-from .energy import EnergyAudit, kinetic_energy, potential_energy
+from .energy import EnergyAudit, kinetic_energy, potential_energy, split_friction_dissipation
 from .errors import InputError, as_vector, check_friction
 from .kernels.fd import PASSES, Q_NEW, V_NEW, sim_step_entry
 from .kernels.stiction import TAU_LIMIT
@@ -192,6 +192,8 @@ class Simulator:
         """
         self._acted = False
         status = None
+        # the loss split below (the step replaces, never edits, these)
+        q0, v0, d0 = self.q, self.v, self._audit.friction_dissipation
         if self._packed is not None:
             try:  # the compiled step saturates and checks tau itself (length, finite)
                 status = self._step_compiled(tau, self.dt)
@@ -216,6 +218,14 @@ class Simulator:
                  self._audit.damping_dissipation, self._audit.limit_dissipation) = saved
                 self._fail(exc, applied)
             self.tau_applied = applied
+        if getattr(self.friction, "has_parts", False):  # audit.friction_parts (energy.py)
+            W = self.joint_wrenches
+            if W is not None:
+                split_friction_dissipation(self.friction, self.model, W, 0.5 * (q0 + self.q),
+                                           self.v, self.tau_friction, 0.5 * (v0 + self.v),
+                                           self.dt, self._audit.friction_parts,
+                                           self._audit.friction_dissipation - d0
+                                           if self._acted else None)
         if self._n_saturated:
             self.saturated_steps += 1
         if self._acted:

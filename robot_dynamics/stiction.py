@@ -115,8 +115,14 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
         a, tauf, ok = _solve_free(model, friction, q, v, tau, M, bias, W0, D, state != FREE,
                                   target, direction, h, tol, max_iter, report)
         if not ok:
-            report.converged = False
-            break
+            jam = _jam_candidate(state, active, at_rest, v, h)
+            if jam < 0:
+                report.converged = False
+                break
+            state[jam], direction[jam] = STUCK, 0.0  # no sliding motion: try it jammed
+            report.active_set_changes += 1
+            report.message = ""
+            continue
         W = wrenches_at(W0, D, a) if D is not None else W0
         hold = M @ a + bias - tau  # friction (and stop) effort each joint needs for this motion
         noise = _NOISE * (1.0 + np.abs(tau) + np.abs(bias) + np.abs(M) @ np.abs(a))
@@ -199,6 +205,21 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
 
 
 FREE, STUCK, LOWER, UPPER = 0, 1, 2, 3  # joint states of the active set (also the kernel's)
+
+
+def _jam_candidate(state, active, at_rest, v, h):
+    """When the free joints have no sliding motion (the successive approximation and Newton
+    fail), a time step (h > 0) tries the sliding joint nearest to rest stuck (``u_i = 0``):
+    a self-locking gear back-driven with too little rotor inertia (``armature_i <
+    (c_b − 1)·M_ii``: the back-driven branch has a negative effective inertia, Painlevé-type)
+    jams, and the stick check that follows accepts it exactly when friction can hold it
+    (docs/ARCHITECTURE.md, "Gear-mesh friction in the solve"). -1: no candidate."""
+    if h <= 0:
+        return -1
+    cand = np.flatnonzero((state == FREE) & active & ~at_rest)
+    if len(cand) == 0:
+        return -1
+    return int(cand[np.argmin(np.abs(v[cand]))])
 _NOISE = 1e-12  # relative roundoff allowance of a holding effort (relative to the efforts in it)
 
 
@@ -214,6 +235,10 @@ def _friction_of(model, friction, q, v, a, W0, D, free, direction, h):
     """Signed friction (nv,) of the non-stuck joints for accelerations ``a``."""
     W = wrenches_at(W0, D, a)
     qd = v + h * a if h > 0 else v
+    # the assumed direction signs the velocity the laws see (|q̇| is the trial's): a law whose
+    # regime depends on the direction (gear mesh, asymmetric Coulomb) is evaluated in the
+    # assumed one, which the active set checks against the motion afterwards
+    qd = np.where(direction != 0, direction * np.abs(qd), qd)
     mag = friction.magnitudes(model, W, q, np.where(free, qd, 0.0) if h > 0 else qd, direction)
     return np.where(free & friction.active, -mag * direction, 0.0)
 

@@ -18,6 +18,8 @@ from ..errors import ModelError
 from .bearing import BearingFriction
 from .callable_law import CallableFriction
 from .classic import ClassicFriction
+from .composite import CompositeFriction
+from .gear_mesh import GearMeshFriction
 from .load_dependent import FORMS, LoadDependentFriction
 from .model import FrictionModel
 from .none import NoFriction
@@ -45,7 +47,7 @@ class _Fields:
             raise ModelError(f"{where}: unknown field(s) {unknown}; allowed: {sorted(allowed)}")
         self.params, self.where = params, where
 
-    def number(self, key, default=None, *, positive=False):
+    def number(self, key, default=None, *, positive=False, signed=False):
         if key not in self.params:
             if default is None:
                 raise ModelError(f"{self.where}: missing field {key!r}")
@@ -59,6 +61,8 @@ class _Fields:
             raise ModelError(f"{self.where}: field {key!r} must be a number, got {value!r}") from None
         if not value == value or value in (float("inf"), float("-inf")):
             raise ModelError(f"{self.where}: field {key!r} must be finite, got {value}")
+        if signed:
+            return value
         if value < 0 or (positive and value == 0):
             raise ModelError(f"{self.where}: field {key!r} must be {'> 0' if positive else '>= 0'}"
                              f", got {value}")
@@ -101,6 +105,38 @@ def _bearing(params, where):
                            bending, r.number("preload", 0.0), r.stribeck())
 
 
+def _gear_mesh(params, where):
+    r = _Fields(params, where, ("efficiency_forward", "efficiency_backward", "mesh"))
+    if "mesh" in params:
+        if "efficiency_forward" in params or "efficiency_backward" in params:
+            raise ModelError(f"{where}: give either field 'mesh' or the fields "
+                             "'efficiency_forward'/'efficiency_backward', not both")
+        return GearMeshFriction(mesh=r.number("mesh"))
+    ef = r.number("efficiency_forward", positive=True)
+    if ef > 1:
+        raise ModelError(f"{where}: field 'efficiency_forward' must be in (0, 1], got {ef}")
+    eb = r.number("efficiency_backward", ef, signed=True)
+    if eb > 1:
+        raise ModelError(f"{where}: field 'efficiency_backward' must be <= 1 (<= 0: "
+                         f"self-locking), got {eb}")
+    return GearMeshFriction(ef, eb)
+
+
+def _composite(params, where):
+    _Fields(params, where, ("parts",))
+    parts = params.get("parts")
+    if not isinstance(parts, dict) or not parts:
+        raise ModelError(f"{where}: field 'parts' must map part names to laws, e.g. "
+                         "{bearing: {model: bearing, ...}, gear_mesh: {model: gear_mesh, ...}}")
+    laws = {}
+    for name, entry in parts.items():
+        sub = f"{where}.parts.{name}"
+        if isinstance(entry, dict) and entry.get("model") == "composite":
+            raise ModelError(f"{sub}: a composite part cannot be composite itself")
+        laws[str(name)] = law_from_config(entry, sub)
+    return CompositeFriction(laws)
+
+
 def _none(params, where):
     _Fields(params, where, ())
     return NoFriction()
@@ -115,7 +151,8 @@ def _callable(params, where):
 
 for _name, _factory in (("none", _none), ("classic", _classic),
                         ("load_dependent", _load_dependent), ("bearing", _bearing),
-                        ("callable", _callable)):
+                        ("callable", _callable), ("gear_mesh", _gear_mesh),
+                        ("composite", _composite)):
     register_law(_name, _factory)
 
 

@@ -1,4 +1,10 @@
-"""The built-in friction laws on arrays: one code and eight parameters per joint.
+"""The built-in friction laws on arrays: one code and a block of parameters per joint.
+
+A plain law uses the first eight parameters of its block. A composite law (code COMPOSITE,
+:class:`~robot_dynamics.friction.composite.CompositeFriction`) stores its number of parts k ≤
+MAX_PARTS in ``pr[0]`` and part j as a code and eight parameters at ``pr[1 + 9j:10 + 9j]``
+(``layout.LAW_PARAMS`` is wide enough); its magnitude is the sum of the parts'
+(:func:`friction_parts_kernel` gives them one by one, for the energy audit's loss split).
 
 ``pack_friction`` turns a :class:`~robot_dynamics.friction.FrictionModel` into
 (codes, params, buffer) (:func:`.layout.pack_laws`), or
@@ -13,42 +19,69 @@ import numpy as np
 from numba import njit
 
 from .dynamics import F1, all_finite, rnea_entry
-from .layout import laws_views, model_views, pack_laws, scratch_views, work_views
+from .layout import LAW_PARAMS, laws_views, model_views, pack_laws, scratch_views, work_views
 
-NONE, CLASSIC, LOAD_DEPENDENT, LOAD_DEPENDENT_255, BEARING = 0, 1, 2, 3, 4
+NONE, CLASSIC, LOAD_DEPENDENT, LOAD_DEPENDENT_255, BEARING, GEAR_MESH, COMPOSITE = range(7)
+MAX_PARTS = 3  # parts of a composite law in one block: 1 + 9·3 ≤ LAW_PARAMS
 
 
-def pack_friction(friction):
+def _pack_one(law, out):
+    """Code of a plain built-in law, its eight parameters written to ``out``; None when the
+    kernel does not know it."""
     from ..friction.bearing import BearingFriction
     from ..friction.classic import ClassicFriction
+    from ..friction.gear_mesh import GearMeshFriction
     from ..friction.load_dependent import LoadDependentFriction
     from ..friction.none import NoFriction
 
+    t = type(law)
+    if t is NoFriction:
+        return NONE
+    if t is ClassicFriction:
+        st = law.stribeck
+        out[:8] = [law.coulomb, law.viscous, 0.0 if st is None else 1.0,
+                   0.0 if st is None else st[0], 1.0 if st is None else st[1],
+                   law.coulomb_positive, law.coulomb_negative, 1.0 if law.asymmetric else 0.0]
+        return CLASSIC
+    if t is LoadDependentFriction and law.constant:
+        out[:5] = [law.coulomb, law.viscous, law.k1, law.k2, law.k3]
+        return LOAD_DEPENDENT if law.form == "2.5.6" else LOAD_DEPENDENT_255
+    if t is BearingFriction:
+        st = law.stribeck
+        out[:8] = [law.mu, law.pin_radius, law.friction_arm,
+                   0.0 if law.bending_arm is None else law.bending_arm, law.preload,
+                   0.0 if st is None else 1.0, 0.0 if st is None else st[0],
+                   1.0 if st is None else st[1]]
+        return BEARING
+    if t is GearMeshFriction:
+        out[:2] = [law.c_forward, law.c_backward]
+        return GEAR_MESH
+    return None
+
+
+def pack_friction(friction):
+    from ..friction.composite import CompositeFriction
+
     n = len(friction.laws)
     codes = np.zeros(n, dtype=np.int64)
-    params = np.zeros((n, 8))
+    params = np.zeros((n, LAW_PARAMS))
     for i, law in enumerate(friction.laws):
-        t = type(law)
-        if t is NoFriction:
-            codes[i] = NONE
-        elif t is ClassicFriction:
-            codes[i] = CLASSIC
-            st = law.stribeck
-            params[i] = [law.coulomb, law.viscous, 0.0 if st is None else 1.0,
-                         0.0 if st is None else st[0], 1.0 if st is None else st[1],
-                         law.coulomb_positive, law.coulomb_negative, 1.0 if law.asymmetric else 0.0]
-        elif t is LoadDependentFriction and law.constant:
-            codes[i] = LOAD_DEPENDENT if law.form == "2.5.6" else LOAD_DEPENDENT_255
-            params[i, :5] = [law.coulomb, law.viscous, law.k1, law.k2, law.k3]
-        elif t is BearingFriction:
-            codes[i] = BEARING
-            st = law.stribeck
-            params[i] = [law.mu, law.pin_radius, law.friction_arm,
-                         0.0 if law.bending_arm is None else law.bending_arm, law.preload,
-                         0.0 if st is None else 1.0, 0.0 if st is None else st[0],
-                         1.0 if st is None else st[1]]
-        else:
+        if type(law) is CompositeFriction:
+            parts = law.named_parts
+            if len(parts) > MAX_PARTS:
+                return None
+            codes[i] = COMPOSITE
+            params[i, 0] = len(parts)
+            for j, (_, part) in enumerate(parts):
+                code = _pack_one(part, params[i, 2 + 9 * j:10 + 9 * j])
+                if code is None:
+                    return None
+                params[i, 1 + 9 * j] = code
+            continue
+        code = _pack_one(law, params[i])
+        if code is None:
             return None
+        codes[i] = code
     return pack_laws(codes, params)
 
 
@@ -59,10 +92,75 @@ def friction_kernel(codes, params, kinds, axes, W, q, qd, direction, out):
         out[i] = friction_one(codes[i], params[i], kinds[i], axes[i], W[i], qd[i], direction[i])
 
 
+@njit(cache=True)
+def friction_parts_kernel(codes, params, kinds, axes, W, qd, direction, out):
+    """Each part's magnitude: ``out[i, j]`` part j of joint i's composite law (column 0 the
+    whole law of a plain one, 0 for missing parts); rows sum to :func:`friction_kernel`'s."""
+    for i in range(codes.shape[0]):
+        pr = params[i]
+        for j in range(out.shape[1]):
+            out[i, j] = 0.0
+        if codes[i] == COMPOSITE:
+            for j in range(int(pr[0])):
+                out[i, j] = law_one(int(pr[1 + 9 * j]), pr[2 + 9 * j:10 + 9 * j], kinds[i],
+                                    axes[i], W[i], qd[i], direction[i])
+        else:
+            out[i, 0] = law_one(codes[i], pr, kinds[i], axes[i], W[i], qd[i], direction[i])
+
+
+@njit(cache=True)
+def friction_split_kernel(codes, params, kinds, axes, W, v_end, tauf, v_mid, h, total, ids, out):
+    """One step's friction dissipation split by part (robot_dynamics.energy): joint i's
+    ``e_i = −h τf_i q̇_mid,i`` (scaled so that Σ e_i = ``total`` unless ``total`` is NaN) is
+    shared by its parts' magnitudes at (W, q̇⁺, motion against τf); ``out[ids[i, j]]`` gets
+    part j's share (ids −1: no part)."""
+    n = codes.shape[0]
+    esum = 0.0
+    for i in range(n):
+        esum += -h * tauf[i] * v_mid[i]
+    scale = total / esum if (total == total and esum != 0.0) else 1.0
+    tmp = np.zeros(ids.shape[1])
+    for i in range(n):
+        e = -h * tauf[i] * v_mid[i] * scale
+        if e == 0.0 or codes[i] == 0:
+            continue
+        d = -1.0 if tauf[i] > 0 else (1.0 if tauf[i] < 0 else 0.0)
+        pr = params[i]
+        for j in range(tmp.shape[0]):
+            tmp[j] = 0.0
+        if codes[i] == COMPOSITE:
+            for j in range(int(pr[0])):
+                tmp[j] = law_one(int(pr[1 + 9 * j]), pr[2 + 9 * j:10 + 9 * j], kinds[i], axes[i],
+                                 W[i], v_end[i], d)
+        else:
+            tmp[0] = law_one(codes[i], pr, kinds[i], axes[i], W[i], v_end[i], d)
+        s = 0.0
+        for j in range(tmp.shape[0]):
+            s += tmp[j]
+        if s > 0.0:
+            for j in range(tmp.shape[0]):
+                if ids[i, j] >= 0:
+                    out[ids[i, j]] += tmp[j] * (e / s)
+
+
 @njit(cache=True, inline="always")
 def friction_one(code, pr, kind, e, Wi, v, direction):
     """One joint's friction magnitude (≥ 0): law ``code`` with parameters ``pr``, joint wrench
     ``Wi`` (joint frame), velocity ``v``; ``direction`` signs the motion when v = 0."""
+    if code == 0:
+        return 0.0
+    if code == COMPOSITE:
+        total = 0.0
+        for j in range(int(pr[0])):
+            total += law_one(int(pr[1 + 9 * j]), pr[2 + 9 * j:10 + 9 * j], kind, e, Wi, v,
+                             direction)
+        return total
+    return law_one(code, pr, kind, e, Wi, v, direction)
+
+
+@njit(cache=True)
+def law_one(code, pr, kind, e, Wi, v, direction):
+    """One plain law's magnitude (codes NONE … GEAR_MESH; the formulas of the law classes)."""
     if code == 0:
         return 0.0
     d = 1.0 if v > 0 else (-1.0 if v < 0 else (1.0 if direction > 0 else
@@ -86,6 +184,13 @@ def friction_one(code, pr, kind, e, Wi, v, direction):
     fperp = math.sqrt(max(ff - fpar * fpar, 0.0))
     nperp = math.sqrt(max(nn - npar * npar, 0.0))
     prismatic = kind == 1
+    if code == 5:  # gear mesh: c_f |t| motoring (t·d > 0), c_b |t| back-driven
+        t = fpar if prismatic else npar
+        if d == 0.0:
+            c = min(pr[0], pr[1])
+        else:
+            c = pr[0] if t * d > 0 else pr[1]
+        return c * abs(t)
     if code == 2 or code == 3:
         if prismatic:
             x1, x2, x3 = fperp, nperp, abs(npar)

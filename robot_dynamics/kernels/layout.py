@@ -8,7 +8,8 @@ entry points take few arguments, each one flat float64 array:
   patterns, then the floats (axes, joint rotations and translations at q = 0, spatial inertias,
   motion subspaces, gravity, armature; the Model's gravity and armature setters write those
   last slots, and ``model._g`` / ``model._arm`` are views of them);
-* the friction laws (:func:`pack_laws`): one int code and eight parameters per joint;
+* the friction laws (:func:`pack_laws`): one int code and ``LAW_PARAMS`` parameters per joint
+  (a composite law packs up to three built-in laws in its block, :mod:`.friction`);
 * the workspace ``data._work``. ``data.liMi_R``, ``data.v``, ``data.f``, ``data.M`` … are views
   into it (:func:`make_work`), so a kernel that fills the flat array fills the documented Data
   buffers; the int fields (the friction solve's stick/slip state and report) are int64 views.
@@ -158,13 +159,20 @@ def pack_model(model):
     return mb
 
 
+#: parameters per joint in the packed laws: a composite law's block holds its part count and,
+#: per part, a code and eight parameters (kernels/friction.py)
+LAW_PARAMS = 32
+
+
 def pack_laws(codes, params):
     """Friction laws as one flat float64 array: the n law codes (int64 bit patterns), then the
-    (n, 8) parameters. Returns (codes, params, buffer), the first two views of the third."""
+    (n, LAW_PARAMS) parameters (``params`` may be narrower: zero-padded). Returns
+    (codes, params, buffer), the first two views of the third."""
     n = len(codes)
-    buf = np.zeros(9 * n)
-    c, p = buf[:n].view(np.int64), buf[n:].reshape(n, 8)
-    c[:], p[:] = codes, params
+    params = np.asarray(params, dtype=np.float64).reshape(n, -1)
+    buf = np.zeros((1 + LAW_PARAMS) * n)
+    c, p = buf[:n].view(np.int64), buf[n:].reshape(n, LAW_PARAMS)
+    c[:], p[:, :params.shape[1]] = codes, params
     return c, p, buf
 
 
@@ -254,7 +262,7 @@ def model_relations(mb):
 @njit(cache=True)
 def laws_views(fr, n):
     """(codes, params) of :func:`pack_laws`' buffer, without reference counts."""
-    return _vi(fr, 0, (n,)), _v(fr, n, (n, 8))
+    return _vi(fr, 0, (n,)), _v(fr, n, (n, LAW_PARAMS))
 
 
 @njit(cache=True)

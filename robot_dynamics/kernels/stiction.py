@@ -122,6 +122,8 @@ def _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction,
             out[i] = 0.0
             continue
         u = v[i] + h * a[i] if h > 0 else v[i]
+        if direction[i] != 0.0:  # the assumed direction signs it (stiction.py _friction_of)
+            u = abs(u) * direction[i]
         out[i] = -friction_one(codes[i], params[i], kinds[i], axes[i], W[i], u,
                                direction[i]) * direction[i]
 
@@ -246,7 +248,10 @@ def _newton(M, rhs0_buf, W0, D, rel, codes, params, kinds, axes, v, stuck, direc
             xp[k] += eps
             for r in range(nf):
                 J[r, k] = ((MFF[r] @ xp - rhs0[r] - tf[F[r]]) - res[r]) / eps
-        dx = np.linalg.solve(J, -res)
+        try:  # a singular Jacobian (e.g. a gear with c_b = 1 and no rotor inertia) ends Newton
+            dx = np.linalg.solve(J, -res)
+        except Exception:  # noqa: BLE001 (numba raises LinAlgError; it cannot name it)
+            break
         t = 1.0
         xn = x + dx
         rn = res
@@ -301,7 +306,20 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
                 target[i] = 0.0
         if not _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, h, tol,
                            max_iter, a, tauf, info, L, W, vecs, idx):
-            return np.inf
+            # no sliding motion: a time step tries the sliding joint nearest to rest jammed
+            # (robot_dynamics.stiction._jam_candidate)
+            jam = -1
+            if h > 0:
+                for i in range(n):
+                    if stuck[i] == FREE and codes[i] != 0 and not at_rest[i] and (
+                            jam < 0 or abs(v[i]) < abs(v[jam])):
+                        jam = i
+            if jam < 0:
+                return np.inf
+            stuck[jam] = STUCK
+            direction[jam] = 0.0
+            info[3] += 1
+            continue
         wrenches_at(W0, D, rel, a, W)  # the reactions of this motion (stiction bounds, report)
         for i in range(n):
             s = bias[i] - tau[i]

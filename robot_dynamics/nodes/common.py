@@ -153,10 +153,31 @@ def load_robot(node):
         log.warning(f"<mimic> joints {sorted(model.mimic)} are modelled as independent joints "
                     "(parameter mimic is false)")
     try:
-        return model, load_friction(node.get_parameter("friction_config").value,
-                                    robot_stem(robot), model)
+        friction = load_friction(node.get_parameter("friction_config").value,
+                                 robot_stem(robot), model)
     except (ModelError, ValueError) as exc:
         raise ModelError(f"parameter friction_config: {exc}") from None
+    try:
+        actuators, friction = load_actuators(node.get_parameter("actuators").value, model,
+                                             friction)
+    except (ModelError, ValueError) as exc:
+        raise ModelError(f"parameter actuators: {exc}") from None
+    if actuators is not None:
+        log.info(f"actuators {actuators.source}: armature {np.round(model.armature, 4).tolist()}"
+                 f" kg·m², effort limits {model.effort_limits.tolist()}")
+    return model, friction
+
+
+def load_actuators(spec: str, model, friction):
+    """``(Actuators or None, friction)``: the actuator config ``spec`` (bundled name or path;
+    '' or 'none': none) applied to ``model`` (armature, effort limits) and its gear and motor
+    friction added to ``friction`` (:func:`robot_dynamics.actuators.load_actuators`)."""
+    from ..actuators import load_actuators as load
+
+    spec = (spec or "").strip()
+    if spec.lower() in ("", "none"):
+        return None, friction
+    return load(config_path(spec), model, friction)
 
 
 def load_friction(spec: str, robot: str, model):

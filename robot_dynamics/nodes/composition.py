@@ -269,7 +269,7 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
              friction_compensation=True, plot=None, log=print, *, plant_friction=None,
              model_friction=None, controller_config=None, tolerance=0.01,
              tolerance_prismatic=0.001, progress=None, global_topics=False,
-             validate="strict"):
+             validate="strict", actuators=None):
     """Run the composition on ``robot``; return a summary dict (also printed via ``log``).
 
     ``friction`` sets the plant's and the controller model's friction unless
@@ -277,7 +277,9 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
     arrays (``data``: t, q, v, tau, tau_friction; ``reference``: q_d at each t), the
     simulator node's ``stats``, and the verdict (``valid``, ``reasons``). The nodes' topics
     are private to this run (:func:`private_remaps`) unless ``global_topics``. ``validate``:
-    the URDF physics check, ``strict`` or ``warn``.
+    the URDF physics check, ``strict`` or ``warn``. ``actuators``: the actuator config of
+    plant and controller (bundled name or path; 'none'; None: the robot's bundled
+    ``<robot>_actuators`` when there is one).
     """
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
@@ -286,7 +288,7 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
 
     from .. import load_urdf
     from ..resources import robot_path, robot_stem
-    from .common import load_friction
+    from .common import load_actuators, load_friction
 
     plant_spec = friction if plant_friction is None else plant_friction
     model_spec = plant_spec if model_friction is None else model_friction
@@ -296,13 +298,18 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
     model = load_urdf(robot_path(robot), validate=validate, mimic=True)  # as the nodes load it
     plant_law = load_friction(plant_spec, robot_stem(robot), model)
     model_law = load_friction(model_spec, robot_stem(robot), model)
+    if actuators is None:
+        actuators = default_actuators(robot)
+    _, plant_law = load_actuators(actuators, model, plant_law)
+    _, model_law = load_actuators(actuators, model, model_law)
     gains = controller_parameters(robot, controller_config)
     if plot:
         check_output_path(plot)
     traj = demo_trajectory(model, robot, move_time)
     t_end = traj.duration + settle
 
-    robot_params = [Parameter("robot", value=robot), Parameter("validate", value=validate)]
+    robot_params = [Parameter("robot", value=robot), Parameter("validate", value=validate),
+                    Parameter("actuators", value=actuators)]
     ctrl_params = robot_params + [Parameter("friction_config", value=model_spec or "")]
     ctrl_params += [Parameter(k, value=v) for k, v in gains.items()
                     if k not in ("friction_compensation", "stale_timeout")]
@@ -384,6 +391,7 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
                         tolerance=tolerance, tolerance_prismatic=tolerance_prismatic)
     summary.update(robot=robot, plant_friction=plant_spec or f"{robot}_friction (default)",
                    model_friction=model_spec or f"{robot}_friction (default)",
+                   actuators=actuators or "none",
                    friction_compensation=bool(friction_compensation),
                    plant_friction_law=_law_names(plant_law), model_friction_law=_law_names(model_law))
     report(summary, log)
@@ -391,6 +399,19 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
         save_plot(plot, model, data, qd, title=plot_title(summary))
         log(f"plot saved to {os.path.abspath(plot)}")
     return summary
+
+
+def default_actuators(robot: str) -> str:
+    """The robot's bundled ``<robot>_actuators`` config, or '' when it has none."""
+    from ..errors import ModelError
+    from ..resources import config_path, robot_stem
+
+    name = robot_stem(robot) + "_actuators"
+    try:
+        config_path(name)
+    except ModelError:
+        return ""
+    return name
 
 
 def _deliver(executor, pub, msg, received, timeout=30.0):
@@ -522,14 +543,17 @@ def report(summary, log=print):
         f"{s['wall_time']:.2f} s (x{s['real_time_factor']:.2f} real time, mode {s['mode']})")
     log(f"friction: plant {s['plant_friction']} ({s['plant_friction_law']}), controller model "
         f"{s['model_friction']} ({s['model_friction_law']}), compensation "
-        f"{'on' if s['friction_compensation'] else 'off'}")
+        f"{'on' if s['friction_compensation'] else 'off'}, actuators {s.get('actuators', 'none')}")
     err = s["max_error_per_joint"]
     log(f"tracking error: final {s['final_error']:.2e} {pos}, max {s['max_error']:.2e} {pos}"
         f" (friction compensation {'on' if s['friction_compensation'] else 'off'})")
     log("  max per joint: " + ", ".join(f"{name} {e:.2e} {u.position}" for name, e, u in
                                         zip(s["joint_names"], err, units)))
     audit = s["audit"]
-    log(f"friction dissipation {s['friction_dissipation']:.4f} J, motor work "
+    parts = getattr(audit, "friction_parts", None)
+    split = (" (" + ", ".join(f"{k} {v:.4f} J" for k, v in sorted(parts.items())) + ")"
+             if parts else "")
+    log(f"friction dissipation {s['friction_dissipation']:.4f} J{split}, motor work "
         f"{s['motor_work']:.4f} J")
     log(f"energy audit: ΔT {audit.kinetic:+.6g} J, ΔV {audit.potential:+.6g} J, motor work "
         f"{audit.motor_work:+.6g} J, friction dissipation {audit.friction_dissipation:.6g} J, "
@@ -641,6 +665,11 @@ def build_parser():
     parser.add_argument("--model-friction", default=None,
                         help="friction model of the controller (and dynamics_model); default: "
                              "the plant's")
+    parser.add_argument("--actuators", default=None,
+                        help="actuator config of plant and controller: gear ratio, rotor "
+                             "inertia (armature), gear-mesh efficiency, motor limits and "
+                             "friction (bundled name, YAML path or 'none'); default: the "
+                             "robot's <robot>_actuators when bundled")
     parser.add_argument("--controller-config", default=None,
                         help="id_controller params YAML (default: config/<robot>_controller.yaml"
                              " when bundled)")
@@ -675,7 +704,7 @@ def main(argv=None):
             summary = run_demo(args.robot, args.friction, args.mode, args.move_time,
                                args.settle, friction_compensation=not args.no_friction_compensation,
                                plot=args.plot, plant_friction=args.plant_friction,
-                               model_friction=args.model_friction,
+                               model_friction=args.model_friction, actuators=args.actuators,
                                controller_config=args.controller_config,
                                tolerance=args.tolerance,
                                tolerance_prismatic=args.tolerance_prismatic,

@@ -99,6 +99,10 @@ ROBOT = (
     Param("friction_config", "string", "",
           "friction YAML: bundled name or path; 'none' for no friction; empty = '<robot>_friction'"
           " when bundled, else none", read_only=True),
+    Param("actuators", "string", "",
+          "actuator YAML (gear ratio, rotor inertia → armature, gear-mesh efficiency, motor "
+          "torque limit and friction per joint; robot_dynamics.actuators): bundled name (e.g. "
+          "arm7_actuators) or path; empty or 'none' = no actuator model", read_only=True),
 )
 
 SIMULATOR = ROBOT + (
