@@ -19,6 +19,10 @@ without a transition.) Subtracting the two, with M_eff = M + h diag(d):
 
     M_eff (q̈⁰ − q̈) = b(q½, q̇_e) − b(q½, q̇_{k−1}) + τf⁰ − τf          (*)
 
+(M includes the rotors, diag(armature): the simulator's M + diag(model.armature); when the
+armature is being identified, the fitter sets :attr:`StepReplay.armature` to its estimate. With
+a gear mesh (issue 16) τf depends on the joint wrench, hence on q̈⁰: the iteration carries it.)
+
 solved for q̈⁰ by fixed-point iteration (q̇_e depends on it; the map contracts by ~h|∂b/∂q̇|/M).
 The friction difference τf⁰ − τf needs the law, hence the coefficients being fitted: the
 fitter passes its current estimate (:func:`.fit.fit` iterates; the term is ~1e-3 of the
@@ -87,7 +91,21 @@ class StepReplay:
         self.rest = ~moving                   # acceleration prescribed (0) in both solves
         self._rows = np.flatnonzero(row_ok)
         self._M = None
+        self._armature = np.array(model.armature, dtype=float)
         self.iterations = 0  # fixed-point iterations of (*) so far
+
+    @property
+    def armature(self):
+        """The rotors' reflected inertia in M_eff (default ``model.armature``): set it to the
+        fitted armature when that is what is being identified (the simulator's M carried the
+        true one)."""
+        return self._armature.copy()
+
+    @armature.setter
+    def armature(self, value):
+        value = np.array(value, dtype=float).reshape(self.model.nv)
+        if not np.array_equal(value, self._armature):
+            self._armature, self._M = value, None
 
     def _mass(self):
         """M_eff (R, nv, nv) at the replayed rows, rest joints decoupled (rows of (*) out)."""
@@ -95,10 +113,11 @@ class StepReplay:
             model, rows = self.model, self._rows
             data = model.create_data()
             damping = np.asarray(model.damping, float)
+            extra = self._armature - np.asarray(model.armature, float)  # crba has model's
             M = np.empty((len(rows), model.nv, model.nv))
             for m, k in enumerate(rows):
                 M[m] = mass_matrix(model, data, self.Qh[k])
-                M[m][np.diag_indices(model.nv)] += self.h[k] * damping
+                M[m][np.diag_indices(model.nv)] += self.h[k] * damping + extra
             rest = self.rest[rows]
             M[rest[:, :, None] | rest[:, None, :]] = 0.0
             idx = np.arange(model.nv)
