@@ -104,6 +104,16 @@ def test_bundled_arm7_actuators():
     assert fr._packed is not None and fr.has_parts
     for law in fr.laws:
         assert law.part_names == ["bearing", "gear_mesh", "motor"]
+    # the batch kernel (parallel over samples) runs the composite laws as the per-call path
+    from robot_dynamics.batch import inverse_dynamics_batch
+
+    act.apply(model)
+    rng = np.random.default_rng(0)
+    Q, V, A = rng.uniform(-1, 1, (20, 7)), rng.uniform(-1, 1, (20, 7)), rng.uniform(-3, 3, (20, 7))
+    data = model.create_data()
+    want = [rd.inverse_dynamics(model, data, q, v, a, friction=fr) for q, v, a in zip(Q, V, A)]
+    np.testing.assert_allclose(inverse_dynamics_batch(model, Q, V, A, friction=fr), want,
+                               rtol=1e-12, atol=1e-12)
 
 
 def write(tmp_path, text):

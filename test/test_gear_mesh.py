@@ -104,6 +104,24 @@ def test_lift_and_lower_closed_form_and_round_trip(model, compiled):
     assert regimes == {"lift", "lower"}
 
 
+def test_prismatic_joint_transmits_its_axial_force():
+    """A screw-driven prismatic joint: the gear-mesh law reads f∥ (the force passed on)."""
+    rrp = rd.load_urdf(os.path.join(REPO, "urdf", "rrp.urdf"))
+    fr = friction_from_config({"default": gear()}, rrp)
+    data = rrp.create_data()
+    rng = np.random.default_rng(5)
+    for _ in range(10):
+        q = rng.uniform(-1, 1, rrp.nv)
+        q[rrp.kinds == 1] = 0.2
+        v = rng.choice([-1.0, 1.0], rrp.nv) * rng.uniform(0.1, 1.0, rrp.nv)
+        a = rng.uniform(-3, 3, rrp.nv)
+        axial = rd.rnea(rrp, data, q, v, a)  # n·e or f·e per joint
+        tau = rd.inverse_dynamics(rrp, data, q, v, a, friction=fr)
+        np.testing.assert_allclose(tau, closed_form(axial, v, a, EF, EB), rtol=1e-12,
+                                   atol=1e-12)
+        np.testing.assert_allclose(rd.forward_dynamics(rrp, data, q, v, tau, fr), a, atol=1e-9)
+
+
 @pytest.mark.parametrize("compiled", [True, False])
 def test_composite_bearing_gear_motor_round_trip(model, compiled):
     """Bearing-load friction + gear mesh + reflected motor friction on one joint: the magnitude

@@ -248,10 +248,13 @@ def _newton(M, rhs0_buf, W0, D, rel, codes, params, kinds, axes, v, stuck, direc
             xp[k] += eps
             for r in range(nf):
                 J[r, k] = ((MFF[r] @ xp - rhs0[r] - tf[F[r]]) - res[r]) / eps
-        try:  # a singular Jacobian (e.g. a gear with c_b = 1 and no rotor inertia) ends Newton
+        if np.isfinite(J).all() and np.isfinite(res).all():
+            try:  # a singular Jacobian (a gear with c_b = 1, no rotor inertia) ends Newton
+                dx = np.linalg.solve(J, -res)
+            except Exception:  # noqa: BLE001 (numba raises LinAlgError; it cannot name it)
+                break
+        else:  # non-finite (huge inputs): LinAlgError, whose callers name the overflow
             dx = np.linalg.solve(J, -res)
-        except Exception:  # noqa: BLE001 (numba raises LinAlgError; it cannot name it)
-            break
         t = 1.0
         xn = x + dx
         rn = res
