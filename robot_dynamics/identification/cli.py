@@ -11,6 +11,7 @@ and writes them to an actuators YAML (:func:`robot_dynamics.actuators.actuators_
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 
@@ -149,20 +150,31 @@ def main(argv=None) -> int:
             if prior is not None:
                 fh.write(f"# gear ratios and motor limits from {args.actuators}\n")
             fh.write("# motor-side Coulomb/viscous friction is in the friction law's coulomb and "
-                     f"viscous ({os.path.basename(args.output)}): not separable, not repeated "
+                     f"viscous\n# ({os.path.basename(args.output)}): not separable, not repeated "
                      "here\n")
             if missing:
                 fh.write("# --force: unidentifiable coefficients written as 0 (armature 0, "
                          "efficiency 1)\n")
             for j in result.joints:
-                for k, (eta, lo, hi) in j.efficiencies.items():
-                    fh.write(f"# {j.joint} {k} {eta:.6g}, 95 % [{lo:.6g}, {hi:.6g}]\n")
+                values = ([("armature", j.coefficients["armature"], *j.intervals["armature"])]
+                          if "armature" in j.coefficients else [])
+                values += [(k, *x) for k, x in j.efficiencies.items()]
+                for k, x, lo, hi in values:
+                    d = _digits(x, 0.5 * (hi - lo))
+                    fh.write(f"# {j.joint} {k} {x:.{d}g}, 95 % [{lo:.{d}g}, {hi:.{d}g}]\n")
             yaml.safe_dump(result.actuator_config(prior), fh, sort_keys=False)
         print(f"wrote {out}")
     if args.plot:
         _plot(args.plot, rec, result)
         print(f"plot saved to {args.plot}")
     return 0
+
+
+def _digits(x, half):
+    """Significant digits that show an interval of half-width ``half`` around ``x``."""
+    if not half > 0 or not math.isfinite(half):
+        return 6
+    return 3 + max(int(math.ceil(math.log10(max(abs(x), 1e-300) / half))), 0)
 
 
 def _beside(output):
