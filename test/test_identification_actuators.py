@@ -108,7 +108,7 @@ def test_a_joint_never_back_driven_has_its_backward_mesh_coefficient_unidentifia
     result = fit(arm7, Q[keep], V[keep], tau[keep], A[keep], terms=("gear_mesh",))
     missing = {(j, k): why for j, k, why in result.unidentifiable}
     assert missing[("joint_a1", "mesh_backward")] == \
-        "joint_a1 never had the load driving the motor (n∥·q̇ < 0)"
+        "joint_a1 never back-driven (the load never drove the motor: n∥·q̇ < 0)"
     assert "mesh_forward" in result.joints[0].coefficients
     with pytest.raises(rd.InputError, match=r"terms must be among \['armature', 'gear_mesh'\]"):
         fit(arm7, Q, V, tau, A, terms=("backlash",))

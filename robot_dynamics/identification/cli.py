@@ -1,13 +1,17 @@
-"""``robot-dynamics identify <robot> <log> -o friction.yaml [--plot FILE]``.
+"""``robot-dynamics identify <robot> <log> -o friction.yaml [--terms armature,gear_mesh]
+[--actuators FILE] [--actuators-output FILE] [--plot FILE]``.
 
 Fits a friction law per joint (:mod:`.fit`), prints coefficients ± standard error, 95 %
 intervals, condition numbers, residual RMS and the held-out comparison with the other law, and
 writes the YAML — unless a coefficient is unidentifiable from the log (then it says which
 excitation is missing and exits 3; ``--force`` writes the identifiable subset, the rest as 0).
+With actuator terms (issue 16) it also fits each joint's armature and gear-mesh coefficients
+and writes them to an actuators YAML (:func:`robot_dynamics.actuators.actuators_from_config`).
 """
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 
@@ -20,6 +24,18 @@ accelerations (--accelerations):
           where a joint starts, stops or reverses dropped (exact for the simulator node's
           lock-step logs, to the friction solve's 1e-10; needs clean logged velocities)
   savgol  zero-phase Savitzky–Golay derivative of q̇ (noisy or differentiated velocities)
+
+actuator terms (--terms, --actuators; docs/identification.md "Actuators"):
+  armature   reflected rotor inertia N²·J [kg·m²]: column sign(q̇)·q̈
+  gear_mesh  gear-mesh friction on the transmitted effort n∥ (robot_dynamics.friction.gear_mesh):
+             c_f·|n∥| while the motor drives the load (n∥·q̇ > 0), c_b·|n∥| while the load
+             drives it (n∥·q̇ < 0); written as efficiency_forward η_f = 1/(1 + c_f) and
+             efficiency_backward η_b = 1 − c_b
+  The fitted values go to --actuators-output (default: beside -o, <name>_actuators.yaml), with
+  the other fields of --actuators FILE (gear ratio, motor torque limit) carried over. Motor-side
+  Coulomb/viscous friction is not separable from the law's coulomb/viscous (same columns): it is
+  in the friction YAML and not written to the actuators YAML. A joint never back-driven (or never
+  motoring) has that coefficient unidentifiable: refused unless --force (written as 0: η = 1).
 
 exit status: 0 written, 2 bad input, 3 unidentifiable coefficients (nothing written; --force).
 See docs/identification.md."""
@@ -61,6 +77,16 @@ def build_parser():
                         help="relative precision of each row's effort balance, added to the "
                              "intervals as a worst case (0: none) (default: the simulator's "
                              "friction-solve tolerance, 1e-10)")
+    parser.add_argument("--terms", default=None,
+                        help="actuator terms fitted with the law, comma-separated: armature, "
+                             "gear_mesh (default: none; both when --actuators is given)")
+    parser.add_argument("--actuators", default=None, metavar="FILE",
+                        help="actuators YAML of the robot (gear ratios, motor limits; see "
+                             "config/arm7_actuators.yaml): carried over into the written one; "
+                             "its armature is taken out of the balance when not fitted")
+    parser.add_argument("--actuators-output", default=None, metavar="FILE",
+                        help="actuators YAML to write with the fitted terms (default: beside -o "
+                             "as <name>_actuators.yaml)")
     parser.add_argument("--force", action="store_true",
                         help="write the YAML even with unidentifiable coefficients (as 0)")
     parser.add_argument("--plot", default=None, help="save measured vs predicted friction (PNG)")
@@ -81,6 +107,7 @@ def main(argv=None) -> int:
             raise InputError(f"--balance-tolerance must be in [0, 1), got "
                              f"{args.balance_tolerance}")
         model = load_urdf(robot_path(args.robot), validate=args.validate)
+        terms, prior = _actuator_options(args, model)
         log = args.log
         if log.endswith((".csv", ".npz")):
             rec = load_csv(log, model)
@@ -92,7 +119,7 @@ def main(argv=None) -> int:
                      {"balance_tolerance": args.balance_tolerance})
         result = fit(model, rec["q"], rec["v"], rec["tau"], rec.get("a"), t=rec["t"],
                      law=args.law, min_velocity=args.min_velocity, method=args.accelerations,
-                     progress=_progress, **tolerance)
+                     terms=terms, progress=_progress, **tolerance)
     except (InputError, ModelError) as exc:
         print(f"robot-dynamics identify: {exc}", file=sys.stderr)
         return 2
@@ -115,10 +142,73 @@ def main(argv=None) -> int:
             fh.write(f"# {line}\n")
         yaml.safe_dump(result.config, fh, sort_keys=False)
     print(f"wrote {args.output}")
+    if terms:
+        out = args.actuators_output or _beside(args.output)
+        with open(out, "w", encoding="utf-8") as fh:
+            fh.write(f"# actuators identified by robot-dynamics identify from "
+                     f"{os.path.basename(log)} (terms {', '.join(terms)})\n")
+            if prior is not None:
+                fh.write(f"# gear ratios and motor limits from {args.actuators}\n")
+            fh.write("# motor-side Coulomb/viscous friction is in the friction law's coulomb and "
+                     f"viscous\n# ({os.path.basename(args.output)}): not separable, not repeated "
+                     "here\n")
+            if missing:
+                fh.write("# --force: unidentifiable coefficients written as 0 (armature 0, "
+                         "efficiency 1)\n")
+            for j in result.joints:
+                values = ([("armature", j.coefficients["armature"], *j.intervals["armature"])]
+                          if "armature" in j.coefficients else [])
+                values += [(k, *x) for k, x in j.efficiencies.items()]
+                for k, x, lo, hi in values:
+                    d = _digits(x, 0.5 * (hi - lo))
+                    fh.write(f"# {j.joint} {k} {x:.{d}g}, 95 % [{lo:.{d}g}, {hi:.{d}g}]\n")
+            yaml.safe_dump(result.actuator_config(prior), fh, sort_keys=False)
+        print(f"wrote {out}")
     if args.plot:
         _plot(args.plot, rec, result)
         print(f"plot saved to {args.plot}")
     return 0
+
+
+def _digits(x, half):
+    """Significant digits that show an interval of half-width ``half`` around ``x``."""
+    if not half > 0 or not math.isfinite(half):
+        return 6
+    return 3 + max(int(math.ceil(math.log10(max(abs(x), 1e-300) / half))), 0)
+
+
+def _beside(output):
+    root, ext = os.path.splitext(output)
+    return f"{root}_actuators{ext or '.yaml'}"
+
+
+def _actuator_options(args, model):
+    """(terms, prior Actuators or None) from --terms and --actuators; the prior's armature is
+    set on ``model`` (taken out of the balance unless fitted)."""
+    from ..actuators import actuators_from_config
+    from .regressors import TERMS
+
+    prior = None
+    if args.actuators is not None:
+        prior = actuators_from_config(args.actuators, model)
+        prior.apply(model)
+    if args.terms is None:
+        terms = ("armature", "gear_mesh") if prior is not None else ()
+    else:
+        terms = tuple(x.strip() for x in args.terms.split(",") if x.strip())
+        unknown = [x for x in terms if x not in TERMS]
+        if unknown:
+            raise InputError(f"--terms: unknown term(s) {unknown}; allowed: {sorted(TERMS)}")
+    if prior is not None and "gear_mesh" not in terms:
+        geared = [n for n, a in zip(prior.joint_names, prior.actuators)
+                  if a is not None and a.gear is not None]
+        if geared:
+            raise InputError(f"{args.actuators}: joint {geared[0]!r} has a gear mesh, whose "
+                             "friction would bias the law's coefficients: fit it (--terms "
+                             "...,gear_mesh)")
+    if args.actuators_output is not None and not terms:
+        raise InputError("--actuators-output needs actuator terms to fit (--terms)")
+    return terms, prior
 
 
 def _plot(path, rec, result):

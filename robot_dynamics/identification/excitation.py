@@ -11,7 +11,9 @@ position limits and below ``margin`` of its velocity limit, with velocities cros
 column-scaled condition number over the joints (plus a tenth of their mean), evaluated on a
 coarse time grid over the run (at most one period), with a (1+1) evolution strategy after a few
 random starts — a few hundred evaluations of Newton–Euler on ≤ 50 samples. Load columns the
-robot cannot excite at all (:func:`.fit.structural_loads`) are left out of the criterion.
+robot cannot excite at all (:func:`.fit.structural_loads`) are left out of the criterion. With
+actuator ``terms`` (issue 16) their columns — armature sign(q̇)·q̈, gear mesh |n∥| motoring and
+back-driven — are part of each joint's regressor.
 """
 from __future__ import annotations
 
@@ -61,11 +63,15 @@ def fourier_excitation(model, duration=20.0, rate=200.0, harmonics=4, base_frequ
     return (t, *fourier_trajectory(model, a, b, t, base_frequency, margin))
 
 
-def excitation_cost(model, Q, V, A, law="load_dependent", min_velocity=0.05, present=None):
-    """Per-joint column-scaled condition numbers of the friction regressors for a trajectory
-    (inf where a joint has fewer than 10 moving samples or a singular regressor)."""
+def excitation_cost(model, Q, V, A, law="load_dependent", min_velocity=0.05, present=None,
+                    terms=()):
+    """Per-joint column-scaled condition numbers of the friction regressors (with the actuator
+    ``terms``' columns, :data:`.regressors.TERMS`) for a trajectory (inf where a joint has fewer
+    than 10 moving samples or a singular regressor)."""
     from .fit import structural_loads
-    from .regressors import regressor
+    from .regressors import TERMS, regressor
+
+    extra = [True] * sum(len(TERMS[x]) for x in terms)
 
     if present is None:
         present = structural_loads(model)
@@ -75,9 +81,10 @@ def excitation_cost(model, Q, V, A, law="load_dependent", min_velocity=0.05, pre
         moving = np.abs(V[:, i]) > min_velocity
         if moving.sum() < 10:
             continue
-        X = regressor(law, V[moving, i], W[moving, i], model.axes[i], model.kinds[i])
+        X = regressor(law, V[moving, i], W[moving, i], model.axes[i], model.kinds[i], terms,
+                      a=A[moving, i], S=model.motion_subspaces[i])
         if law == "load_dependent":
-            X = X[:, [True, True, *present[i]]]
+            X = X[:, [True, True, *present[i], *extra]]
         rms = np.sqrt(np.mean(X ** 2, axis=0))
         if np.any(rms == 0):
             continue
@@ -89,8 +96,11 @@ def excitation_cost(model, Q, V, A, law="load_dependent", min_velocity=0.05, pre
 
 def design_excitation(model, duration=20.0, rate=200.0, *, law="load_dependent", harmonics=4,
                       base_frequency=0.1, margin=0.8, evaluations=200, grid_rate=5.0, seed=0,
-                      min_velocity=0.05):
+                      min_velocity=0.05, terms=()):
     """Optimised Fourier excitation: (t, Q, V, A) and the per-joint condition numbers reached.
+
+    ``terms``: actuator terms to identify as well (``"armature"``, ``"gear_mesh"``): their
+    columns join the criterion — the gear mesh's needs each joint both motoring and back-driven.
 
     Returns ``(t, Q, V, A, conds)``; ``conds`` evaluated on the returned (fine) trajectory.
     """
@@ -104,8 +114,8 @@ def design_excitation(model, duration=20.0, rate=200.0, *, law="load_dependent",
 
     def cost(x):
         Q, V, A = fourier_trajectory(model, x[0], x[1], grid, base_frequency, margin)
-        logc = np.log10(np.minimum(excitation_cost(model, Q, V, A, law, min_velocity, present),
-                                   1e12))
+        logc = np.log10(np.minimum(excitation_cost(model, Q, V, A, law, min_velocity, present,
+                                                   terms), 1e12))
         return float(logc.max() + 0.1 * logc.mean())
 
     starts = max(evaluations // 10, 1)
@@ -120,4 +130,4 @@ def design_excitation(model, duration=20.0, rate=200.0, *, law="load_dependent",
             step *= 0.9 ** 0.25  # the 1/5 success rule
     t = np.arange(0.0, duration, 1.0 / rate)
     Q, V, A = fourier_trajectory(model, best[0], best[1], t, base_frequency, margin)
-    return t, Q, V, A, excitation_cost(model, Q, V, A, law, min_velocity, present)
+    return t, Q, V, A, excitation_cost(model, Q, V, A, law, min_velocity, present, terms)

@@ -41,8 +41,8 @@ from ..batch import joint_wrenches_batch
 from ..crba import mass_matrix
 from ..errors import InputError
 from .differentiate import METHODS, savgol_states
-from .regressors import (FORMULAS, LAWS, TERM_MEANINGS, TERMS, coefficient_names, column_meaning,
-                         load_terms, regressor)
+from .regressors import (EFFICIENCIES, FORMULAS, LAWS, TERM_ABSENT, TERM_MEANINGS, TERMS,
+                         coefficient_names, column_meaning, efficiency, load_terms, regressor)
 from .step_model import StepReplay
 
 #: column-scaled condition number above which a coefficient is declared unidentifiable
@@ -86,6 +86,18 @@ class JointFit:
         """The coefficient as written to the YAML (0 when not fitted, ≥ 0)."""
         return max(float(self.coefficients.get(name, 0.0)), 0.0)
 
+    @property
+    def efficiencies(self) -> dict:
+        """The fitted gear-mesh coefficients as efficiencies with their 95 % intervals:
+        {efficiency_forward | efficiency_backward: (η, lo, hi)} — η_f = 1/(1 + c_f),
+        η_b = 1 − c_b (monotone, so the interval maps end to end)."""
+        out = {}
+        for k, field_name in EFFICIENCIES.items():
+            if k in self.coefficients:
+                lo, hi = sorted(float(efficiency(k, x)) for x in self.intervals[k])
+                out[field_name] = (float(efficiency(k, self.coefficients[k])), lo, hi)
+        return out
+
 
 @dataclass
 class FitResult:
@@ -104,6 +116,33 @@ class FitResult:
         written: unfitted or negative as 0)."""
         names = coefficient_names(self.law, self.terms)[len(LAWS[self.law]):]
         return {j.joint: {k: j.value(k) for k in names} for j in self.joints} if names else {}
+
+    def actuator_config(self, prior=None) -> dict:
+        """The actuators mapping (config/arm7_actuators.yaml's structure, read back by
+        :func:`~robot_dynamics.actuators.actuators_from_config`) with the fitted terms: per joint
+        ``armature`` and ``efficiency_forward``/``efficiency_backward`` (from c_f, c_b; an
+        unfitted or negative coefficient as 0, i.e. η = 1 — the identify CLI refuses to write
+        those unless --force). ``prior`` (an :class:`~robot_dynamics.actuators.Actuators`):
+        the fields not fitted — gear ratio, motor torque limit, and the armature or the gear
+        when that term is not fitted — are carried over. Motor-side Coulomb/viscous friction is
+        never written: it has the law's columns (1, |q̇|), so the fitted law's ``coulomb`` and
+        ``viscous`` already hold it."""
+        base = prior.to_config()["joints"] if prior is not None else {}
+        joints = {}
+        for j in self.joints:
+            entry = base.get(j.joint)
+            entry = dict(entry) if isinstance(entry, dict) else {}
+            entry.pop("motor_coulomb", None)
+            entry.pop("motor_viscous", None)
+            if "armature" in self.terms:
+                entry.pop("rotor_inertia", None)
+                entry["armature"] = j.value("armature")
+            if "gear_mesh" in self.terms:
+                entry.pop("mesh", None)
+                for k, field_name in EFFICIENCIES.items():
+                    entry[field_name] = float(efficiency(k, j.value(k)))
+            joints[j.joint] = entry if entry else "none"
+        return {"joints": joints}
 
     @property
     def unidentifiable(self) -> list:
@@ -152,6 +191,9 @@ class FitResult:
         lines = [f"friction identification, law {self.law}: {FORMULAS[self.law]}"
                  + "".join(f" + {k}·{TERM_MEANINGS[k][1]}" for k in self.names
                            if k in TERM_MEANINGS)]
+        if "gear_mesh" in self.terms:
+            lines.append("  gear mesh: mesh_forward = c_f = 1/η_f − 1, mesh_backward = c_b = "
+                         "1 − η_b (robot_dynamics.friction.gear_mesh)")
         for j in self.joints:
             lines.append(f"  {j.joint}: {j.samples} samples, condition number "
                          f"{j.condition_number:.3g}, residual RMS {j.residual_rms:.3g}"
@@ -184,6 +226,11 @@ class FitResult:
                             if bound > 0.5 * half else "")
                     lines.append(f"    {k:<17}{j.coefficients[k]:>12.{d}g} ± {se:<9.2g} "
                                  f"95 % [{lo:.{d}g}, {hi:.{d}g}]{neg}{note}")
+                    if k in EFFICIENCIES:
+                        eta, elo, ehi = j.efficiencies[EFFICIENCIES[k]]
+                        sym = "η_f" if k == "mesh_forward" else "η_b"
+                        lines.append(f"      = {EFFICIENCIES[k]} {sym} {eta:.{d}g}, 95 % "
+                                     f"[{elo:.{d}g}, {ehi:.{d}g}]")
                 elif k in j.unidentifiable:
                     lines.append(f"    {k:<17}unidentifiable: {j.unidentifiable[k]}")
                 else:
@@ -261,8 +308,9 @@ def identifiable_subset(X, names, law, joint, kind, applicable):
         if rms[k] <= ABSENT * max(rms.max(), 1e-300):
             active.remove(k)
             meaning = column_meaning(law, names[k], kind)
-            why[names[k]] = (f"{joint} never had {meaning}" if law == "classic" or
-                             names[k] in ("coulomb", "viscous") or names[k] in TERM_MEANINGS else
+            why[names[k]] = (f"{joint} {TERM_ABSENT[names[k]]}" if names[k] in TERM_ABSENT
+                             else f"{joint} never had {meaning}" if law == "classic" or
+                             names[k] in ("coulomb", "viscous") else
                              f"{joint} never carried {meaning}")
     while len(active) > 1:
         Xs = X[:, active] / rms[active]
@@ -365,6 +413,9 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
         with np.errstate(over="raise", invalid="raise"):
             inertial = _inertial_scale(model, replay.Qh, replay.A)
             for rep in range(REPLAYS + 1):
+                if result is not None and "armature" in terms:  # the rotors in the step's M
+                    replay.armature = [j.coefficients.get("armature", a) for j, a in
+                                       zip(result.joints, model.armature)]
                 Ve = replay.evaluation_velocity(None if result is None else
                                                 result.friction_law(model), start=Ve)
                 last = rep == REPLAYS

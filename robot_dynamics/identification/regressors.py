@@ -15,10 +15,15 @@ Actuator terms (issue 16), appended to either law's columns when asked for (:dat
 
 * ``armature`` — the reflected rotor inertia's effort armature·q̈ is part of τ, not of fn∥:
   column sign(q̇)·q̈, coefficient ``armature``;
-* ``gear_mesh`` — friction in the gear mesh that follows the transmitted effort n∥ = Sᵀfn (the
-  joint wrench's axial part) and the direction of power flow: ``mesh_forward``·|n∥| while the
-  motor drives the load (n∥·q̇ > 0), ``mesh_backward``·|n∥| while the load drives the motor
-  (n∥·q̇ < 0) — linear once each sample's regime is known, which fn gives.
+* ``gear_mesh`` — friction in the gear mesh (:class:`~robot_dynamics.friction.gear_mesh.
+  GearMeshFriction`, the law the simulator applies) that follows the transmitted effort
+  n∥ = Sᵀfn (the joint wrench's axial part, exactly the law's ``t``: n·e revolute, f·e prismatic)
+  and the direction of power flow, judged as the law does at the row's velocity q̇ (the
+  end-of-step velocity of a simulator log): ``mesh_forward``·|n∥| while the motor drives the load
+  (n∥·q̇ > 0), ``mesh_backward``·|n∥| while the load drives the motor (n∥·q̇ < 0; n∥ = 0 adds
+  nothing either way) — linear once each sample's regime is known, which fn gives. The
+  coefficients are the law's c_f = 1/η_f − 1 and c_b = 1 − η_b (:func:`efficiency`); rows at
+  rest (where the law takes min(c_f, c_b)) are never fitted.
 """
 from __future__ import annotations
 
@@ -53,6 +58,32 @@ TERM_MEANINGS = {"armature": ("accelerations q̈ while moving", "sign(q̇)·q̈"
                  "mesh_forward": ("the motor driving the load (n∥·q̇ > 0)", "|n∥| while motoring"),
                  "mesh_backward": ("the load driving the motor (n∥·q̇ < 0)",
                                    "|n∥| while back-driven")}
+#: an actuator coefficient whose column is zero in the log: what never happened
+TERM_ABSENT = {"armature": "never accelerated while moving",
+               "mesh_forward": "never motoring (the motor never drove the load: n∥·q̇ > 0)",
+               "mesh_backward": "never back-driven (the load never drove the motor: n∥·q̇ < 0)"}
+#: the gear-mesh coefficients' efficiencies (actuators YAML fields)
+EFFICIENCIES = {"mesh_forward": "efficiency_forward", "mesh_backward": "efficiency_backward"}
+
+
+def efficiency(name, c):
+    """The efficiency of a gear-mesh coefficient: η_f = 1/(1 + c_f), η_b = 1 − c_b (both
+    decreasing in c; ``c`` may be an array; c_f ≤ −1 gives inf)."""
+    c = np.asarray(c, dtype=float)
+    if name == "mesh_forward":
+        with np.errstate(divide="ignore"):
+            return np.where(c > -1.0, 1.0 / np.maximum(1.0 + c, 1e-300), np.inf)
+    if name == "mesh_backward":
+        return 1.0 - c
+    raise ValueError(f"{name!r} is not a gear-mesh coefficient")
+
+
+def mesh_columns(W, S, v):
+    """(motoring, back-driven) columns (N,) each of the gear mesh: |n∥| where n∥·q̇ > 0 / < 0,
+    n∥ = W·S (the law's transmitted effort)."""
+    n_par = W @ S
+    power = n_par * v
+    return np.abs(n_par) * (power > 0), np.abs(n_par) * (power < 0)
 
 
 def coefficient_names(law, terms=()):
@@ -98,9 +129,7 @@ def regressor(law, v, W, axis, kind, terms=(), a=None, S=None):
         if term == "armature":
             cols.append(np.sign(v) * a)
         elif term == "gear_mesh":
-            n_par = W @ S
-            power = n_par * v
-            cols += [np.abs(n_par) * (power > 0), np.abs(n_par) * (power < 0)]
+            cols += list(mesh_columns(W, S, v))
         else:
             raise ValueError(f"unknown actuator term {term!r}")
     return np.column_stack(cols)

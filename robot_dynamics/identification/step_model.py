@@ -19,7 +19,16 @@ without a transition.) Subtracting the two, with M_eff = M + h diag(d):
 
     M_eff (q̈⁰ − q̈) = b(q½, q̇_e) − b(q½, q̇_{k−1}) + τf⁰ − τf          (*)
 
-solved for q̈⁰ by fixed-point iteration (q̇_e depends on it; the map contracts by ~h|∂b/∂q̇|/M).
+(M includes the rotors, diag(armature): the simulator's M + diag(model.armature); when the
+armature is being identified, the fitter sets :attr:`StepReplay.armature` to its estimate. With
+a gear mesh (issue 16) τf depends on the joint wrench, hence on q̈⁰: the iteration carries it.)
+
+solved for q̈⁰ by fixed-point iteration (q̇_e depends on it; the map contracts by ~h|∂b/∂q̇|/M,
+plus c·M_link/(M_link + armature) for a gear mesh of coefficient c, which the first solve's
+friction τf⁰ = τf(W(q½, q̇_{k−1}, q̈⁰)) carries); rows where it has not settled after
+:data:`ITERATIONS` (a self-locking gear, c ≥ 1, as the simulator's own solve falls back to
+Newton there) are solved by Newton's method, and a row that does not settle even then is not
+described (invalid).
 The friction difference τf⁰ − τf needs the law, hence the coefficients being fitted: the
 fitter passes its current estimate (:func:`.fit.fit` iterates; the term is ~1e-3 of the
 correction, so one estimate suffices). Joints at rest over the step (q̇ = 0 before and after:
@@ -46,6 +55,8 @@ from .differentiate import step_lengths
 
 #: fixed-point iterations of (*) at most, and the relative change of q̇_e that ends them
 ITERATIONS, TOLERANCE = 12, 1e-14
+#: Newton iterations at most for rows where the fixed point does not contract
+NEWTON_ITERATIONS = 20
 #: a transition excludes its row for every joint while such rows are at most this share of
 #: the log; beyond it (velocities that flicker through zero: sensor noise at rest, not a
 #: simulator log) only for the joint itself
@@ -87,7 +98,21 @@ class StepReplay:
         self.rest = ~moving                   # acceleration prescribed (0) in both solves
         self._rows = np.flatnonzero(row_ok)
         self._M = None
+        self._armature = np.array(model.armature, dtype=float)
         self.iterations = 0  # fixed-point iterations of (*) so far
+
+    @property
+    def armature(self):
+        """The rotors' reflected inertia in M_eff (default ``model.armature``): set it to the
+        fitted armature when that is what is being identified (the simulator's M carried the
+        true one)."""
+        return self._armature.copy()
+
+    @armature.setter
+    def armature(self, value):
+        value = np.array(value, dtype=float).reshape(self.model.nv)
+        if not np.array_equal(value, self._armature):
+            self._armature, self._M = value, None
 
     def _mass(self):
         """M_eff (R, nv, nv) at the replayed rows, rest joints decoupled (rows of (*) out)."""
@@ -95,10 +120,11 @@ class StepReplay:
             model, rows = self.model, self._rows
             data = model.create_data()
             damping = np.asarray(model.damping, float)
+            extra = self._armature - np.asarray(model.armature, float)  # crba has model's
             M = np.empty((len(rows), model.nv, model.nv))
             for m, k in enumerate(rows):
                 M[m] = mass_matrix(model, data, self.Qh[k])
-                M[m][np.diag_indices(model.nv)] += self.h[k] * damping
+                M[m][np.diag_indices(model.nv)] += self.h[k] * damping + extra
             rest = self.rest[rows]
             M[rest[:, :, None] | rest[:, None, :]] = 0.0
             idx = np.arange(model.nv)
@@ -126,21 +152,59 @@ class StepReplay:
         zero = np.zeros_like(Vp)
         b_start = rnea_batch(model, Qh, Vp, zero)
         sliding = self.sliding[rows]
+        V_end = self.V[rows]
+
+        def correction(sub, A0):
+            """M⁻¹ × the right-hand side of (*) at q̈⁰ = A0 on the rows ``sub``."""
+            ve = Vp[sub] + 0.5 * h[sub] * A0
+            rhs = rnea_batch(model, Qh[sub], ve, zero[sub]) - b_start[sub]
+            if friction is not None:
+                W0 = joint_wrenches_batch(model, Qh[sub], Vp[sub], A0)
+                tf_end = friction(V_end[sub], joint_wrenches_batch(model, Qh[sub], ve, A[sub]))
+                rhs += np.where(sliding[sub], friction(Vp[sub] + h[sub] * A0, W0) - tf_end, 0.0)
+            rhs[~sliding[sub]] = 0.0
+            return np.linalg.solve(M[sub], rhs[..., None])[..., 0]
+
+        every = np.arange(len(rows))
         ve = Ve[rows] if start is None else start[rows]
         A0 = 2.0 * (ve - Vp) / h
         for _ in range(ITERATIONS):
-            rhs = rnea_batch(model, Qh, ve, zero) - b_start
-            if friction is not None:
-                W0 = joint_wrenches_batch(model, Qh, Vp, A0)
-                tf_end = friction(self.V[rows], joint_wrenches_batch(model, Qh, ve, A))
-                rhs += np.where(sliding, friction(Vp + h * A0, W0) - tf_end, 0.0)
-            rhs[~sliding] = 0.0
-            A0 = A + np.linalg.solve(M, rhs[..., None])[..., 0]
+            A0 = A + correction(every, A0)
             new = Vp + 0.5 * h * A0
-            change = np.abs(new - ve).max() / (1.0 + np.abs(ve).max())
+            change = np.abs(new - ve).max(axis=1) / (1.0 + np.abs(ve).max())
             ve = new
             self.iterations += 1
-            if change <= TOLERANCE:
+            if change.max() <= TOLERANCE:
                 break
+        else:  # rows where the fixed point does not contract (a self-locking gear: c ≥ 1)
+            ve = self._newton(np.flatnonzero(change > TOLERANCE), ve, Vp, A, h, correction)
         Ve[rows] = ve
         return Ve
+
+    def _newton(self, sub, ve, Vp, A, h, correction):
+        """Newton's method on G(q̈⁰) = q̈⁰ − q̈ − M⁻¹ rhs(q̈⁰) = 0 for the rows ``sub`` (indices
+        into the replayed rows), from q̈⁰ = q̈, with a finite-difference Jacobian (the friction
+        map is piecewise linear). Rows that still do not settle are marked invalid."""
+        nv = self.model.nv
+        A0 = A[sub].copy()
+        Vp_s, h_s = Vp[sub], h[sub]
+        change = np.full(len(sub), np.inf)
+        for _ in range(NEWTON_ITERATIONS):
+            G = A0 - A[sub] - correction(sub, A0)
+            J = np.empty((len(sub), nv, nv))
+            eps = 1e-7 * (1.0 + np.abs(A0))
+            for j in range(nv):
+                Aj = A0.copy()
+                Aj[:, j] += eps[:, j]
+                J[:, :, j] = (Aj - A[sub] - correction(sub, Aj) - G) / eps[:, j, None]
+            step = np.linalg.solve(J, G[..., None])[..., 0]
+            A0 = A0 - step
+            change = np.abs(0.5 * h_s * step).max(axis=1) / (1.0 + np.abs(Vp_s).max())
+            self.iterations += 1
+            if change.max() <= TOLERANCE:
+                break
+        ve = ve.copy()
+        ve[sub] = Vp_s + 0.5 * h_s * A0
+        failed = self._rows[sub[~(change <= TOLERANCE)]]
+        self.valid[failed] = False
+        return ve
