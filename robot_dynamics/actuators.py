@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .config_io import load_mapping
+from .config_io import joint_entries, load_mapping
 from .errors import ModelError
 
 FIELDS = ("gear_ratio", "rotor_inertia", "armature", "efficiency_forward", "efficiency_backward",
@@ -245,29 +245,10 @@ def actuators_from_config(config, model) -> Actuators:
     config, source = load_mapping(config, "actuators")
     if config is None or config == "none":
         config = {}
-    if not isinstance(config, dict):
-        raise ModelError(f"{source}: expected a mapping with 'default' and/or 'joints'")
-    unknown = sorted(set(config) - {"default", "joints"})
-    if unknown:
-        raise ModelError(f"{source}: unknown top-level key(s) {unknown}; use 'default', 'joints'")
-    joints = config.get("joints") or {}
-    if not isinstance(joints, dict):
-        raise ModelError(f"{source}: 'joints' must map joint names to actuators")
-    missing = sorted(set(joints) - set(model.joint_names))
-    if missing:
-        raise ModelError(f"{source}: joint(s) {missing} are not movable joints of robot "
-                         f"{model.name!r} ({model.joint_names})")
-    default = config.get("default")
     ratios = np.asarray(getattr(model, "mechanical_reduction",
                                 np.full(model.nv, np.nan)), dtype=float)
-    out = []
-    for i, name in enumerate(model.joint_names):
-        if name in joints:
-            out.append(_actuator(joints[name], f"{source}: joint {name!r}", ratios[i]))
-        elif default is not None:
-            out.append(_actuator(default, f"{source}: default (joint {name!r})", ratios[i]))
-        else:
-            out.append(None)
+    out = [None if entry is None else _actuator(entry, where, ratios[i])
+           for i, (entry, where) in enumerate(joint_entries(config, source, model, "actuators"))]
     return Actuators(model, out, source)
 
 

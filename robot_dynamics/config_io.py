@@ -27,3 +27,32 @@ def load_mapping(config, kind: str):
             where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
             what = getattr(exc, "problem", None) or str(exc)
             raise ModelError(f"{where}: malformed YAML: {' '.join(str(what).split())}") from None
+
+
+def joint_entries(config, source: str, model, what: str) -> list:
+    """The per-joint entries of a ``{default: …, joints: {name: …}}`` mapping, in the model's
+    joint order: ``(entry, where)`` for each joint (``entry`` None where the mapping says
+    nothing), ``where`` naming the file and the joint for error messages. ``what`` says what a
+    joint maps to ("laws", "actuators") in the one-line errors."""
+    if not isinstance(config, dict):
+        raise ModelError(f"{source}: expected a mapping with 'default' and/or 'joints'")
+    unknown = sorted(set(config) - {"default", "joints"})
+    if unknown:
+        raise ModelError(f"{source}: unknown top-level key(s) {unknown}; use 'default', 'joints'")
+    joints = config.get("joints") or {}
+    if not isinstance(joints, dict):
+        raise ModelError(f"{source}: 'joints' must map joint names to {what}")
+    missing = sorted(set(joints) - set(model.joint_names))
+    if missing:
+        raise ModelError(f"{source}: joint(s) {missing} are not movable joints of robot "
+                         f"{model.name!r} ({model.joint_names})")
+    default = config.get("default")
+    out = []
+    for name in model.joint_names:
+        if name in joints:
+            out.append((joints[name], f"{source}: joint {name!r}"))
+        elif default is not None:
+            out.append((default, f"{source}: default (joint {name!r})"))
+        else:
+            out.append((None, f"{source}: joint {name!r}"))
+    return out

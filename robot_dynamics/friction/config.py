@@ -13,7 +13,7 @@ recursions never change.
 """
 from __future__ import annotations
 
-from ..config_io import load_mapping
+from ..config_io import joint_entries, load_mapping
 from ..errors import ModelError
 from .bearing import BearingFriction
 from .callable_law import CallableFriction
@@ -188,25 +188,6 @@ def friction_from_config(config, model) -> FrictionModel:
 
         return coupled_friction(friction_from_config(config, model.full), model)
     config, source = load_mapping(config, "friction")
-    if not isinstance(config, dict):
-        raise ModelError(f"{source}: expected a mapping with 'default' and/or 'joints'")
-    unknown = sorted(set(config) - {"default", "joints"})
-    if unknown:
-        raise ModelError(f"{source}: unknown top-level key(s) {unknown}; use 'default', 'joints'")
-    joints = config.get("joints") or {}
-    if not isinstance(joints, dict):
-        raise ModelError(f"{source}: 'joints' must map joint names to laws")
-    missing = sorted(set(joints) - set(model.joint_names))
-    if missing:
-        raise ModelError(f"{source}: joint(s) {missing} are not movable joints of robot "
-                         f"{model.name!r} ({model.joint_names})")
-    default = config.get("default")
-    laws = []
-    for name in model.joint_names:
-        if name in joints:
-            laws.append(law_from_config(joints[name], f"{source}: joint {name!r}"))
-        elif default is not None:
-            laws.append(law_from_config(default, f"{source}: default (joint {name!r})"))
-        else:
-            laws.append(NoFriction())
+    laws = [NoFriction() if entry is None else law_from_config(entry, where)
+            for entry, where in joint_entries(config, source, model, "laws")]
     return FrictionModel(model.joint_names, laws, model)
