@@ -82,6 +82,9 @@ def one_line_error(proc, needle):
     (["sim", "--move-time", "-1"], "must be > 0"),
     (["sim", "--tolerance", "nan"], "not finite"),
     (["sim", "--model-friction", "nope"], "no bundled config file 'nope'"),
+    # a path that does not exist is named as a missing file, not a list of bundled names
+    (["sim", "--actuators", "/nonexistent/act.yaml"], "/nonexistent/act.yaml: no such file"),
+    (["sim", "--robot", "/nonexistent/arm.urdf"], "/nonexistent/arm.urdf: no such file"),
     (["sim", "--mode", "warp"], "invalid choice"),
 ])
 def test_sim_mistakes_are_one_line_exit_2(args, needle, tmp_path, capsys, monkeypatch):
@@ -365,3 +368,20 @@ def test_controller_yaml_of_each_bundled_robot_is_complete_and_typed(tmp_path):
     ints = tmp_path / "ints.yaml"
     ints.write_text("id_controller:\n  ros__parameters:\n    kp: [400, 400]\n")
     assert controller_parameters("planar_2r", str(ints))["kp"] == [400.0, 400.0]
+
+
+def test_identify_takes_a_bundled_actuators_name(tmp_path, capsys):
+    """`identify --actuators arm7_actuators` reads the bundled file, as `sim --actuators` and
+    the nodes' `actuators` parameter do (it was 'arm7_actuators: no such actuators file')."""
+    from robot_dynamics.identification import cli as identify_cli
+
+    model = rd.load_urdf(robot_path("arm7"))
+    z = np.zeros((3, model.nv))
+    path = tmp_path / "x.npz"
+    np.savez(path, t=np.arange(3.0), q=z, v=z, tau=z, joint_names=np.array(model.joint_names))
+    base = ["arm7", str(path), "-o", str(tmp_path / "f.yaml")]
+    # armature alone with a geared file: refused after reading it (the gear mesh is named)
+    assert identify_cli.main(base + ["--actuators", "arm7_actuators", "--terms", "armature"]) == 2
+    assert "has a gear mesh" in capsys.readouterr().err
+    assert identify_cli.main(base + ["--actuators", str(tmp_path / "none.yaml")]) == 2
+    assert "none.yaml: no such file" in capsys.readouterr().err
