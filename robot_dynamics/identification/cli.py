@@ -58,7 +58,8 @@ def build_parser():
                     "τ = fn∥ − τf, fn from Newton–Euler).", epilog=FORMATS + "\n" + EPILOG_TAIL)
     parser.add_argument("robot", help="bundled robot name, URDF path or .urdf.xacro path")
     parser.add_argument("--validate", default="strict", choices=["strict", "warn"],
-                        help="URDF physics check: refuse (strict) or warn about unphysical bodies")
+                        help="URDF physics check: refuse (strict) or warn about unphysical bodies "
+                             "(default strict)")
     parser.add_argument("log", help="the run: ROS 2 bag directory, .csv or .npz (formats below)")
     parser.add_argument("-o", "--output", required=True, help="friction YAML to write")
     parser.add_argument("--law", default="load_dependent", choices=["load_dependent", "classic"],

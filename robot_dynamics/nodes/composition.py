@@ -654,9 +654,11 @@ def build_parser():
             90),
         epilog=MODES_HELP)
     parser.add_argument("--robot", default="arm7",
-                        help="bundled robot name, URDF path or .urdf.xacro path")
+                        help="bundled robot name (arm7, arm7_gripper, planar_2r, rrp, ...), URDF "
+                             "path or .urdf.xacro path (default arm7)")
     parser.add_argument("--validate", default="strict", choices=["strict", "warn"],
-                        help="URDF physics check: refuse (strict) or warn about unphysical bodies")
+                        help="URDF physics check: refuse (strict) or warn about unphysical bodies "
+                             "(default strict)")
     parser.add_argument("--friction", default="",
                         help="friction of both the plant and the controller's model (bundled "
                              "name, YAML path or 'none'); default: the robot's")
