@@ -385,3 +385,21 @@ def test_identify_takes_a_bundled_actuators_name(tmp_path, capsys):
     assert "has a gear mesh" in capsys.readouterr().err
     assert identify_cli.main(base + ["--actuators", str(tmp_path / "none.yaml")]) == 2
     assert "none.yaml: no such file" in capsys.readouterr().err
+
+
+def test_sim_summary_names_the_friction_actually_used():
+    """A robot without a bundled friction file runs frictionless: the summary says so instead
+    of naming a missing '<robot>_friction (default)'; a robot given as a path is named by its
+    stem."""
+    from robot_dynamics.nodes.common import load_friction
+    from robot_dynamics.nodes.composition import _friction_label
+
+    mimic = rd.load_urdf(robot_path("arm7_gripper_mimic"), mimic=True)
+    law = load_friction("", "arm7_gripper_mimic", mimic)
+    assert law is None
+    assert _friction_label("", law, "arm7_gripper_mimic") == \
+        "none (no bundled arm7_gripper_mimic_friction)"
+    arm7 = rd.load_urdf(robot_path("arm7"))
+    law = load_friction("", "arm7", arm7)
+    assert _friction_label("", law, robot_path("arm7")) == "arm7_friction (default)"
+    assert _friction_label("none", None, "arm7") == "none"

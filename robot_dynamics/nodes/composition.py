@@ -389,8 +389,8 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
     qd = np.array([traj.sample(t - start)[0] for t in data["t"]])
     summary = summarize(model, data, qd, audit, stats, mode=mode, wall=wall,
                         tolerance=tolerance, tolerance_prismatic=tolerance_prismatic)
-    summary.update(robot=robot, plant_friction=plant_spec or f"{robot}_friction (default)",
-                   model_friction=model_spec or f"{robot}_friction (default)",
+    summary.update(robot=robot, plant_friction=_friction_label(plant_spec, plant_law, robot),
+                   model_friction=_friction_label(model_spec, model_law, robot),
                    actuators=actuators or "none",
                    friction_compensation=bool(friction_compensation),
                    plant_friction_law=_law_names(plant_law), model_friction_law=_law_names(model_law))
@@ -399,6 +399,18 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
         save_plot(plot, model, data, qd, title=plot_title(summary))
         log(f"plot saved to {os.path.abspath(plot)}")
     return summary
+
+
+def _friction_label(spec, law, robot):
+    """The summary's name of a friction choice: the spec, the robot's bundled default, or
+    'none' when the default was asked for and the robot has no bundled friction file."""
+    if spec:
+        return spec
+    from ..resources import robot_stem
+
+    if law is None:
+        return f"none (no bundled {robot_stem(robot)}_friction)"
+    return f"{robot_stem(robot)}_friction (default)"
 
 
 def default_actuators(robot: str) -> str:
