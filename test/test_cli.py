@@ -403,3 +403,13 @@ def test_sim_summary_names_the_friction_actually_used():
     law = load_friction("", "arm7", arm7)
     assert _friction_label("", law, robot_path("arm7")) == "arm7_friction (default)"
     assert _friction_label("none", None, "arm7") == "none"
+
+
+def test_sim_notes_that_a_closed_chain_runs_as_its_open_tree():
+    """five_bar has a loop-closure file the nodes do not use: `sim` says so before running."""
+    from robot_dynamics.nodes.composition import loop_closure_note
+
+    note = loop_closure_note("five_bar")
+    assert note and "five_bar_loop.yaml" in note and "loop open" in note
+    assert loop_closure_note("arm7") is None
+    assert loop_closure_note(robot_path("five_bar")) == note  # a path: named by its stem

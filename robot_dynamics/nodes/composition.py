@@ -302,6 +302,9 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
         actuators = default_actuators(robot)
     _, plant_law = load_actuators(actuators, model, plant_law)
     _, model_law = load_actuators(actuators, model, model_law)
+    note = loop_closure_note(robot)
+    if note:
+        log(note)
     gains = controller_parameters(robot, controller_config)
     if plot:
         check_output_path(plot)
@@ -399,6 +402,22 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
         save_plot(plot, model, data, qd, title=plot_title(summary))
         log(f"plot saved to {os.path.abspath(plot)}")
     return summary
+
+
+def loop_closure_note(robot: str):
+    """A warning line when ``robot`` has a bundled loop-closure file (``<robot>_loop.yaml``,
+    e.g. the five-bar): the nodes simulate the URDF tree, the loop open; None otherwise."""
+    from ..errors import ModelError
+    from ..resources import config_path, robot_stem
+
+    name = robot_stem(robot) + "_loop"
+    try:
+        path = config_path(name)
+    except ModelError:
+        return None
+    return (f"note: {robot_stem(robot)} is a closed chain ({os.path.basename(path)}); the nodes "
+            "simulate its URDF tree with the loop open (each branch on its own); the closed "
+            "mechanism is robot_dynamics.formulations.closed_loop")
 
 
 def _friction_label(spec, law, robot):
