@@ -413,3 +413,13 @@ def test_sim_notes_that_a_closed_chain_runs_as_its_open_tree():
     assert note and "five_bar_loop.yaml" in note and "loop open" in note
     assert loop_closure_note("arm7") is None
     assert loop_closure_note(robot_path("five_bar")) == note  # a path: named by its stem
+
+
+def test_plot_title_names_the_actuators():
+    from robot_dynamics.nodes.composition import plot_title
+
+    base = {"robot": "arm7", "plant_friction_law": "composite", "model_friction_law": "composite",
+            "friction_compensation": True, "mode": "lockstep"}
+    assert "actuators arm7_actuators" in plot_title(dict(base, actuators="arm7_actuators"))
+    assert "actuators fit_actuators" in plot_title(dict(base, actuators="/x/fit_actuators.yaml"))
+    assert "actuators none" in plot_title(dict(base, actuators="none"))

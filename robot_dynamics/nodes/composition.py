@@ -599,9 +599,12 @@ def report(summary, log=print):
 
 
 def plot_title(summary) -> str:
+    act = summary.get("actuators", "none")
+    act = os.path.splitext(os.path.basename(act))[0] if act not in ("", "none") else "none"
     return (f"{summary['robot']} — plant friction {summary['plant_friction_law']}, controller "
             f"model {summary['model_friction_law']}, compensation "
-            f"{'on' if summary['friction_compensation'] else 'off'} ({summary['mode']})")
+            f"{'on' if summary['friction_compensation'] else 'off'}, actuators {act} "
+            f"({summary['mode']})")
 
 
 def save_plot(path, model, data, qd, title=""):
