@@ -16,9 +16,9 @@ velocity, applied effort) and writes them to a bag with rosbags (sqlite3). Then:
 armature, gear-mesh and motor friction, motor torque limits), so the run carries what
 ``identify --actuators`` / ``--terms armature,gear_mesh`` fits; default none (friction only).
 
-Exit codes as ``robot-dynamics sim``: 0 done, 2 a user mistake (unknown robot or friction file,
-bad duration, a bad actuators file, ``--out`` exists or its folder is missing), found before simulating; 130 / 143
-interrupted by SIGINT / SIGTERM (nodes destroyed, no bag written).
+Exit codes as ``robot-dynamics sim``: 0 done, 2 a user mistake (unknown robot, friction or
+actuators file, bad duration, ``--out`` exists or its folder is missing), found before
+simulating; 130 / 143 interrupted by SIGINT / SIGTERM (nodes destroyed, no bag written).
 """
 from __future__ import annotations
 
