@@ -63,8 +63,8 @@ friction: the simulated plant and the controller's model each have a friction mo
   Different values study model mismatch (e.g. --model-friction none: no compensation model).
 
 validity (exit 1 with the reason when the run is not valid): max tracking error above
-  --tolerance (revolute, rad) / --tolerance-prismatic (m); effort saturated at the URDF limit;
-  a joint at its position limit; in realtime mode overruns or stale commands; any step error.
+  --tolerance (revolute, rad) / --tolerance-prismatic (m); effort saturated at the effort limit
+  (the URDF's, or N·motor_torque_limit of --actuators when lower); a joint at its position limit; in realtime mode overruns or stale commands; any step error.
 exit codes: 0 valid run, 1 invalid run, 2 usage error, 130/143 interrupted by SIGINT/SIGTERM."""
 
 
@@ -538,7 +538,7 @@ def summarize(model, data, qd, audit, stats, *, mode, wall, tolerance, tolerance
     limits = np.asarray(model.effort_limits, float)
     if int(stats.get("saturated_steps", 0)):
         saturated = np.abs(data["tau"]) >= limits * (1 - 1e-9)
-        reasons.append(f"effort saturated at the URDF limit in {int(stats['saturated_steps'])} "
+        reasons.append(f"effort saturated at the effort limit in {int(stats['saturated_steps'])} "
                        f"steps{_most(model, saturated)}")
     if int(stats.get("limit_steps", 0)):
         lo, hi = np.asarray(model.lower_limits, float), np.asarray(model.upper_limits, float)
