@@ -64,7 +64,8 @@ friction: the simulated plant and the controller's model each have a friction mo
 
 validity (exit 1 with the reason when the run is not valid): max tracking error above
   --tolerance (revolute, rad) / --tolerance-prismatic (m); effort saturated at the effort limit
-  (the URDF's, or N·motor_torque_limit of --actuators when lower); a joint at its position limit; in realtime mode overruns or stale commands; any step error.
+  (the URDF's, or N·motor_torque_limit of --actuators when lower); a joint at its position
+  limit; in realtime mode overruns or stale commands; any step error.
 exit codes: 0 valid run, 1 invalid run, 2 usage error, 130/143 interrupted by SIGINT/SIGTERM."""
 
 
