@@ -25,7 +25,8 @@ COMMANDS = {
     "id_controller": ("robot_dynamics.nodes.id_controller", "the computed-torque controller node"),
     "dynamics_model": ("robot_dynamics.nodes.dynamics_model", "the dynamics monitor node"),
     "derive": ("robot_dynamics.formulations.cli", "equations of motion, symbolic"),
-    "identify": ("robot_dynamics.identification.cli", "fit friction laws to a recorded run"),
+    "identify": ("robot_dynamics.identification.cli",
+                 "fit friction laws (and armature, gear mesh) to a recorded run"),
 }
 NODES = {"simulator", "id_controller", "dynamics_model"}
 
@@ -46,8 +47,9 @@ def usage() -> str:
     lines = ["usage: robot-dynamics [--version] <command> [args]", "", "commands:"]
     lines += [f"  {name:<15} {help_}" for name, (_, help_) in COMMANDS.items()]
     lines += ["", "`robot-dynamics <command> --help` describes a command (for a node: every "
-              "parameter).", "exit codes: 0 ok, 1 invalid run, 2 usage error, 130/143 sim "
-              "interrupted (SIGINT/SIGTERM)"]
+              "parameter).", "exit codes: 0 ok, 1 invalid run, 2 usage error, 3 identify: "
+              "unidentifiable coefficients (nothing written), 130/143 sim interrupted "
+              "(SIGINT/SIGTERM)"]
     return "\n".join(lines)
 
 

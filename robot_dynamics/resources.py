@@ -40,6 +40,9 @@ def _resolve(kind: str, name: str, suffix: str, also=()) -> str:
     fname = name if name.endswith((suffix, *also)) else name + suffix
     path = os.path.join(directory, fname)
     if not os.path.isfile(path):
+        if os.sep in name or (os.altsep and os.altsep in name):
+            # a path, not a bundled name: listing the bundled files would only confuse
+            raise ModelError(f"{name}: no such file")
         known = sorted(f for f in os.listdir(directory) if f.endswith((suffix, *also)))
         raise ModelError(f"no bundled {kind} file {name!r} (and no such file); bundled: {known}")
     return path

@@ -2,6 +2,7 @@
 """Record a friction-identification run from the simulator node into a ROS 2 bag.
 
     python3 scripts/record_sim_bag.py --robot arm7 --duration 20 --out run_bag
+    python3 scripts/record_sim_bag.py --robot arm7 --actuators arm7_actuators --out act_bag
 
 Starts the simulator (lock-step) and the friction-aware id_controller as real rclpy nodes,
 sends a Fourier excitation trajectory (by default designed for a well-conditioned friction
@@ -9,10 +10,15 @@ regressor: robot_dynamics.identification.design_excitation), records /joint_stat
 velocity, applied effort) and writes them to a bag with rosbags (sqlite3). Then:
 
     robot-dynamics identify arm7 run_bag -o friction.yaml --plot fit.png
+    robot-dynamics identify arm7 act_bag -o friction.yaml --actuators arm7_actuators
 
-Exit codes as ``robot-dynamics sim``: 0 done, 2 a user mistake (unknown robot or friction file,
-bad duration, ``--out`` exists or its folder is missing), found before simulating; 130 / 143
-interrupted by SIGINT / SIGTERM (nodes destroyed, no bag written).
+``--actuators`` gives both nodes the actuator model (the nodes' ``actuators`` parameter:
+armature, gear-mesh and motor friction, motor torque limits), so the run carries what
+``identify --actuators`` / ``--terms armature,gear_mesh`` fits; default none (friction only).
+
+Exit codes as ``robot-dynamics sim``: 0 done, 2 a user mistake (unknown robot, friction or
+actuators file, bad duration, ``--out`` exists or its folder is missing), found before
+simulating; 130 / 143 interrupted by SIGINT / SIGTERM (nodes destroyed, no bag written).
 """
 from __future__ import annotations
 
@@ -42,16 +48,21 @@ def record(args, log=print):
     from rclpy.signals import SignalHandlerOptions
 
     from robot_dynamics import load_urdf
+    from robot_dynamics.errors import ModelError
     from robot_dynamics.identification import design_excitation, fourier_excitation
     from robot_dynamics.identification.io import save_bag
-    from robot_dynamics.nodes.common import load_friction
+    from robot_dynamics.nodes.common import load_actuators, load_friction
     from robot_dynamics.nodes.composition import (Progress, Recording, _record_published_states,
                                                   private_remaps, spin_once)
     from robot_dynamics.resources import robot_path
     from robot_dynamics.trajectory import JointTrajectory
 
     model = load_urdf(robot_path(args.robot))
-    load_friction(args.friction, args.robot, model)  # an unknown file: one line now
+    friction = load_friction(args.friction, args.robot, model)  # an unknown file: one line now
+    try:  # the nodes' start-up step: a bad file is one line now, not a node dying later
+        load_actuators(args.actuators, model, friction)
+    except (ModelError, ValueError) as exc:
+        raise ModelError(f"--actuators: {exc}") from None
     check_out(args.out)
     if args.excitation == "designed":
         t, Q, V, A, conds = design_excitation(model, duration=args.duration, rate=50.0)
@@ -61,7 +72,8 @@ def record(args, log=print):
         t, Q, V, A = fourier_excitation(model, duration=args.duration, rate=50.0)
     traj = JointTrajectory(t, Q, V, A)
     common = [Parameter("robot", value=args.robot),
-              Parameter("friction_config", value=args.friction)]
+              Parameter("friction_config", value=args.friction),
+              Parameter("actuators", value=args.actuators)]
     # private topics (as robot-dynamics sim): nothing else on the ROS domain disturbs the run
     rclpy.init(args=["--ros-args"] + private_remaps(),
                signal_handler_options=SignalHandlerOptions.NO)
@@ -106,12 +118,22 @@ def main(argv=None):
     from robot_dynamics.nodes.composition import (Interrupted, UsageError, _number, _Parser,
                                                   _signals_raise)
 
-    parser = _Parser(prog="record_sim_bag.py", description=__doc__.splitlines()[1])
-    parser.add_argument("--robot", default="arm7")
-    parser.add_argument("--friction", default="", help="friction YAML used by the nodes")
+    parser = _Parser(prog="record_sim_bag.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--robot", default="arm7",
+                        help="bundled robot name, URDF path or .urdf.xacro path (default arm7)")
+    parser.add_argument("--friction", default="",
+                        help="friction of the simulated arm and the controller's model: bundled "
+                             "name, YAML path or 'none' (default: the robot's <robot>_friction "
+                             "when bundled)")
+    parser.add_argument("--actuators", default="",
+                        help="actuator config of both nodes (gear ratio, rotor inertia → "
+                             "armature, gear-mesh efficiency, motor limits and friction): "
+                             "bundled name (arm7_actuators), YAML path or 'none' (default: "
+                             "none, friction only)")
     parser.add_argument("--duration", type=_number(float, 0.0), default=20.0,
                         help="simulated seconds (default 20)")
-    parser.add_argument("--out", default="run_bag", help="bag folder to create (must not exist)")
+    parser.add_argument("--out", default="run_bag",
+                        help="bag folder to create (default run_bag; must not exist)")
     parser.add_argument("--excitation", default="designed", choices=["designed", "random"],
                         help="Fourier coefficients optimised for identifiability (default) or "
                              "random ones")

@@ -82,6 +82,9 @@ def one_line_error(proc, needle):
     (["sim", "--move-time", "-1"], "must be > 0"),
     (["sim", "--tolerance", "nan"], "not finite"),
     (["sim", "--model-friction", "nope"], "no bundled config file 'nope'"),
+    # a path that does not exist is named as a missing file, not a list of bundled names
+    (["sim", "--actuators", "/nonexistent/act.yaml"], "/nonexistent/act.yaml: no such file"),
+    (["sim", "--robot", "/nonexistent/arm.urdf"], "/nonexistent/arm.urdf: no such file"),
     (["sim", "--mode", "warp"], "invalid choice"),
 ])
 def test_sim_mistakes_are_one_line_exit_2(args, needle, tmp_path, capsys, monkeypatch):
@@ -365,3 +368,58 @@ def test_controller_yaml_of_each_bundled_robot_is_complete_and_typed(tmp_path):
     ints = tmp_path / "ints.yaml"
     ints.write_text("id_controller:\n  ros__parameters:\n    kp: [400, 400]\n")
     assert controller_parameters("planar_2r", str(ints))["kp"] == [400.0, 400.0]
+
+
+def test_identify_takes_a_bundled_actuators_name(tmp_path, capsys):
+    """`identify --actuators arm7_actuators` reads the bundled file, as `sim --actuators` and
+    the nodes' `actuators` parameter do (it was 'arm7_actuators: no such actuators file')."""
+    from robot_dynamics.identification import cli as identify_cli
+
+    model = rd.load_urdf(robot_path("arm7"))
+    z = np.zeros((3, model.nv))
+    path = tmp_path / "x.npz"
+    np.savez(path, t=np.arange(3.0), q=z, v=z, tau=z, joint_names=np.array(model.joint_names))
+    base = ["arm7", str(path), "-o", str(tmp_path / "f.yaml")]
+    # armature alone with a geared file: refused after reading it (the gear mesh is named)
+    assert identify_cli.main(base + ["--actuators", "arm7_actuators", "--terms", "armature"]) == 2
+    assert "has a gear mesh" in capsys.readouterr().err
+    assert identify_cli.main(base + ["--actuators", str(tmp_path / "none.yaml")]) == 2
+    assert "none.yaml: no such file" in capsys.readouterr().err
+
+
+def test_sim_summary_names_the_friction_actually_used():
+    """A robot without a bundled friction file runs frictionless: the summary says so instead
+    of naming a missing '<robot>_friction (default)'; a robot given as a path is named by its
+    stem."""
+    from robot_dynamics.nodes.common import load_friction
+    from robot_dynamics.nodes.composition import _friction_label
+
+    mimic = rd.load_urdf(robot_path("arm7_gripper_mimic"), mimic=True)
+    law = load_friction("", "arm7_gripper_mimic", mimic)
+    assert law is None
+    assert _friction_label("", law, "arm7_gripper_mimic") == \
+        "none (no bundled arm7_gripper_mimic_friction)"
+    arm7 = rd.load_urdf(robot_path("arm7"))
+    law = load_friction("", "arm7", arm7)
+    assert _friction_label("", law, robot_path("arm7")) == "arm7_friction (default)"
+    assert _friction_label("none", None, "arm7") == "none"
+
+
+def test_sim_notes_that_a_closed_chain_runs_as_its_open_tree():
+    """five_bar has a loop-closure file the nodes do not use: `sim` says so before running."""
+    from robot_dynamics.nodes.composition import loop_closure_note
+
+    note = loop_closure_note("five_bar")
+    assert note and "five_bar_loop.yaml" in note and "loop open" in note
+    assert loop_closure_note("arm7") is None
+    assert loop_closure_note(robot_path("five_bar")) == note  # a path: named by its stem
+
+
+def test_plot_title_names_the_actuators():
+    from robot_dynamics.nodes.composition import plot_title
+
+    base = {"robot": "arm7", "plant_friction_law": "composite", "model_friction_law": "composite",
+            "friction_compensation": True, "mode": "lockstep"}
+    assert "actuators arm7_actuators" in plot_title(dict(base, actuators="arm7_actuators"))
+    assert "actuators fit_actuators" in plot_title(dict(base, actuators="/x/fit_actuators.yaml"))
+    assert "actuators none" in plot_title(dict(base, actuators="none"))

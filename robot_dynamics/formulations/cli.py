@@ -43,9 +43,16 @@ def derive(model, method):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="robot-dynamics derive", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="robot-dynamics derive",
+        description="Equations of motion τ = M(q) q̈ + V(q, q̇) + G(q) of a small serial robot, "
+                    "symbolic (SymPy), on the redundant coordinates of seeds 000/001.")
     parser.add_argument("robot", help="bundled robot name or URDF path (serial, ≤ 4 joints)")
-    parser.add_argument("--method", choices=METHODS, default="gibbs-appell")
+    parser.add_argument("--method", choices=METHODS, default="gibbs-appell",
+                        help="gibbs-appell: ∂S/∂ṗ# of the acceleration energy; lagrange-euler: "
+                             "d/dt ∂T/∂q̇ − ∂T/∂q; kane: partial velocities times inertia "
+                             "forces; newton-euler: seed 004's vω_α · FN pairing (Kane's form); "
+                             "all give the same M, V, G (default: gibbs-appell)")
     parser.add_argument("--latex", default=None, help="also write the equations as LaTeX here")
     args = parser.parse_args(argv)
     from .. import load_urdf

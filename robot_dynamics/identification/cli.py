@@ -58,7 +58,8 @@ def build_parser():
                     "τ = fn∥ − τf, fn from Newton–Euler).", epilog=FORMATS + "\n" + EPILOG_TAIL)
     parser.add_argument("robot", help="bundled robot name, URDF path or .urdf.xacro path")
     parser.add_argument("--validate", default="strict", choices=["strict", "warn"],
-                        help="URDF physics check: refuse (strict) or warn about unphysical bodies")
+                        help="URDF physics check: refuse (strict) or warn about unphysical bodies "
+                             "(default strict)")
     parser.add_argument("log", help="the run: ROS 2 bag directory, .csv or .npz (formats below)")
     parser.add_argument("-o", "--output", required=True, help="friction YAML to write")
     parser.add_argument("--law", default="load_dependent", choices=["load_dependent", "classic"],
@@ -81,7 +82,8 @@ def build_parser():
                         help="actuator terms fitted with the law, comma-separated: armature, "
                              "gear_mesh (default: none; both when --actuators is given)")
     parser.add_argument("--actuators", default=None, metavar="FILE",
-                        help="actuators YAML of the robot (gear ratios, motor limits; see "
+                        help="actuators YAML of the robot, path or bundled name as in `sim "
+                             "--actuators` (gear ratios, motor limits; see "
                              "config/arm7_actuators.yaml): carried over into the written one; "
                              "its armature is taken out of the balance when not fitted")
     parser.add_argument("--actuators-output", default=None, metavar="FILE",
@@ -186,11 +188,13 @@ def _actuator_options(args, model):
     """(terms, prior Actuators or None) from --terms and --actuators; the prior's armature is
     set on ``model`` (taken out of the balance unless fitted)."""
     from ..actuators import actuators_from_config
+    from ..resources import config_path
     from .regressors import TERMS
 
     prior = None
     if args.actuators is not None:
-        prior = actuators_from_config(args.actuators, model)
+        # a path, or a bundled name (arm7_actuators) as `sim --actuators` and the nodes take
+        prior = actuators_from_config(config_path(args.actuators), model)
         prior.apply(model)
     if args.terms is None:
         terms = ("armature", "gear_mesh") if prior is not None else ()

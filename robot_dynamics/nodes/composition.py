@@ -63,8 +63,9 @@ friction: the simulated plant and the controller's model each have a friction mo
   Different values study model mismatch (e.g. --model-friction none: no compensation model).
 
 validity (exit 1 with the reason when the run is not valid): max tracking error above
-  --tolerance (revolute, rad) / --tolerance-prismatic (m); effort saturated at the URDF limit;
-  a joint at its position limit; in realtime mode overruns or stale commands; any step error.
+  --tolerance (revolute, rad) / --tolerance-prismatic (m); effort saturated at the effort limit
+  (the URDF's, or N·motor_torque_limit of --actuators when lower); a joint at its position
+  limit; in realtime mode overruns or stale commands; any step error.
 exit codes: 0 valid run, 1 invalid run, 2 usage error, 130/143 interrupted by SIGINT/SIGTERM."""
 
 
@@ -302,6 +303,9 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
         actuators = default_actuators(robot)
     _, plant_law = load_actuators(actuators, model, plant_law)
     _, model_law = load_actuators(actuators, model, model_law)
+    note = loop_closure_note(robot)
+    if note:
+        log(note)
     gains = controller_parameters(robot, controller_config)
     if plot:
         check_output_path(plot)
@@ -389,8 +393,8 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
     qd = np.array([traj.sample(t - start)[0] for t in data["t"]])
     summary = summarize(model, data, qd, audit, stats, mode=mode, wall=wall,
                         tolerance=tolerance, tolerance_prismatic=tolerance_prismatic)
-    summary.update(robot=robot, plant_friction=plant_spec or f"{robot}_friction (default)",
-                   model_friction=model_spec or f"{robot}_friction (default)",
+    summary.update(robot=robot, plant_friction=_friction_label(plant_spec, plant_law, robot),
+                   model_friction=_friction_label(model_spec, model_law, robot),
                    actuators=actuators or "none",
                    friction_compensation=bool(friction_compensation),
                    plant_friction_law=_law_names(plant_law), model_friction_law=_law_names(model_law))
@@ -399,6 +403,34 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
         save_plot(plot, model, data, qd, title=plot_title(summary))
         log(f"plot saved to {os.path.abspath(plot)}")
     return summary
+
+
+def loop_closure_note(robot: str):
+    """A warning line when ``robot`` has a bundled loop-closure file (``<robot>_loop.yaml``,
+    e.g. the five-bar): the nodes simulate the URDF tree, the loop open; None otherwise."""
+    from ..errors import ModelError
+    from ..resources import config_path, robot_stem
+
+    name = robot_stem(robot) + "_loop"
+    try:
+        path = config_path(name)
+    except ModelError:
+        return None
+    return (f"note: {robot_stem(robot)} is a closed chain ({os.path.basename(path)}); the nodes "
+            "simulate its URDF tree with the loop open (each branch on its own); the closed "
+            "mechanism is robot_dynamics.formulations.closed_loop")
+
+
+def _friction_label(spec, law, robot):
+    """The summary's name of a friction choice: the spec, the robot's bundled default, or
+    'none' when the default was asked for and the robot has no bundled friction file."""
+    if spec:
+        return spec
+    from ..resources import robot_stem
+
+    if law is None:
+        return f"none (no bundled {robot_stem(robot)}_friction)"
+    return f"{robot_stem(robot)}_friction (default)"
 
 
 def default_actuators(robot: str) -> str:
@@ -507,7 +539,7 @@ def summarize(model, data, qd, audit, stats, *, mode, wall, tolerance, tolerance
     limits = np.asarray(model.effort_limits, float)
     if int(stats.get("saturated_steps", 0)):
         saturated = np.abs(data["tau"]) >= limits * (1 - 1e-9)
-        reasons.append(f"effort saturated at the URDF limit in {int(stats['saturated_steps'])} "
+        reasons.append(f"effort saturated at the effort limit in {int(stats['saturated_steps'])} "
                        f"steps{_most(model, saturated)}")
     if int(stats.get("limit_steps", 0)):
         lo, hi = np.asarray(model.lower_limits, float), np.asarray(model.upper_limits, float)
@@ -568,9 +600,12 @@ def report(summary, log=print):
 
 
 def plot_title(summary) -> str:
+    act = summary.get("actuators", "none")
+    act = os.path.splitext(os.path.basename(act))[0] if act not in ("", "none") else "none"
     return (f"{summary['robot']} — plant friction {summary['plant_friction_law']}, controller "
             f"model {summary['model_friction_law']}, compensation "
-            f"{'on' if summary['friction_compensation'] else 'off'} ({summary['mode']})")
+            f"{'on' if summary['friction_compensation'] else 'off'}, actuators {act} "
+            f"({summary['mode']})")
 
 
 def save_plot(path, model, data, qd, title=""):
@@ -654,9 +689,11 @@ def build_parser():
             90),
         epilog=MODES_HELP)
     parser.add_argument("--robot", default="arm7",
-                        help="bundled robot name, URDF path or .urdf.xacro path")
+                        help="bundled robot name (arm7, arm7_gripper, planar_2r, rrp, ...), URDF "
+                             "path or .urdf.xacro path (default arm7)")
     parser.add_argument("--validate", default="strict", choices=["strict", "warn"],
-                        help="URDF physics check: refuse (strict) or warn about unphysical bodies")
+                        help="URDF physics check: refuse (strict) or warn about unphysical bodies "
+                             "(default strict)")
     parser.add_argument("--friction", default="",
                         help="friction of both the plant and the controller's model (bundled "
                              "name, YAML path or 'none'); default: the robot's")
