@@ -21,12 +21,17 @@ def load_mapping(config, kind: str):
         raise ModelError(f"{source}: no such {kind} file")
     with open(source, encoding="utf-8") as fh:
         try:
-            return yaml.safe_load(fh) or {}, source
+            mapping = yaml.safe_load(fh)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
             what = getattr(exc, "problem", None) or str(exc)
             raise ModelError(f"{where}: malformed YAML: {' '.join(str(what).split())}") from None
+    if mapping is None:  # an empty file is a mistake, not "nothing configured"
+        none = {"friction": "'default: {model: none}'", "actuators": "'default: none'"}.get(kind)
+        raise ModelError(f"{source}: the {kind} file is empty" +
+                         (f" (to configure none, write {none})" if none else ""))
+    return mapping, source
 
 
 def joint_entries(config, source: str, model, what: str) -> list:

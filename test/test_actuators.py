@@ -9,7 +9,7 @@ import robot_dynamics as rd
 from robot_dynamics.actuators import actuators_from_config
 from robot_dynamics.errors import ModelError
 from robot_dynamics.friction import CompositeFriction, GearMeshFriction
-from conftest import REPO
+from conftest import REPO, bundled
 
 ARM7 = os.path.join(REPO, "urdf", "arm7.urdf")
 P2R = os.path.join(REPO, "urdf", "planar_2r.urdf")
@@ -209,3 +209,18 @@ def test_identified_coefficients_are_an_actuator_config():
     law = rd.friction_from_config({"default": {"model": "gear_mesh", "mesh_forward": 0.1,
                                                "mesh_backward": 0.3}}, model).laws[0]
     assert (law.c_forward, law.c_backward) == (0.1, 0.3)
+
+
+@pytest.mark.parametrize("kind", ["friction", "actuators"])
+def test_an_empty_config_file_is_refused(tmp_path, kind):
+    """An empty (or comment-only) file is a mistake, not "nothing configured": one line naming
+    the file and how to write "none"; the explicit "none" form is accepted."""
+    model = rd.load_urdf(bundled("arm7.urdf"))
+    load = rd.friction_from_config if kind == "friction" else rd.actuators_from_config
+    path = tmp_path / f"{kind}.yaml"
+    path.write_text("# nothing yet\n")
+    with pytest.raises(rd.ModelError, match=rf"{kind}\.yaml: the {kind} file is empty "
+                                            r"\(to configure none, write 'default: "):
+        load(str(path), model)
+    path.write_text("default: {model: none}\n" if kind == "friction" else "default: none\n")
+    load(str(path), model)
