@@ -117,7 +117,7 @@ def time_run(sim, ro, steps):
     sim.reset(ro.q0)
     pd = rd.PD(ro.kp, ro.kd, ro.qd, ro.vd, feedforward=ro.g0)
     t0 = time.perf_counter_ns()
-    sim.run(steps, pd)
+    sim.run(controller=pd, steps=steps)
     return (time.perf_counter_ns() - t0) / steps / 1e3
 
 
