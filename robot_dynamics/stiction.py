@@ -131,8 +131,22 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
                                   target, direction, h, tol, max_iter, report,
                                   a if change > 0 or warm is not None else None)
         if not ok:
-            report.converged = False
-            break
+            # no motion with these joints sliding (e.g. a Stribeck drop steeper than the drive
+            # can follow within the step): the joint whose equation is worst off at the last
+            # iterate sticks, if it may (within a step, or at rest); its bound is checked below
+            free = state == FREE
+            with np.errstate(invalid="ignore", over="ignore"):
+                tf_a = _friction_of(model, friction, q, v, a, W0, D, free, direction, h)
+                r = np.abs(M @ a + bias - tau - tf_a) / (1.0 + np.abs(tau) + np.abs(bias))
+            cand = free & active & ((h > 0) | at_rest) & (r > 0)  # (False for NaN)
+            if not cand.any():
+                report.converged = False
+                break
+            i = int(np.argmax(np.where(cand, r, -np.inf)))
+            state[i], direction[i] = STUCK, 0.0
+            report.active_set_changes += 1
+            report.message = ""
+            continue
         W = wrenches_at(W0, D, a) if D is not None else W0
         hold = M @ a + bias - tau  # friction (and stop) effort each joint needs for this motion
         noise = _NOISE * (1.0 + np.abs(tau) + np.abs(bias) + np.abs(M) @ np.abs(a))
@@ -246,9 +260,12 @@ def sensitivities(model, friction, q, v, a, W0, D, free, direction, h):
     qdp = qd + h * eps * direction if h > 0 else qd
     idx = np.arange(model.nv)
     Wp = W + (eps * direction)[:, None] * D[idx, idx]
-    m0 = friction.magnitudes(model, W, q, qd, direction)
-    m1 = friction.magnitudes(model, Wp, q, qdp, direction)
-    return np.where(free & friction.active, np.maximum((m1 - m0) / eps, 0.0), 0.0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        m0 = friction.magnitudes(model, W, q, qd, direction)
+        m1 = friction.magnitudes(model, Wp, q, qdp, direction)
+        x = (m1 - m0) / eps
+    # (0 where not finite: loads beyond the float range)
+    return np.where(free & friction.active & np.isfinite(x) & (x > 0), x, 0.0)
 
 
 def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direction, h, tol,

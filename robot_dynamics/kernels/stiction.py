@@ -159,7 +159,8 @@ def _sensitivities(codes, params, kinds, axes, v, a, W0, D, rel, F, nf, directio
         for k in range(6):
             Wi[k] += eps * d * Dii[k]
         m1 = friction_one(codes[i], params[i], kinds[i], axes[i], Wi, up, d)
-        lam[r] = max((m1 - m0) / eps, 0.0)
+        x = (m1 - m0) / eps
+        lam[r] = x if 0.0 < x < np.inf else 0.0  # (0 for NaN: loads beyond the float range)
 
 
 @njit(cache=True, inline="always")
@@ -374,7 +375,28 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
                 target[i] = 0.0
         if not _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, h, tol,
                            max_iter, a, tauf, info, L, W, vecs, idx, change == 0 and not warm):
-            return np.inf
+            # no motion with these joints sliding (e.g. a Stribeck drop steeper than the drive
+            # can follow within the step): the joint whose equation is worst off at the last
+            # iterate sticks, if it may (within a step, or at rest); its bound is checked below
+            _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction, h, W,
+                         vecs[_QD], tauf)
+            worst = -1
+            worst_val = 0.0
+            for i in range(n):
+                if stuck[i] != FREE or codes[i] == 0 or not (h > 0 or at_rest[i]):
+                    continue
+                s = bias[i] - tau[i] - tauf[i]
+                for k in range(n):
+                    s += M[i, k] * a[k]
+                val = abs(s) / (1.0 + abs(tau[i]) + abs(bias[i]))
+                if val > worst_val:  # (False for NaN)
+                    worst, worst_val = i, val
+            if worst < 0:
+                return np.inf
+            stuck[worst] = STUCK
+            direction[worst] = 0.0
+            info[3] += 1
+            continue
         wrenches_at(W0, D, rel, a, W)  # the reactions of this motion (stiction bounds, report)
         for i in range(n):
             s = bias[i] - tau[i]
