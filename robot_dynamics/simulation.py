@@ -460,7 +460,11 @@ class Simulator:
         :class:`SimulationError` naming it (step, time) with the state before it kept.
         """
         n = self.model.nv
+        if (duration is None) == (steps is None):
+            raise InputError("Simulator.run: give either duration (seconds) or steps")
         N = int(steps) if steps is not None else int(round(duration / self.dt))
+        if N < 0:
+            raise InputError(f"Simulator.run: a negative number of steps ({N})")
         compiled_ctl = controller is None or isinstance(controller, _Controller)
         t0 = self.t
         if self._packed is not None and compiled_ctl:
