@@ -286,7 +286,9 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
         report.method = "direct"
         a[F] = np.linalg.solve(MFF, rhs0)
         return a, tauf, True
-    lam = sensitivities(model, friction, q, v, a, W0, D, free, direction, h)[F]
+    # at an instant (h = 0) the plain iteration: Λ = 0
+    lam = sensitivities(model, friction, q, v, a, W0, D, free, direction, h)[F] if h > 0 else \
+        np.zeros(len(F))
     factor = np.linalg.cholesky(MFF + np.diag(lam))
 
     def solve(rhs):
@@ -309,11 +311,12 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
         if converged_step(step, prev if (guess is None or it >= 3) else np.inf,
                           tol * (1.0 + np.abs(new).max())):
             tauf = _friction_of(model, friction, q, v, a, W0, D, free, direction, h)
-            # and the equations hold: residual within tol of the applied efforts (plus the
-            # roundoff of the inertial ones)
+            # and, within a step (Λ ≠ 0: the step alone is a weaker test), the equations hold:
+            # residual within tol of the applied efforts (plus the roundoff of the inertial ones)
             r = MFF @ new - rhs0 - tauf[F]
             big = max(np.abs(rhs0).max(), np.abs(tauf[F]).max())
-            if np.abs(r).max() <= tol * (1.0 + big) + _ROUNDOFF * (np.abs(MFF) @ np.abs(new)).max():
+            if h == 0 or (np.abs(r).max()
+                          <= tol * (1.0 + big) + _ROUNDOFF * (np.abs(MFF) @ np.abs(new)).max()):
                 if report.method != "newton":
                     report.method = "fixed_point"
                 return a, tauf, True

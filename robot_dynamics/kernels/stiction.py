@@ -203,7 +203,8 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
         for r in range(nf):
             a[F[r]] = x[r]
         return True
-    _sensitivities(codes, params, kinds, axes, v, a, W0, D, rel, F, nf, direction, h, W, lam)
+    if h > 0:  # at an instant (h = 0) the plain iteration: Λ = 0
+        _sensitivities(codes, params, kinds, axes, v, a, W0, D, rel, F, nf, direction, h, W, lam)
     if not factor_free(M, F, nf, rel[2], idx[3], fpar, L, lam):
         return False
     if cold:
@@ -235,8 +236,8 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
                              and step * step <= bound * (prev - step)):
             _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction, h, W, qd,
                          tauf)
-            # and the equations hold: residual within tol of the applied efforts (plus the
-            # roundoff of the inertial ones)
+            # and, within a step (Λ ≠ 0: the step alone is a weaker test), the equations hold:
+            # residual within tol of the applied efforts (plus the roundoff of the inertial ones)
             worst = 0.0
             big = 0.0
             eff = 0.0
@@ -251,7 +252,7 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
                 worst = max(worst, abs(s))
                 big = max(big, abs(rhs0[r]), abs(tauf[i]))
                 eff = max(eff, e)
-            if worst <= tol * (1.0 + big) + ROUNDOFF * eff:
+            if h == 0 or worst <= tol * (1.0 + big) + ROUNDOFF * eff:
                 return True
         if not np.isfinite(step) or step > 1e12:
             break
