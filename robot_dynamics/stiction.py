@@ -258,11 +258,19 @@ def sensitivities(model, friction, q, v, a, W0, D, free, direction, h):
     eps = _LAMBDA_STEP * (1.0 + np.abs(a))
     qd = v + h * a if h > 0 else v
     qdp = qd + h * eps * direction if h > 0 else qd
-    idx = np.arange(model.nv)
-    Wp = W + (eps * direction)[:, None] * D[idx, idx]
     with np.errstate(invalid="ignore", over="ignore"):
         m0 = friction.magnitudes(model, W, q, qd, direction)
-        m1 = friction.magnitudes(model, Wp, q, qdp, direction)
+        if D.shape[1] == model.nv:  # joint i's law reads its own reaction only: all at once
+            idx = np.arange(model.nv)
+            Wp = W + (eps * direction)[:, None] * D[idx, idx]
+            m1 = friction.magnitudes(model, Wp, q, qdp, direction)
+        else:  # mimic coordinates (robot_dynamics.mimic): a_β moves every coupled joint's
+            m1 = m0.copy()
+            for b in np.flatnonzero(free & friction.active):
+                u = qd.copy()
+                u[b] = qdp[b]
+                m1[b] = friction.magnitudes(model, W + eps[b] * direction[b] * D[b], q, u,
+                                            direction)[b]
         x = (m1 - m0) / eps
     # (0 where not finite: loads beyond the float range)
     return np.where(free & friction.active & np.isfinite(x) & (x > 0), x, 0.0)
