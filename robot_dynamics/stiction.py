@@ -7,7 +7,12 @@ which depends on the unknown accelerations through eq. 2.3.7: ``W(a) = W0 + Σ_�
   motion. With every joint sliding this is the seed's problem; it is solved by the seed's
   successive approximation (perfect reactions first, then friction from them, then reactions
   again …) and, if that does not converge, by Newton's method on ``a`` (finite-difference
-  Jacobian of the friction map).
+  Jacobian of the friction map) started from the frictionless motion ``M_FF⁻¹ rhs`` — never
+  from the Λ-shifted one below nor from a warm guess: where friction this strong makes the
+  motion non-unique (Painlevé-type, e.g. a self-locking gear back-driven with little rotor
+  inertia) the root Newton returns is the one nearest the frictionless motion (the motoring
+  root); another start can land on a root with the joints against their assumed directions,
+  which the active set rejects, and the stick/slip states then cycle.
 * A **stuck** joint has a prescribed acceleration ``c_i`` and its friction ``λ_i`` is whatever
   holds it: ``λ = (M a + b − τ)_i``. It stays stuck while ``|λ_i| ≤`` its breakaway bound
   (the law's magnitude at rest, in the direction it would move, ``−sign λ_i``) — a bound that
@@ -40,7 +45,8 @@ The successive approximation is preconditioned: each joint's own friction sensit
 difference of the law along its direction) shifts the free block, ``(M_FF + Λ) a⁺ = rhs + τf(a)
 + Λ a`` — the same fixed point as the seed's iteration, reached much sooner (a viscous law in one
 step). It starts from a = 0, or from a previous solve's joint states and accelerations
-(``warm``: the simulator's later passes of a step).
+(``warm``: the simulator's later passes of a step). Λ is the fixed point's preconditioner only:
+the Newton fallback refactors M_FF without it for its start (above).
 
 Tolerances are scale-aware: a stuck joint breaks away when its holding effort exceeds its bound
 by more than 1e-9 of the bound plus the roundoff of the efforts in its equation
@@ -334,8 +340,14 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
                 return a, tauf, True
         if not np.isfinite(step) or step > 1e12:
             break
-    # Newton on r(a_F) = M_FF a_F − rhs0 − τf_F(a), Jacobian by finite differences
+    # Newton on r(a_F) = M_FF a_F − rhs0 − τf_F(a), Jacobian by finite differences, from the
+    # frictionless motion M_FF⁻¹ rhs0 (Λ left out: where friction makes the motion non-unique,
+    # Painlevé-type, Newton returns the root nearest the frictionless motion — the motoring
+    # root of a self-locking gear back-driven; from (M_FF + Λ)⁻¹ rhs0 it can land on a root
+    # with every joint against its assumed direction, and the active set then cycles)
     report.method = "newton"
+    if lam.any():
+        factor = np.linalg.cholesky(MFF)
     a[F] = solve(rhs0)
 
     def residual(x):

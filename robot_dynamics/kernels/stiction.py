@@ -13,7 +13,10 @@ The successive approximation is preconditioned: ``(M_FF + Λ) a⁺ = rhs + τf(a
 same fixed point as the seed's ``M_FF a⁺ = rhs + τf(a)``, and Λ = diag(λ_i) ≥ 0, each joint's
 own friction sensitivity ``−∂τf_i/∂a_i`` (through its velocity at the end of the step and its
 own reaction, by a difference of the law), removes the part of the friction map that makes the
-plain iteration slow: a viscous law then converges in one step.
+plain iteration slow: a viscous law then converges in one step. Λ is the fixed point's only:
+the Newton fallback refactors M_FF without it and starts from the frictionless motion
+M_FF⁻¹ rhs, the root nearest which it returns where the motion is non-unique (a self-locking
+gear back-driven; robot_dynamics.stiction).
 """
 from __future__ import annotations
 
@@ -258,6 +261,15 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
                 return True
         if not np.isfinite(step) or step > 1e12:
             break
+    # Newton starts from the frictionless motion M_FF⁻¹ rhs0: refactor without Λ (the root
+    # nearest the frictionless motion, robot_dynamics.stiction._solve_free)
+    shifted = False
+    for r in range(nf):
+        if lam[r] != 0.0:
+            shifted = True
+            lam[r] = 0.0
+    if shifted and not factor_free(M, F, nf, rel[2], idx[3], fpar, L, lam):
+        return False
     return _newton(M, rhs0, W0, D, rel, codes, params, kinds, axes, v, stuck, direction, h, tol,
                    max_iter, a, tauf, info, L, W, vecs, F[:nf], fpar)
 
