@@ -28,6 +28,7 @@ _EXPORTS = {
     "Data": "model", "Model": "model", "build_model": "model",
     "joint_wrenches": "rnea", "rnea": "rnea",
     "SimulationError": "simulation", "Simulator": "simulation",
+    "PD": "rollout", "ComputedTorque": "rollout",
     "FrictionSolveError": "stiction", "FrictionSolveReport": "stiction",
     "load_urdf": "urdf", "parse_urdf": "urdf",
 }

@@ -48,8 +48,13 @@ from .crba import bias_forces, mass_matrix
 from .directors import wrench_directors
 from .energy import EnergyAudit, kinetic_energy, potential_energy, split_friction_dissipation
 from .errors import InputError, as_vector, check_friction
-from .kernels.fd import PASSES, Q_NEW, V_NEW, sim_step_entry
+from .kernels.fd import (ACTED, PASSES, Q_NEW, SP_DAMPING, SP_FRICTION, SP_H, SP_LIMIT,
+                         SP_LIMIT_STEPS, SP_MOTOR, SP_SATURATED, V_NEW, sim_params,
+                         sim_step_entry)
+from .kernels.rollout import DONE, RUN_STEP, sim_run_entry
 from .kernels.stiction import TAU_LIMIT
+from .model import Data
+from .rollout import _Controller
 from .stiction import _EXPLICIT, LOWER, STUCK, UPPER, FrictionSolveError, solve_with_friction
 
 
@@ -101,11 +106,13 @@ class Simulator:
         self.upper = np.array(model.upper_limits, dtype=float) if limits else np.full(n, np.inf)
         self._has_stops = bool(np.isfinite(self.lower).any() or np.isfinite(self.upper).any())
         self.tau_applied = np.zeros(n)
-        self._n_saturated = 0
         self.damping = np.array(model.damping if damping else np.zeros(n), dtype=float)
-        self._sp = np.concatenate([self.damping, self.lower, self.upper, self.effort_limit])
         self.data = model.create_data()
         self.v_tol, self.tol, self.max_iter = float(velocity_tolerance), float(tol), int(max_iter)
+        # the compiled step's parameters, energy-audit sums and counters (kernels/fd.py)
+        self._sp = sim_params(self.damping, self.lower, self.upper, self.effort_limit,
+                              self.dt, self.v_tol, self.tol, self.max_iter)
+        self._tail = self._sp[4 * n:]
         self.tau_friction = np.zeros(n)
         self.tau_limit = np.zeros(n)
         self.at_limit = np.zeros(n, dtype=bool)
@@ -121,6 +128,12 @@ class Simulator:
         self._reference_only = not compiled
         if not compiled:
             self._packed = None
+        self._fr = None if self._packed is None else self._packed[2]
+        if self._packed is not None:  # what a step leaves in the work array
+            data = self.data
+            self._q_new, self._v_new = data._vecs[Q_NEW], data._vecs[V_NEW]
+            self._mb, self._work = model._mb, data._work
+        self._ctl_data = None  # Data of controllers run in Python (Simulator.run)
         self._report = None
         self.reset(np.zeros(n) if not self._has_stops else
                    np.clip(np.zeros(n), self.lower, self.upper))
@@ -157,10 +170,8 @@ class Simulator:
                   as_vector("v", v, self.model.nv, where="Simulator.reset").copy())
         self.t = 0.0
         self.steps = 0
-        self.saturated_steps = 0
-        self.limit_steps = 0
+        self._tail[SP_MOTOR:] = 0.0  # energy-audit sums and counters
         self.tau_applied = np.zeros(self.model.nv)
-        self._n_saturated = 0
         self._audit = EnergyAudit()
         self._energy0 = self.energy()
         self.tau_friction[:] = 0.0
@@ -175,11 +186,26 @@ class Simulator:
         return kinetic_energy(M, self.v), potential_energy(self.model, self.data)
 
     @property
+    def saturated_steps(self) -> int:
+        """Steps since the last reset in which some joint's effort was at its limit."""
+        return int(self._tail[SP_SATURATED])
+
+    @property
+    def limit_steps(self) -> int:
+        """Steps since the last reset in which a stop acted."""
+        return int(self._tail[SP_LIMIT_STEPS])
+
+    @property
     def audit(self) -> EnergyAudit:
         T, V = self.energy()
-        self._audit.kinetic = T - self._energy0[0]
-        self._audit.potential = V - self._energy0[1]
-        return self._audit
+        audit, tail = self._audit, self._tail
+        audit.kinetic = T - self._energy0[0]
+        audit.potential = V - self._energy0[1]
+        audit.motor_work = float(tail[SP_MOTOR])
+        audit.friction_dissipation = float(tail[SP_FRICTION])
+        audit.damping_dissipation = float(tail[SP_DAMPING])
+        audit.limit_dissipation = float(tail[SP_LIMIT])
+        return audit
 
     def step(self, tau):
         """Advance one step under motor efforts ``tau`` (held constant over the step), each
@@ -190,51 +216,85 @@ class Simulator:
         state is not finite (an overflow), it raises :class:`SimulationError` and keeps the
         state it had — never a silent wrong state.
         """
-        self._acted = False
-        status = None
-        # the loss split below (the step replaces, never edits, these)
-        q0, v0, d0 = self.q, self.v, self._audit.friction_dissipation
-        if self._packed is not None:
+        split = getattr(self.friction, "has_parts", False)  # audit.friction_parts (energy.py)
+        if split:  # the step replaces, never edits, these
+            q0, v0, d0 = self.q, self.v, float(self._tail[SP_FRICTION])
+        if self._packed is not None:  # the common path: one compiled call, a few copies
             try:  # the compiled step saturates and checks tau itself (length, finite)
-                status = self._step_compiled(tau, self.dt)
+                status = sim_step_entry(self._mb, self._fr, self._sp, self.q, self.v, tau,
+                                        self._work)
             except TypeError:  # not a float64 vector: converted (or reported) below
-                pass
-            except _Overflow as exc:
-                self._fail(exc, self.tau_applied)
-        if status != 0:
-            tau = np.ascontiguousarray(as_vector("tau", tau, self.model.nv,
-                                                 where="Simulator.step"))
-            lim = self.effort_limit
-            applied = np.clip(tau, -lim, lim)
-            self._n_saturated = int(np.count_nonzero(np.abs(tau) >= lim))
-            saved = (self.q, self.v, self.tau_friction, self.tau_limit, self.at_limit,
-                     self._audit.motor_work, self._audit.friction_dissipation,
-                     self._audit.damping_dissipation, self._audit.limit_dissipation)
-            try:
-                self._advance(applied, self.dt, 0)
-            except (FrictionSolveError, np.linalg.LinAlgError, ArithmeticError) as exc:
-                (self.q, self.v, self.tau_friction, self.tau_limit, self.at_limit,
-                 self._audit.motor_work, self._audit.friction_dissipation,
-                 self._audit.damping_dissipation, self._audit.limit_dissipation) = saved
-                self._fail(exc, applied)
-            self.tau_applied = applied
-        if getattr(self.friction, "has_parts", False):  # audit.friction_parts (energy.py)
-            W = self.joint_wrenches
-            if W is not None:
-                split_friction_dissipation(self.friction, self.model, W, 0.5 * (q0 + self.q),
-                                           self.v, self.tau_friction, 0.5 * (v0 + self.v),
-                                           self.dt, self._audit.friction_parts,
-                                           self._audit.friction_dissipation - d0
-                                           if self._acted else None)
-        if self._n_saturated:
-            self.saturated_steps += 1
+                status = 1
+            except np.linalg.LinAlgError:  # non-finite matrices (an overflow): named below
+                status = 1
+            if not status & 3:
+                self.data._report = _COMPILED
+                self._report = None
+                self._wrenches = _IN_WORK
+                self.q = self._q_new.copy()
+                self.v = self._v_new.copy()
+                self.tau_applied = self.data.tau.copy()
+                self.tau_friction = self.data.tau_friction.copy()
+                if status & ACTED:
+                    self._show_stops()
+                elif self._stops_shown:  # no stop acted in this step
+                    self._hide_stops()
+                self.t += self.dt
+                self.steps += 1
+                if split:
+                    self._split_losses(q0, v0, d0, bool(status & ACTED))
+                return
+            if status == 3:
+                self.tau_applied = self.data.tau.copy()
+                self._fail(_Overflow(), self.tau_applied)
+        self._step_slow(tau)
+        if split:
+            self._split_losses(q0, v0, d0, self._acted)
+
+    def _split_losses(self, q0, v0, d0, acted):
+        """Book the step's friction dissipation by law part (composite laws: bearing, gear
+        mesh, motor), rescaled to the audit's own total when a stop's impulse acted."""
+        W = self.joint_wrenches
+        if W is not None:
+            split_friction_dissipation(self.friction, self.model, W, 0.5 * (q0 + self.q),
+                                       self.v, self.tau_friction, 0.5 * (v0 + self.v), self.dt,
+                                       self._audit.friction_parts,
+                                       float(self._tail[SP_FRICTION]) - d0 if acted else None)
+
+    def _show_stops(self):
+        self.tau_limit = self.data._vecs[TAU_LIMIT].copy()
+        self.at_limit = self.data._views["stuck"] >= LOWER
+        self._stops_shown = True
+
+    def _hide_stops(self):
+        self.tau_limit = np.zeros(self.model.nv)
+        self.at_limit = np.zeros(self.model.nv, dtype=bool)
+        self._stops_shown = False
+
+    def _step_slow(self, tau):
+        """The step when the compiled one could not be taken: a converted input, the reference
+        path (Python laws, ``compiled=False``), or a failed friction solve (sub-steps)."""
+        self._acted = False
+        tau = np.ascontiguousarray(as_vector("tau", tau, self.model.nv, where="Simulator.step"))
+        lim = self.effort_limit
+        applied = np.clip(tau, -lim, lim)
+        n_saturated = int(np.count_nonzero(np.abs(tau) >= lim))
+        saved = (self.q, self.v, self.tau_friction, self.tau_limit, self.at_limit,
+                 self._tail.copy())
+        try:
+            self._advance(applied, self.dt, 0)
+        except (FrictionSolveError, np.linalg.LinAlgError, ArithmeticError) as exc:
+            (self.q, self.v, self.tau_friction, self.tau_limit, self.at_limit) = saved[:5]
+            self._tail[:] = saved[5]
+            self._fail(exc, applied)
+        self.tau_applied = applied
+        if n_saturated:
+            self._tail[SP_SATURATED] += 1
         if self._acted:
-            self.limit_steps += 1
+            self._tail[SP_LIMIT_STEPS] += 1
             self._stops_shown = True
         elif self._stops_shown:  # no stop acted in this step
-            self.tau_limit = np.zeros(self.model.nv)
-            self.at_limit = np.zeros(self.model.nv, dtype=bool)
-            self._stops_shown = False
+            self._hide_stops()
         self.t += self.dt
         self.steps += 1
 
@@ -275,35 +335,32 @@ class Simulator:
         self._advance(tau, 0.5 * h, depth + 1)
 
     def _step_compiled(self, tau, h) -> int:
-        """The step below as one compiled call. Returns 0 when done; otherwise the state is
+        """A (sub-)step of length h as one compiled call, for :meth:`_advance` (the step's
+        counters are kept by the caller). Returns 0 when done; otherwise the state is
         untouched: 1 a non-finite or wrongly sized input, 2 the friction solve failed; an
         overflow (status 3) raises."""
-        data = self.data
-        status = sim_step_entry(self.model._mb, self._packed[2], self._sp, self.q, self.v, tau, h,
-                                self.v_tol, self.tol, self.max_iter, data._work)
-        data.fd_report = data.compiled_report
+        tail = self._tail
+        saved = tail[SP_H], tail[SP_SATURATED], tail[SP_LIMIT_STEPS]
+        tail[SP_H] = h
+        try:
+            status = sim_step_entry(self._mb, self._fr, self._sp, self.q, self.v, tau,
+                                    self._work)
+        finally:
+            tail[SP_H], tail[SP_SATURATED], tail[SP_LIMIT_STEPS] = saved
+        self.data._report = _COMPILED
         self._report = None
         self._wrenches = None
         if status == 3:
-            self.tau_applied = data.tau.copy()
             raise _Overflow()
-        if status != 0:
-            return status
-        vecs, sums = data._vecs, data._sums
-        self.tau_applied = data.tau.copy()
-        self._n_saturated = sums[6]
-        self.q = vecs[Q_NEW].copy()
-        self.v = vecs[V_NEW].copy()
-        self.tau_friction = data.tau_friction.copy()
-        audit = self._audit
-        audit.motor_work += sums[1]
-        audit.friction_dissipation += sums[2]
-        audit.damping_dissipation += sums[3]
+        if status & 3:
+            return status & 3
+        self.q = self._q_new.copy()
+        self.v = self._v_new.copy()
+        self.tau_friction = self.data.tau_friction.copy()
         self._wrenches = _IN_WORK
-        if sums[5]:
-            audit.limit_dissipation += sums[4]
-            self.tau_limit = vecs[TAU_LIMIT].copy()
-            self.at_limit = data._views["stuck"] >= LOWER
+        if status & ACTED:
+            self.tau_limit = self.data._vecs[TAU_LIMIT].copy()
+            self.at_limit = self.data._views["stuck"] >= LOWER
             self._acted = True
         return 0
 
@@ -354,13 +411,16 @@ class Simulator:
         # velocity-product terms at the mid-step velocity (implicit midpoint): a first solve with
         # q̇ predicts q̇⁺, the next evaluate b and fn(q, q̇, 0) at the mean until the active set
         # repeats; if it does not, at q̇ (explicit)
-        v_eval, seen, explicit = v, None, False
+        # repeat until the active set repeats; each pass after the first starts from the previous
+        # pass's joint states and accelerations
+        v_eval, seen, explicit, warm = v, None, False, None
         for ps in range(PASSES + 1):
             if ps == PASSES:
                 v_eval, explicit = v, True
             bias = bias_forces(model, data, q_half, v_eval) + self.damping * v
             a, tauf, tlim, state = self._solve(tau, q_half, v, M_eff, bias, data.f.copy(), D, h,
-                                               reference, u_lo, u_hi)
+                                               reference, u_lo, u_hi, warm)
+            warm = (state, a)
             if ps == PASSES or (ps > 0 and np.array_equal(state, seen)):
                 break
             seen = state
@@ -377,11 +437,12 @@ class Simulator:
         if not (np.isfinite(q_new).all() and np.isfinite(v_new).all()):
             raise _Overflow()
         acted = bool(lost != 0.0 or P.any() or (st >= LOWER).any())
-        self._audit.motor_work += h * float(tau @ v_mid)
-        self._audit.friction_dissipation -= h * float(tauf @ v_mid)
-        self._audit.damping_dissipation += h * float((self.damping * v_new) @ v_mid)
+        tail = self._tail
+        tail[SP_MOTOR] += h * float(tau @ v_mid)
+        tail[SP_FRICTION] -= h * float(tauf @ v_mid)
+        tail[SP_DAMPING] += h * float((self.damping * v_new) @ v_mid)
         if acted:
-            self._audit.limit_dissipation += lost - h * float(tlim @ v_mid)
+            tail[SP_LIMIT] += lost - h * float(tlim @ v_mid)
             self.tau_limit = tlim + P / h
             self.at_limit = st >= LOWER
             self._acted = True
@@ -389,7 +450,7 @@ class Simulator:
         self.v = v_new
         self.tau_friction = tauf
 
-    def _solve(self, tau, q, v, M_eff, bias, W0, D, h, reference, u_lo, u_hi):
+    def _solve(self, tau, q, v, M_eff, bias, W0, D, h, reference, u_lo, u_hi, warm):
         n = self.model.nv
         if D is None and not self._has_stops:
             self._wrenches = None
@@ -397,31 +458,117 @@ class Simulator:
         a, tauf, report = solve_with_friction(self.model, self._solve_friction_model, q, v, tau,
                                               M_eff, bias, W0, D, h=h, v_tol=self.v_tol,
                                               tol=self.tol, max_iter=self.max_iter,
-                                              reference=reference, u_lower=u_lo, u_upper=u_hi)
+                                              reference=reference, u_lower=u_lo, u_upper=u_hi,
+                                              warm=warm)
         self._report = report
         if not report.converged:
             raise FrictionSolveError(report)
         self._wrenches = report.wrenches
         return a, tauf, report.tau_limit, report.state
 
-    def run(self, duration, controller=None):
-        """Simulate ``duration`` seconds; ``controller(t, q, q̇) → τ`` (default zero effort).
+    def run(self, duration=None, controller=None, *, steps=None):
+        """Simulate ``duration`` seconds (or ``steps`` steps) under ``controller``.
+
+        ``controller``: None (zero effort), a compiled controller (:class:`~robot_dynamics.PD`,
+        :class:`~robot_dynamics.ComputedTorque`: gains and references as arrays, row k of a
+        reference at step k of this run) — then every step runs inside one compiled call
+        (:mod:`robot_dynamics.kernels.rollout`), the same step as :meth:`step` —, or any
+        callable ``controller(t, q, q̇) → τ``, called before each step.
 
         Returns a dict of arrays: t, q, v, tau (the effort applied, after saturation),
-        tau_friction, tau_limit (one row per step, after it).
+        tau_friction, tau_limit (one row per step, after it). A step that cannot be taken raises
+        :class:`SimulationError` naming it (step, time) with the state before it kept.
         """
-        n = int(round(duration / self.dt))
-        keys = ("q", "v", "tau", "tau_friction", "tau_limit")
-        out = {k: np.zeros((n, self.model.nv)) for k in keys}
-        out["t"] = np.zeros(n)
-        zero = np.zeros(self.model.nv)
-        for k in range(n):
-            tau = zero if controller is None else controller(self.t, self.q, self.v)
-            self.step(tau)
-            out["t"][k], out["q"][k], out["v"][k] = self.t, self.q, self.v
-            out["tau"][k], out["tau_friction"][k] = self.tau_applied, self.tau_friction
-            out["tau_limit"][k] = self.tau_limit
-        return out
+        n = self.model.nv
+        if (duration is None) == (steps is None):
+            raise InputError("Simulator.run: give either duration (seconds) or steps")
+        N = int(steps) if steps is not None else int(round(duration / self.dt))
+        if N < 0:
+            raise InputError(f"Simulator.run: a negative number of steps ({N})")
+        compiled_ctl = controller is None or isinstance(controller, _Controller)
+        t0 = self.t
+        # composite laws book their loss split per step (step()): they take the loop below
+        if (self._packed is not None and compiled_ctl
+                and not getattr(self.friction, "has_parts", False)):
+            rows = self._run_compiled(N, controller)
+        else:
+            rows = np.empty((N, 5, n))
+            for k in range(N):
+                if compiled_ctl:
+                    tau = self._python_torque(controller, k)
+                else:
+                    tau = controller(self.t, self.q, self.v)
+                self.step(tau)
+                rows[k] = (self.q, self.v, self.tau_applied, self.tau_friction, self.tau_limit)
+        # the clock as step() advances it: ((t₀ + dt) + dt) + … (a sequential sum)
+        t = np.cumsum(np.concatenate([[t0], np.full(N, self.dt)]))[1:]
+        return {"t": t, "q": rows[:, 0].copy(), "v": rows[:, 1].copy(),
+                "tau": rows[:, 2].copy(), "tau_friction": rows[:, 3].copy(),
+                "tau_limit": rows[:, 4].copy()}
+
+    def _python_torque(self, controller, k):
+        """A compiled controller's law stated in NumPy (its ``torque``), at step k of a run."""
+        if controller is None:
+            return np.zeros(self.model.nv)
+        if self._ctl_data is None:
+            self._ctl_data = self.model.create_data()
+        return controller.torque(self.model, self._ctl_data, k, self.q, self.v)
+
+    def _run_compiled(self, N, controller):
+        n = self.model.nv
+        t0 = self.t
+        steps0 = self.steps
+        ctl = _ZERO_CTL if controller is None else controller.pack(self.model)
+        rows = np.empty((N, 5, n))
+        q0 = np.array(self.q, dtype=np.float64)
+        v0 = np.array(self.v, dtype=np.float64)
+        k = 0
+        last_compiled = True
+        while k < N:
+            try:
+                ret = sim_run_entry(self._mb, self._fr, self._sp, ctl, q0, v0, k, self._work,
+                                    rows)
+            except np.linalg.LinAlgError:  # non-finite matrices: step() names the overflow
+                ret = 4 * int(self.data._sums[RUN_STEP]) + 1
+            k, status = divmod(int(ret), 4)
+            if status == DONE:
+                last_compiled = True
+                break
+            # step k could not be taken in the compiled loop: step() takes it (sub-steps, the
+            # reference path) or raises naming it, with the state before it
+            if k > 0:
+                self.q, self.v = rows[k - 1, 0].copy(), rows[k - 1, 1].copy()
+            self.t = t0
+            for _ in range(k):
+                self.t += self.dt
+            self.steps = steps0 + k
+            tau = self._python_torque(controller, k)
+            try:
+                self.step(tau)
+            except InputError as exc:
+                raise InputError(f"Simulator.run: step {self.steps + 1} at t={self.t:.6g} s: "
+                                 f"the controller's effort: {exc}") from exc
+            rows[k] = (self.q, self.v, self.tau_applied, self.tau_friction, self.tau_limit)
+            k += 1
+            last_compiled = False
+        if N:
+            last = rows[N - 1]
+            self.q, self.v = last[0].copy(), last[1].copy()
+            self.tau_applied, self.tau_friction = last[2].copy(), last[3].copy()
+            if last_compiled:
+                self.data._report = _COMPILED
+                self._report = None
+                self._wrenches = _IN_WORK
+                if last[4].any() or (self.data._views["stuck"] >= LOWER).any():
+                    self._show_stops()
+                elif self._stops_shown:
+                    self._hide_stops()
+        t = t0
+        for _ in range(N):
+            t += self.dt
+        self.t = t
+        self.steps = steps0 + N
+        return rows
 
 
 class _Overflow(ArithmeticError):
@@ -429,3 +576,14 @@ class _Overflow(ArithmeticError):
 
 
 _IN_WORK = object()  # marker: the last step's joint wrenches are in the Data work array
+_COMPILED = Data.compiled_report  # marker: the last step's report is in the work array
+
+
+def _zero_controller():
+    from .kernels.rollout import ZERO, pack_controller
+
+    return pack_controller(ZERO, 0, np.zeros(0), np.zeros(0), np.zeros((1, 0)),
+                           np.zeros((1, 0)), np.zeros((1, 0)))
+
+
+_ZERO_CTL = _zero_controller()

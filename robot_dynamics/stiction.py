@@ -7,7 +7,12 @@ which depends on the unknown accelerations through eq. 2.3.7: ``W(a) = W0 + Σ_�
   motion. With every joint sliding this is the seed's problem; it is solved by the seed's
   successive approximation (perfect reactions first, then friction from them, then reactions
   again …) and, if that does not converge, by Newton's method on ``a`` (finite-difference
-  Jacobian of the friction map).
+  Jacobian of the friction map) started from the frictionless motion ``M_FF⁻¹ rhs`` — never
+  from the Λ-shifted one below nor from a warm guess: where friction this strong makes the
+  motion non-unique (Painlevé-type, e.g. a self-locking gear back-driven with little rotor
+  inertia) the root Newton returns is the one nearest the frictionless motion (the motoring
+  root); another start can land on a root with the joints against their assumed directions,
+  which the active set rejects, and the stick/slip states then cycle.
 * A **stuck** joint has a prescribed acceleration ``c_i`` and its friction ``λ_i`` is whatever
   holds it: ``λ = (M a + b − τ)_i``. It stays stuck while ``|λ_i| ≤`` its breakaway bound
   (the law's magnitude at rest, in the direction it would move, ``−sign λ_i``) — a bound that
@@ -34,6 +39,14 @@ Two uses share this solver:
   friction along the stop, or static friction up to its bound when ``u = 0``); a stop that
   would pull lets its joint go, and a stuck joint that breaks away toward a stop it already
   touches goes onto the stop.
+
+The successive approximation is preconditioned: each joint's own friction sensitivity
+``λ_i = max(0, −∂τf_i/∂a_i)`` (through its end-of-step velocity and its own reaction, by a
+difference of the law along its direction) shifts the free block, ``(M_FF + Λ) a⁺ = rhs + τf(a)
++ Λ a`` — the same fixed point as the seed's iteration, reached much sooner (a viscous law in one
+step). It starts from a = 0, or from a previous solve's joint states and accelerations
+(``warm``: the simulator's later passes of a step). Λ is the fixed point's preconditioner only:
+the Newton fallback refactors M_FF without it for its start (above).
 
 Tolerances are scale-aware: a stuck joint breaks away when its holding effort exceeds its bound
 by more than 1e-9 of the bound plus the roundoff of the efforts in its equation
@@ -76,8 +89,12 @@ class FrictionSolveError(RuntimeError):
 
 
 def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_tol=1e-9,
-                        tol=1e-10, max_iter=50, reference=False, u_lower=None, u_upper=None):
+                        tol=1e-10, max_iter=50, reference=False, u_lower=None, u_upper=None,
+                        warm=None):
     """Return (a, τf, report). See the module docstring for the meaning of ``h``.
+
+    ``warm``: (report.state, a) of a previous solve to start from (joint states, directions
+    and accelerations); otherwise every joint at rest starts stuck and a = 0.
 
     ``u_lower``/``u_upper`` (h > 0 only; (nv,), ∓inf = none) bound the end-of-step velocity
     ``u = q̇ + h a`` of each joint: the joint stops (hard stops of the simulator, see
@@ -91,14 +108,18 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
     hi = np.full(n, np.inf) if u_upper is None else np.asarray(u_upper, dtype=float)
     if friction._packed is not None and not reference:
         return _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, max_iter,
-                               lo, hi)
+                               lo, hi, warm)
     report = FrictionSolveReport()
     active = friction.active
     at_rest = np.abs(v) <= v_tol
-    # state: 0 free (sliding or breaking away), STUCK held by friction, LOWER/UPPER on a stop
-    state = np.where(at_rest & active, STUCK, FREE)
-    direction = np.where(at_rest, 0.0, np.sign(v))
-    a = np.zeros(n)
+    if warm is None:
+        # state: 0 free (sliding or breaking away), STUCK held by friction, LOWER/UPPER on a stop
+        state = np.where(at_rest & active, STUCK, FREE)
+        direction = np.where(at_rest, 0.0, np.sign(v))
+        a = np.zeros(n)
+    else:
+        state, direction = warm[0] // 4, (warm[0] % 4 - 1).astype(float)
+        a = np.array(warm[1], dtype=float)
     W = W0
     seen = set()
     for change in range(6 * n + 10):
@@ -113,13 +134,22 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
         else:
             target = np.zeros(n)
         a, tauf, ok = _solve_free(model, friction, q, v, tau, M, bias, W0, D, state != FREE,
-                                  target, direction, h, tol, max_iter, report)
+                                  target, direction, h, tol, max_iter, report,
+                                  a if change > 0 or warm is not None else None)
         if not ok:
-            jam = _jam_candidate(state, active, at_rest, v, h)
-            if jam < 0:
+            # no motion with these joints sliding (e.g. a Stribeck drop steeper than the drive
+            # can follow within the step): the joint whose equation is worst off at the last
+            # iterate sticks, if it may (within a step, or at rest); its bound is checked below
+            free = state == FREE
+            with np.errstate(invalid="ignore", over="ignore"):
+                tf_a = _friction_of(model, friction, q, v, a, W0, D, free, direction, h)
+                r = np.abs(M @ a + bias - tau - tf_a) / (1.0 + np.abs(tau) + np.abs(bias))
+            cand = free & active & ((h > 0) | at_rest) & (r > 0)  # (False for NaN)
+            if not cand.any():
                 report.converged = False
                 break
-            state[jam], direction[jam] = STUCK, 0.0  # no sliding motion: try it jammed
+            i = int(np.argmax(np.where(cand, r, -np.inf)))
+            state[i], direction[i] = STUCK, 0.0
             report.active_set_changes += 1
             report.message = ""
             continue
@@ -205,21 +235,8 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
 
 
 FREE, STUCK, LOWER, UPPER = 0, 1, 2, 3  # joint states of the active set (also the kernel's)
-
-
-def _jam_candidate(state, active, at_rest, v, h):
-    """When the free joints have no sliding motion (the successive approximation and Newton
-    fail), a time step (h > 0) tries the sliding joint nearest to rest stuck (``u_i = 0``):
-    a self-locking gear back-driven with too little rotor inertia (``armature_i <
-    (c_b − 1)·M_ii``: the back-driven branch has a negative effective inertia, Painlevé-type)
-    jams, and the stick check that follows accepts it exactly when friction can hold it
-    (docs/ARCHITECTURE.md, "Gear-mesh friction in the solve"). -1: no candidate."""
-    if h <= 0:
-        return -1
-    cand = np.flatnonzero((state == FREE) & active & ~at_rest)
-    if len(cand) == 0:
-        return -1
-    return int(cand[np.argmin(np.abs(v[cand]))])
+_LAMBDA_STEP = 1e-6  # relative step of the difference that estimates λ (kernels/stiction.py)
+_ROUNDOFF = 1e-14  # roundoff allowance of the inertial efforts Σ|M a| in the residual test
 _NOISE = 1e-12  # relative roundoff allowance of a holding effort (relative to the efforts in it)
 
 
@@ -243,45 +260,94 @@ def _friction_of(model, friction, q, v, a, W0, D, free, direction, h):
     return np.where(free & friction.active, -mag * direction, 0.0)
 
 
+def sensitivities(model, friction, q, v, a, W0, D, free, direction, h):
+    """λ (nv,): max(0, −∂τf_i/∂a_i) of each free joint with friction at accelerations ``a``,
+    by the law's change when a_i moves by ε = 1e-6 (1 + |a_i|) along the joint's direction (its
+    end-of-step velocity by hε, its own reaction by ε·pl_i, eq. 2.3.7), per ε."""
+    W = wrenches_at(W0, D, a)
+    eps = _LAMBDA_STEP * (1.0 + np.abs(a))
+    qd = v + h * a if h > 0 else v
+    qdp = qd + h * eps * direction if h > 0 else qd
+    with np.errstate(invalid="ignore", over="ignore"):
+        m0 = friction.magnitudes(model, W, q, qd, direction)
+        if D.shape[1] == model.nv:  # joint i's law reads its own reaction only: all at once
+            idx = np.arange(model.nv)
+            Wp = W + (eps * direction)[:, None] * D[idx, idx]
+            m1 = friction.magnitudes(model, Wp, q, qdp, direction)
+        else:  # mimic coordinates (robot_dynamics.mimic): a_β moves every coupled joint's
+            m1 = m0.copy()
+            for b in np.flatnonzero(free & friction.active):
+                u = qd.copy()
+                u[b] = qdp[b]
+                m1[b] = friction.magnitudes(model, W + eps[b] * direction[b] * D[b], q, u,
+                                            direction)[b]
+        x = (m1 - m0) / eps
+    # (0 where not finite: loads beyond the float range)
+    return np.where(free & friction.active & np.isfinite(x) & (x > 0), x, 0.0)
+
+
 def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direction, h, tol,
-                max_iter, report):
-    """Accelerations of the free joints for a fixed stick/slip assignment."""
+                max_iter, report, guess):
+    """Accelerations of the free joints for a fixed stick/slip assignment, the iteration
+    starting from ``guess`` on the free joints — or, None, from (M_FF + Λ)⁻¹ rhs (friction
+    left out)."""
     free = ~stuck
     F, K = np.flatnonzero(free), np.flatnonzero(stuck)
     a = np.array(target, dtype=float)
-    a[F] = 0.0
+    a[F] = 0.0 if guess is None else guess[F]
     if len(F) == 0:
         return a, np.zeros(model.nv), True
     MFF = M[np.ix_(F, F)]
     rhs0 = tau[F] - bias[F] - M[np.ix_(F, K)] @ target[K]
-    factor = np.linalg.cholesky(MFF)
+    tauf = np.zeros(model.nv)
+    if not friction.active[F].any():
+        report.method = "direct"
+        a[F] = np.linalg.solve(MFF, rhs0)
+        return a, tauf, True
+    # at an instant (h = 0) the plain iteration: Λ = 0
+    lam = sensitivities(model, friction, q, v, a, W0, D, free, direction, h)[F] if h > 0 else \
+        np.zeros(len(F))
+    factor = np.linalg.cholesky(MFF + np.diag(lam))
 
     def solve(rhs):
         return np.linalg.solve(factor.T, np.linalg.solve(factor, rhs))
 
-    # successive approximation (seed 004 §2.8): frictionless start, then friction from reactions
-    tauf = np.zeros(model.nv)
-    a[F] = solve(rhs0)
-    method = "direct" if not friction.active[F].any() else "fixed_point"
-    if method == "direct":
-        report.method = method
-        return a, tauf, True
+    if guess is None:
+        a[F] = solve(rhs0)
+
+    # successive approximation (seed 004 §2.8), preconditioned by Λ: friction from the
+    # reactions, motion again — from the guess
     step = np.inf
     for it in range(1, max_iter + 1):
         tauf = _friction_of(model, friction, q, v, a, W0, D, free, direction, h)
-        new = solve(rhs0 + tauf[F])
+        new = solve(rhs0 + tauf[F] + lam * a[F])
         prev, step = step, np.abs(new - a[F]).max()
         a[F] = new
         report.iterations += 1
-        if converged_step(step, prev, tol * (1.0 + np.abs(new).max())):
+        # from a caller's guess, the contraction estimate from the third iteration on (the first
+        # step is the guess's error, not the iteration's)
+        if converged_step(step, prev if (guess is None or it >= 3) else np.inf,
+                          tol * (1.0 + np.abs(new).max())):
             tauf = _friction_of(model, friction, q, v, a, W0, D, free, direction, h)
-            if report.method != "newton":
-                report.method = "fixed_point"
-            return a, tauf, True
+            # and, within a step (Λ ≠ 0: the step alone is a weaker test), the equations hold:
+            # residual within tol of the applied efforts (plus the roundoff of the inertial ones)
+            r = MFF @ new - rhs0 - tauf[F]
+            big = max(np.abs(rhs0).max(), np.abs(tauf[F]).max())
+            if h == 0 or (np.abs(r).max()
+                          <= tol * (1.0 + big) + _ROUNDOFF * (np.abs(MFF) @ np.abs(new)).max()):
+                if report.method != "newton":
+                    report.method = "fixed_point"
+                return a, tauf, True
         if not np.isfinite(step) or step > 1e12:
             break
-    # Newton on r(a_F) = M_FF a_F − rhs0 − τf_F(a), Jacobian by finite differences
+    # Newton on r(a_F) = M_FF a_F − rhs0 − τf_F(a), Jacobian by finite differences, from the
+    # frictionless motion M_FF⁻¹ rhs0 (Λ left out: where friction makes the motion non-unique,
+    # Painlevé-type, Newton returns the root nearest the frictionless motion — the motoring
+    # root of a self-locking gear back-driven; from (M_FF + Λ)⁻¹ rhs0 it can land on a root
+    # with every joint against its assumed direction, and the active set then cycles)
     report.method = "newton"
+    if lam.any():
+        factor = np.linalg.cholesky(MFF)
     a[F] = solve(rhs0)
 
     def residual(x):
@@ -333,7 +399,8 @@ _NON_UNIQUE = ("friction this strong can make the motion non-unique (Painlevé-t
                "frictionless motion")
 
 
-def _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, max_iter, lo, hi):
+def _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, max_iter, lo, hi,
+                    warm=None):
     from .kernels.stiction import solve_friction
 
     n = model.nv
@@ -341,6 +408,10 @@ def _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, m
     stuck, at_rest = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
     info = np.zeros(8, dtype=np.int64)
     vecs = np.empty((24, n))
+    if warm is not None:
+        stuck[:] = warm[0] // 4
+        vecs[1] = warm[0] % 4 - 1
+        a[:] = warm[1]
     codes, params = friction._packed[:2]
     W = np.empty((n, 6))
     residual = solve_friction(
@@ -351,7 +422,7 @@ def _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, m
         np.ascontiguousarray(v, dtype=float), float(h), float(v_tol), float(tol), int(max_iter),
         np.ascontiguousarray(lo, dtype=float), np.ascontiguousarray(hi, dtype=float),
         a, tauf, stuck, at_rest, info, np.empty((n, n)), W, vecs,
-        np.empty((5, n), dtype=np.int64))
+        np.empty((5, n), dtype=np.int64), warm is not None)
     if not info[0]:
         tauf[:] = 0.0
     report = compiled_report(model, info, residual, stuck, at_rest)

@@ -16,7 +16,7 @@ import sys
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SOURCES = ("kernels/layout.py", "kernels/dynamics.py", "kernels/friction.py",
-            "kernels/stiction.py", "kernels/fd.py", "batch.py")
+            "kernels/stiction.py", "kernels/fd.py", "kernels/rollout.py", "batch.py")
 
 
 def guard() -> None:

@@ -78,7 +78,7 @@ def fd_entry(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
             W0[i, k] = f[i, k]
     res = solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, 0.0, v_tol, tol,
                          max_iter, ulo, uhi, vecs[ACC], tauf, stuck, at_rest, info, L, W, vecs,
-                         idx)
+                         idx, False)
     if not np.isfinite(res):
         for i in range(n):
             tauf[i] = 0.0
@@ -157,25 +157,44 @@ def stop_impulse(kinds, parents, axes, R0, p0, I6, S, q, v, lower, upper, h, R, 
 
 #: largest number of mid-step evaluations of the velocity products before the explicit fallback
 PASSES = 4
+#: the simulator's parameter array ``sp`` (owned by the Simulator, one per instance):
+#: [damping, lower, upper, effort limit] (4n; ∓inf: no stop, inf: no limit), then these scalars
+SP_H, SP_VTOL, SP_TOL, SP_MAXITER = 0, 1, 2, 3  # step length, rest velocity, tolerance, iterations
+SP_MOTOR, SP_FRICTION, SP_DAMPING, SP_LIMIT = 4, 5, 6, 7  # energy-audit sums, accumulated
+SP_SATURATED, SP_LIMIT_STEPS = 8, 9  # steps with a saturated joint / with a stop acting
+SP_SCALARS = 10
+#: flags added to status 0 of a step: some joint saturated, some stop acted
+SATURATED, ACTED = 4, 8
 
 
-@njit(_SIG.format(F1=F1, extra=F1 + ", ", h="float64, "), cache=True)
-def sim_step_entry(mb, fr, sp, q, v, tau_cmd, h, v_tol, tol, max_iter, w):
+def sim_params(damping, lower, upper, effort, h, v_tol, tol, max_iter):
+    """The flat ``sp`` array of :func:`sim_step_entry` / :func:`sim_run_entry`."""
+    tail = np.zeros(SP_SCALARS)
+    tail[SP_H], tail[SP_VTOL], tail[SP_TOL], tail[SP_MAXITER] = h, v_tol, tol, max_iter
+    return np.concatenate([damping, lower, upper, effort, tail]).astype(np.float64)
+
+
+@njit(cache=True)
+def _step(mb, fr, sp, q, v, tau_cmd, w):
     """One step of :class:`robot_dynamics.simulation.Simulator` (see its module docstring).
 
-    ``sp`` = [damping, lower, upper, effort limit] (4n; ∓inf: no stop, inf: no limit). Step
-    length h; joints with |q̇| ≤ v_tol are at rest. The motor efforts are saturated at the
-    effort limits first (the applied efforts go to Data's ``tau``, the number of saturated
-    joints to sums[6]). Leaves q⁺, q̇⁺ in vecs[Q_NEW], vecs[V_NEW], τf in tau_friction, the
-    stops' reactions in vecs[TAU_LIMIT] (impulses included, as P/h), the joint states in
-    ``stuck``, the joint wrenches of the answer in Wt, and in sums[1:6] the energy-audit
-    increments (motor work, friction, damping and stop dissipation) and 1.0 if a stop acted.
+    ``sp``: :func:`sim_params` (step length h; joints with |q̇| ≤ v_tol are at rest). The motor
+    efforts are saturated at the effort limits first (the applied efforts go to Data's ``tau``).
+    Leaves q⁺, q̇⁺ in vecs[Q_NEW], vecs[V_NEW], τf in tau_friction, the stops' reactions in
+    vecs[TAU_LIMIT] (impulses included, as P/h), the joint states in ``stuck``, the joint wrenches
+    of the answer in Wt, q̈ in vecs[ACC] (the next step's first guess); adds the energy-audit
+    increments (motor work, friction, damping and stop dissipation) and the step counters to the
+    tail of ``sp``, sums[1:7] as before. Returns 0 (+ SATURATED, + ACTED), or 1 a bad input,
+    2 the friction solve failed, 3 an overflow (the caller keeps its state in all three).
     """
     n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
-    if (q.shape[0] != n or v.shape[0] != n or tau_cmd.shape[0] != n or sp.shape[0] != 4 * n
-            or not all_finite(q, v, tau_cmd)):
+    if (q.shape[0] != n or v.shape[0] != n or tau_cmd.shape[0] != n
+            or sp.shape[0] != 4 * n + SP_SCALARS or not all_finite(q, v, tau_cmd)):
         return 1
-    damping, lower, upper, effort = sp[:n], sp[n:2 * n], sp[2 * n:3 * n], sp[3 * n:]
+    damping, lower, upper, effort = sp[:n], sp[n:2 * n], sp[2 * n:3 * n], sp[3 * n:4 * n]
+    acc_sums = sp[4 * n:]
+    h, v_tol, tol = acc_sums[SP_H], acc_sums[SP_VTOL], acc_sums[SP_TOL]
+    max_iter = int(acc_sums[SP_MAXITER])
     R, p, vel, acc, f, tau, tauf, X, Ic, oMi, M = work_views(mb, w)
     n_sat = 0
     for i in range(n):  # 0. saturation: what the drive applies
@@ -219,7 +238,8 @@ def sim_step_entry(mb, fr, sp, q, v, tau_cmd, h, v_tol, tol, max_iter, w):
         Meff[r, r] += h * damping[r]
     # 2. velocity-product terms at the mid-step velocity: a first solve with q̇ predicts q̇⁺,
     # the next evaluate b and fn(q, q̇, 0) at the mean, until the active set repeats; if it
-    # does not (a step too long for the motion), at the start velocity (explicit)
+    # does not (a step too long for the motion), at the start velocity (explicit). Each pass
+    # after the first starts from the previous pass's joint states and accelerations
     res = np.inf
     for ps in range(PASSES + 1):
         if ps == PASSES:
@@ -233,7 +253,7 @@ def sim_step_entry(mb, fr, sp, q, v, tau_cmd, h, v_tol, tol, max_iter, w):
                 W0[i, k] = f[i, k]
         res = solve_friction(Meff, bias, tau, W0, D, rel, codes, params, kinds, axes, vp, h, v_tol,
                              tol, max_iter, ulo, uhi, a, tauf, stuck, at_rest, info, L, W, vecs,
-                             idx)
+                             idx, ps > 0)
         if not np.isfinite(res):
             for i in range(n):
                 tauf[i] = 0.0
@@ -283,4 +303,21 @@ def sim_step_entry(mb, fr, sp, q, v, tau_cmd, h, v_tol, tol, max_iter, w):
     sums[4] = lost - h * stop
     sums[5] = 1.0 if acted else 0.0
     sums[6] = n_sat
-    return 0
+    acc_sums[SP_MOTOR] += sums[1]
+    acc_sums[SP_FRICTION] += sums[2]
+    acc_sums[SP_DAMPING] += sums[3]
+    status = 0
+    if acted:
+        acc_sums[SP_LIMIT] += sums[4]
+        acc_sums[SP_LIMIT_STEPS] += 1.0
+        status += ACTED
+    if n_sat:
+        acc_sums[SP_SATURATED] += 1.0
+        status += SATURATED
+    return status
+
+
+@njit(f"int64({F1}, {F1}, {F1}, {F1}, {F1}, {F1}, {F1})", cache=True)
+def sim_step_entry(mb, fr, sp, q, v, tau_cmd, w):
+    """:func:`_step` behind an explicit signature (one compiled call per step)."""
+    return _step(mb, fr, sp, q, v, tau_cmd, w)

@@ -4,10 +4,19 @@ Same algorithm, same tolerances, same outputs: the Python module is its specific
 tests compare the two. ``info`` returns [converged, method (0 direct, 1 fixed point, 2 Newton),
 iterations, active-set changes, non-unique flag].
 
-The free block of M is factorised once per stick/slip assignment (LTL without fill-in on the
-tree, :func:`factor_free`) and each successive-approximation iteration costs two sparse
-triangular solves and one evaluation of the friction map. Everything
+The free block of M, shifted by Λ (below), is factorised once per stick/slip assignment (LTL
+without fill-in on the tree, :func:`factor_free`) and each successive-approximation iteration
+costs two sparse triangular solves and one evaluation of the friction map. Everything
 lives in caller-provided scratch (:mod:`.layout`): nothing is allocated on the fixed-point path.
+
+The successive approximation is preconditioned: ``(M_FF + Λ) a⁺ = rhs + τf(a) + Λ a`` has the
+same fixed point as the seed's ``M_FF a⁺ = rhs + τf(a)``, and Λ = diag(λ_i) ≥ 0, each joint's
+own friction sensitivity ``−∂τf_i/∂a_i`` (through its velocity at the end of the step and its
+own reaction, by a difference of the law), removes the part of the friction map that makes the
+plain iteration slow: a viscous law then converges in one step. Λ is the fixed point's only:
+the Newton fallback refactors M_FF without it and starts from the frictionless motion
+M_FF⁻¹ rhs, the root nearest which it returns where the motion is non-unique (a self-locking
+gear back-driven; robot_dynamics.stiction).
 """
 from __future__ import annotations
 
@@ -21,6 +30,11 @@ from .friction import friction_one
 # rows of the ``vecs`` scratch (24, n) used here; kernels/fd.py uses rows 16 and up
 (_TARGET, _DIRECTION, _HOLD, _BOUNDS, _RELEASE, _NOISE_ROW, _QD, _RHS0, _RHS, _X, _NEW, _TF,
  _TRIAL) = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
+_LAMBDA = _QD  # Λ of the free joints (by position in F); the row is otherwise unused
+#: relative step of the difference that estimates λ_i
+LAMBDA_STEP = 1e-6
+#: roundoff allowance of the inertial efforts Σ|M a| in the fixed point's residual test
+ROUNDOFF = 1e-14
 # rows for the callers: bounds of the end-of-step velocity (the stops), the stops' reactions
 ULO, UHI, TAU_LIMIT = 13, 14, 15
 # joint states (the ``stuck`` array), as robot_dynamics.stiction
@@ -50,11 +64,12 @@ def wrenches_at(W0, D, rel, a, W):
 
 
 @njit(cache=True, inline="always")
-def factor_free(A, F, nf, parents, pos, fpar, L):
-    """Factor the free block H = A[F][:, F] as H = Lᵀ L without fill-in (Featherstone's LTL,
-    RBDA §6.5): the free joints F (increasing) form a tree through their nearest free ancestor
-    (``fpar``, positions in F), H[r, c] ≠ 0 only between related joints, and L keeps that
-    pattern — O(nf·depth²) instead of O(nf³) on branched robots. False if H is not SPD."""
+def factor_free(A, F, nf, parents, pos, fpar, L, shift):
+    """Factor the free block H = A[F][:, F] + diag(shift[:nf]) as H = Lᵀ L without fill-in
+    (Featherstone's LTL, RBDA §6.5): the free joints F (increasing) form a tree through their
+    nearest free ancestor (``fpar``, positions in F), H[r, c] ≠ 0 only between related joints,
+    and L keeps that pattern — O(nf·depth²) instead of O(nf³) on branched robots. False if H is
+    not SPD."""
     n = parents.shape[0]
     for i in range(n):
         pos[i] = -1
@@ -66,7 +81,7 @@ def factor_free(A, F, nf, parents, pos, fpar, L):
             j = parents[j]
         fpar[r] = pos[j] if j >= 0 else -1
     for r in range(nf):
-        L[r, r] = A[F[r], F[r]]
+        L[r, r] = A[F[r], F[r]] + shift[r]
         c = fpar[r]
         while c >= 0:
             L[r, c] = A[F[r], F[c]]
@@ -129,9 +144,36 @@ def _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction,
 
 
 @njit(cache=True, inline="always")
+def _sensitivities(codes, params, kinds, axes, v, a, W0, D, rel, F, nf, direction, h, W, lam):
+    """λ_r = max(0, −∂τf_i/∂a_i) of each free joint i = F[r] at accelerations ``a``: the law's
+    change when a_i moves by ε along the joint's direction (its end-of-step velocity by hε, its
+    own reaction by ε·pl_i, eq. 2.3.7), per ε. Python statement: robot_dynamics.stiction."""
+    wrenches_at(W0, D, rel, a, W)
+    for r in range(nf):
+        i = F[r]
+        lam[r] = 0.0
+        if codes[i] == 0:
+            continue
+        d = direction[i]
+        eps = LAMBDA_STEP * (1.0 + abs(a[i]))
+        u = v[i] + h * a[i] if h > 0 else v[i]
+        up = u + h * eps * d if h > 0 else u
+        Wi = W[i]
+        m0 = friction_one(codes[i], params[i], kinds[i], axes[i], Wi, u, d)
+        Dii = D[i, i]
+        for k in range(6):
+            Wi[k] += eps * d * Dii[k]
+        m1 = friction_one(codes[i], params[i], kinds[i], axes[i], Wi, up, d)
+        x = (m1 - m0) / eps
+        lam[r] = x if 0.0 < x < np.inf else 0.0  # (0 for NaN: loads beyond the float range)
+
+
+@njit(cache=True, inline="always")
 def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, h, tol, max_iter,
-                a, tauf, info, L, W, vecs, idx):
-    """Accelerations of the free joints for the stick/slip assignment in ``stuck``."""
+                a, tauf, info, L, W, vecs, idx, cold):
+    """Accelerations of the free joints for the stick/slip assignment in ``stuck``, iterating
+    from the free joints' entries of ``a`` — or, ``cold``, from (M_FF + Λ)⁻¹ rhs (friction
+    left out)."""
     n = M.shape[0]
     target, direction = vecs[_TARGET], vecs[_DIRECTION]
     qd, rhs0, rhs, x, new = vecs[_QD], vecs[_RHS0], vecs[_RHS], vecs[_X], vecs[_NEW]
@@ -139,14 +181,15 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
     nf = 0
     nk = 0
     any_active = False
+    lam = vecs[_LAMBDA]
     for i in range(n):
         tauf[i] = 0.0
         if stuck[i]:
             a[i] = target[i]
             K[nk] = i
             nk += 1
-        else:
-            a[i] = 0.0
+        else:  # a[i] is the first guess (the caller's)
+            lam[nf] = 0.0
             F[nf] = i
             nf += 1
             any_active = any_active or codes[i] != 0
@@ -158,21 +201,30 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
             s -= M[F[r], K[c]] * target[K[c]]
         rhs0[r] = s
     fpar = idx[4]
-    if not factor_free(M, F, nf, rel[2], idx[3], fpar, L):
-        return False
-    solve_free(L, fpar, nf, rhs0, x)
-    for r in range(nf):
-        a[F[r]] = x[r]
     if not any_active:
+        if not factor_free(M, F, nf, rel[2], idx[3], fpar, L, lam):
+            return False
+        solve_free(L, fpar, nf, rhs0, x)
+        for r in range(nf):
+            a[F[r]] = x[r]
         return True
+    if h > 0:  # at an instant (h = 0) the plain iteration: Λ = 0
+        _sensitivities(codes, params, kinds, axes, v, a, W0, D, rel, F, nf, direction, h, W, lam)
+    if not factor_free(M, F, nf, rel[2], idx[3], fpar, L, lam):
+        return False
+    if cold:
+        solve_free(L, fpar, nf, rhs0, x)
+        for r in range(nf):
+            a[F[r]] = x[r]
     if info[1] < 1:
         info[1] = 1
-    # successive approximation (seed 004 §2.8): friction from the reactions, motion again
+    # successive approximation (seed 004 §2.8), preconditioned by Λ: friction from the
+    # reactions, motion again — from the caller's guess
     step = np.inf
     for it in range(max_iter):
         _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction, h, W, qd, tauf)
         for r in range(nf):
-            rhs[r] = rhs0[r] + tauf[F[r]]
+            rhs[r] = rhs0[r] + tauf[F[r]] + lam[r] * a[F[r]]
         solve_free(L, fpar, nf, rhs, new)
         prev = step
         step = 0.0
@@ -182,13 +234,42 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
             big = max(big, abs(new[r]))
             a[F[r]] = new[r]
         info[2] += 1
-        bound = tol * (1.0 + big)  # the rule of robot_dynamics.stiction.converged_step
-        if step <= bound or (step < prev < np.inf and step * step <= bound * (prev - step)):
+        bound = tol * (1.0 + big)  # the rule of robot_dynamics.stiction.converged_step; from a
+        # caller's guess, the contraction estimate from the third iteration on (the first step
+        # is the guess's error, not the iteration's)
+        if step <= bound or ((cold or it >= 2) and step < prev < np.inf
+                             and step * step <= bound * (prev - step)):
             _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction, h, W, qd,
                          tauf)
-            return True
+            # and, within a step (Λ ≠ 0: the step alone is a weaker test), the equations hold:
+            # residual within tol of the applied efforts (plus the roundoff of the inertial ones)
+            worst = 0.0
+            big = 0.0
+            eff = 0.0
+            for r in range(nf):
+                i = F[r]
+                s = -rhs0[r] - tauf[i]
+                e = 0.0
+                for c in range(nf):
+                    x = M[i, F[c]] * a[F[c]]
+                    s += x
+                    e += abs(x)
+                worst = max(worst, abs(s))
+                big = max(big, abs(rhs0[r]), abs(tauf[i]))
+                eff = max(eff, e)
+            if h == 0 or worst <= tol * (1.0 + big) + ROUNDOFF * eff:
+                return True
         if not np.isfinite(step) or step > 1e12:
             break
+    # Newton starts from the frictionless motion M_FF⁻¹ rhs0: refactor without Λ (the root
+    # nearest the frictionless motion, robot_dynamics.stiction._solve_free)
+    shifted = False
+    for r in range(nf):
+        if lam[r] != 0.0:
+            shifted = True
+            lam[r] = 0.0
+    if shifted and not factor_free(M, F, nf, rel[2], idx[3], fpar, L, lam):
+        return False
     return _newton(M, rhs0, W0, D, rel, codes, params, kinds, axes, v, stuck, direction, h, tol,
                    max_iter, a, tauf, info, L, W, vecs, F[:nf], fpar)
 
@@ -280,9 +361,13 @@ def _newton(M, rhs0_buf, W0, D, rel, codes, params, kinds, axes, v, stuck, direc
 
 @njit(cache=True)
 def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v_tol, tol, max_iter,
-                   ulo, uhi, a, tauf, stuck, at_rest, info, L, W, vecs, idx):
+                   ulo, uhi, a, tauf, stuck, at_rest, info, L, W, vecs, idx, warm):
     """Returns the residual ‖M a + b − τ − τf − τl‖∞ (inf on failure); see
     robot_dynamics.stiction (``ulo``/``uhi``: bounds of the end-of-step velocity, h > 0).
+
+    ``warm``: start from the joint states in ``stuck``, the directions in vecs[1] and the
+    accelerations in ``a`` (a previous solve's, e.g. the simulator's previous pass); otherwise
+    from every joint at rest stuck, the others sliding along q̇, and a = 0.
 
     ``stuck`` (int64 joint states: 0 free, 1 stuck, 2/3 on the lower/upper stop), ``at_rest``,
     ``info`` and ``vecs[TAU_LIMIT]`` (the stops' reactions) are outputs; ``L``, ``W``, ``vecs``
@@ -295,8 +380,10 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
     for i in range(n):
         rest = abs(v[i]) <= v_tol
         at_rest[i] = rest and codes[i] != 0  # a joint without friction never "breaks away"
-        stuck[i] = STUCK if (rest and codes[i] != 0) else FREE
-        direction[i] = 0.0 if rest else (1.0 if v[i] > 0 else -1.0)
+        if not warm:
+            stuck[i] = STUCK if (rest and codes[i] != 0) else FREE
+            direction[i] = 0.0 if rest else (1.0 if v[i] > 0 else -1.0)
+            a[i] = 0.0
     for k in range(5):
         info[k] = 0
     for change in range(6 * n + 10):
@@ -308,19 +395,27 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
             else:
                 target[i] = 0.0
         if not _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, h, tol,
-                           max_iter, a, tauf, info, L, W, vecs, idx):
-            # no sliding motion: a time step tries the sliding joint nearest to rest jammed
-            # (robot_dynamics.stiction._jam_candidate)
-            jam = -1
-            if h > 0:
-                for i in range(n):
-                    if stuck[i] == FREE and codes[i] != 0 and not at_rest[i] and (
-                            jam < 0 or abs(v[i]) < abs(v[jam])):
-                        jam = i
-            if jam < 0:
+                           max_iter, a, tauf, info, L, W, vecs, idx, change == 0 and not warm):
+            # no motion with these joints sliding (e.g. a Stribeck drop steeper than the drive
+            # can follow within the step): the joint whose equation is worst off at the last
+            # iterate sticks, if it may (within a step, or at rest); its bound is checked below
+            _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction, h, W,
+                         vecs[_QD], tauf)
+            worst = -1
+            worst_val = 0.0
+            for i in range(n):
+                if stuck[i] != FREE or codes[i] == 0 or not (h > 0 or at_rest[i]):
+                    continue
+                s = bias[i] - tau[i] - tauf[i]
+                for k in range(n):
+                    s += M[i, k] * a[k]
+                val = abs(s) / (1.0 + abs(tau[i]) + abs(bias[i]))
+                if val > worst_val:  # (False for NaN)
+                    worst, worst_val = i, val
+            if worst < 0:
                 return np.inf
-            stuck[jam] = STUCK
-            direction[jam] = 0.0
+            stuck[worst] = STUCK
+            direction[worst] = 0.0
             info[3] += 1
             continue
         wrenches_at(W0, D, rel, a, W)  # the reactions of this motion (stiction bounds, report)

@@ -1,0 +1,134 @@
+"""Controllers as arrays, for rollouts in one compiled call (:meth:`Simulator.run
+<robot_dynamics.simulation.Simulator.run>`).
+
+A Python callable ``controller(t, q, q̇) → τ`` costs a Python call (and whatever it computes in
+NumPy) per step. The controllers here are data — gains and reference trajectories as arrays —
+that the compiled rollout (:mod:`robot_dynamics.kernels.rollout`) evaluates inside its loop, so
+``Simulator.run`` advances many steps without returning to Python. Each also states its law in
+NumPy (:meth:`torque`), which the Python paths use and the tests compare with.
+
+References are given per step: row ``k`` of ``q_ref`` (and ``v_ref``, ``a_ref``,
+``feedforward``) is used at step ``k`` of the run, the last row beyond; a single row (or a
+vector) is a constant reference.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import InputError, check_friction
+from .kernels.rollout import COMPUTED_TORQUE, PD as _PD, ZERO, pack_controller
+
+
+def _rows(name, x, n, rows, default=0.0):
+    if x is None:
+        return np.full((rows or 1, n), default)
+    x = np.array(x, dtype=float)
+    if x.ndim == 1:
+        x = x[None, :]
+    if x.ndim != 2 or x.shape[1] != n:
+        raise InputError(f"{name}: expected ({n},) or (steps, {n}) numbers, got shape {x.shape}")
+    if not np.isfinite(x).all():
+        raise InputError(f"{name}: not finite")
+    return x
+
+
+def _gains(name, x, n):
+    x = np.broadcast_to(np.asarray(x, dtype=float), (n,)).copy() if np.ndim(x) == 0 else \
+        np.array(x, dtype=float)
+    if x.shape != (n,) or not np.isfinite(x).all():
+        raise InputError(f"{name}: expected {n} finite gains, got {np.asarray(x).tolist()}")
+    return x
+
+
+class _Controller:
+    kind = ZERO
+
+    def __init__(self, kp, kd, q_ref, v_ref=None, third=None, third_name=""):
+        self._args = (kp, kd, q_ref, v_ref, third, third_name)
+        self._packed = {}
+
+    def _arrays(self, n):
+        kp, kd, q_ref, v_ref, third, third_name = self._args
+        kp, kd = _gains("kp", kp, n), _gains("kd", kd, n)
+        Q = _rows("q_ref", q_ref, n, 0)
+        rows = max([len(Q)] + [len(np.atleast_2d(x)) for x in (v_ref, third) if x is not None])
+        Q = _extend(Q, rows)
+        V = _extend(_rows("v_ref", v_ref, n, rows), rows)
+        A = _extend(_rows(third_name, third, n, rows), rows)
+        return kp, kd, Q, V, A
+
+    def _row(self, arrays, k):
+        kp, kd, Q, V, A = arrays
+        r = min(k, len(Q) - 1)
+        return kp, kd, Q[r], V[r], A[r]
+
+
+def _extend(x, rows):
+    """(rows, n): a shorter reference holds its last row."""
+    if len(x) >= rows:
+        return x
+    return np.vstack([x, np.repeat(x[-1:], rows - len(x), axis=0)])
+
+
+class PD(_Controller):
+    """``τ = τff_k + Kp∘(q_ref,k − q) + Kd∘(q̇_ref,k − q̇)``, plus the gravity torques g(q) with
+    ``gravity_compensation=True``. Gains: scalars or (nv,); references: (nv,) or (steps, nv)."""
+
+    kind = _PD
+
+    def __init__(self, kp, kd, q_ref, v_ref=None, feedforward=None, *,
+                 gravity_compensation=False):
+        super().__init__(kp, kd, q_ref, v_ref, feedforward, "feedforward")
+        self.gravity_compensation = bool(gravity_compensation)
+
+    def pack(self, model):
+        """The flat array of :func:`robot_dynamics.kernels.rollout.pack_controller` (cached)."""
+        if model not in self._packed:
+            self._packed = {model: pack_controller(self.kind, model.nv, *self._arrays(model.nv),
+                                                   gravity=self.gravity_compensation)}
+        return self._packed[model]
+
+    def torque(self, model, data, k, q, v):
+        """The law in NumPy at step ``k``."""
+        kp, kd, qr, vr, ff = self._row(self._arrays(model.nv), k)
+        tau = ff + kp * (qr - q) + kd * (vr - v)
+        if self.gravity_compensation:
+            from .crba import gravity_torques
+
+            tau = tau + gravity_torques(model, data, q)
+        return tau
+
+
+class ComputedTorque(_Controller):
+    """``τ = ID(q, q̇, q̈_ref,k + Kp∘(q_ref,k − q) + Kd∘(q̇_ref,k − q̇))``: the rigid-body inverse
+    dynamics, friction-aware (seed 004 §2.7, :func:`~robot_dynamics.inverse_dynamics`) with a
+    ``friction`` model of built-in laws."""
+
+    kind = COMPUTED_TORQUE
+
+    def __init__(self, kp, kd, q_ref, v_ref=None, a_ref=None, *, friction=None,
+                 velocity_tolerance=1e-6):
+        super().__init__(kp, kd, q_ref, v_ref, a_ref, "a_ref")
+        self.friction = friction
+        self.velocity_tolerance = float(velocity_tolerance)
+
+    def pack(self, model):
+        if model not in self._packed:
+            laws = None
+            if self.friction is not None:
+                check_friction(model, self.friction, "ComputedTorque")
+                if self.friction._packed is None:
+                    raise InputError("ComputedTorque: friction with Python laws cannot be "
+                                     "compiled; use a Python controller callable instead")
+                laws = self.friction._packed[2]
+            self._packed = {model: pack_controller(self.kind, model.nv, *self._arrays(model.nv),
+                                                   laws=laws, v_tol=self.velocity_tolerance)}
+        return self._packed[model]
+
+    def torque(self, model, data, k, q, v):
+        from .inverse_dynamics import inverse_dynamics
+
+        kp, kd, qr, vr, ar = self._row(self._arrays(model.nv), k)
+        a = ar + kp * (qr - q) + kd * (vr - v)
+        return inverse_dynamics(model, data, q, v, a, self.friction,
+                                velocity_tolerance=self.velocity_tolerance)
