@@ -64,8 +64,9 @@ def test_replay_reconstructs_the_simulators_friction(run):
     assert err_exact < err_approx < err_mean
 
 
-def test_noise_free_fit_is_exact_and_its_intervals_say_so(run):
-    model, _, log = run
+def _exact_and_covered(model, log):
+    """Fit a noise-free log: residuals within the balance precision, every true coefficient
+    inside a tight interval (half-width < 1e-4 relative, so a wide one cannot pass)."""
     result = fit(model, log["q"], log["v"], log["tau"], t=log["t"])
     truth = truth_of(model)
     assert not result.unidentifiable
@@ -74,7 +75,15 @@ def test_noise_free_fit_is_exact_and_its_intervals_say_so(run):
         for k, (lo, hi) in j.intervals.items():
             assert lo <= truth[j.joint][k] <= hi, (j.joint, k, j.coefficients[k], lo, hi)
             assert hi - lo < 1e-4 * truth[j.joint][k], (j.joint, k, lo, hi)
-            assert j.coefficients[k] == pytest.approx(truth[j.joint][k], rel=1e-7)
+    return result
+
+
+def test_noise_free_fit_is_exact_and_its_intervals_say_so(run):
+    model, _, log = run
+    result = _exact_and_covered(model, log)
+    for j in result.joints:
+        for k in j.intervals:
+            assert j.coefficients[k] == pytest.approx(truth_of(model)[j.joint][k], rel=1e-7)
     assert "residuals within the balance's precision" in result.summary()
     assert "residuals correlated in time" not in result.summary()
 
@@ -140,14 +149,7 @@ def test_replay_with_rotors_in_the_model():
     friction = rd.friction_from_config(f"{REPO}/config/arm7_friction.yaml", model)
     t, Q, V, A, _ = design_excitation(model, duration=3.5, rate=50.0, evaluations=60)
     log = record(model, friction, t, Q, V, A, 3.0)
-    result = fit(model, log["q"], log["v"], log["tau"], t=log["t"])
-    truth = truth_of(model)
-    assert not result.unidentifiable
-    for j in result.joints:
-        assert j.residual_rms <= j.balance_precision, j.joint
-        for k, (lo, hi) in j.intervals.items():
-            assert lo <= truth[j.joint][k] <= hi, (j.joint, k, j.coefficients[k], lo, hi)
-            assert hi - lo < 1e-4 * truth[j.joint][k], (j.joint, k, lo, hi)
+    _exact_and_covered(model, log)
 
 
 def test_replay_with_a_self_locking_gear_solves_the_first_solve_by_newton():
