@@ -118,8 +118,14 @@ def test_controller_stalls_then_resumes_the_arm_brakes(ros):
     pub = probe.node.create_publisher(Float64MultiArray, "/effort_controller/commands",
                                       STATE_QOS)
     # the first joint (vertical axis) spins up under 3 N·m (to ~1.4 rad/s, far from its stops);
-    # the others, at zero effort, stay
-    publish_for(pub, command([3.0] + [0.0] * (NV - 1)), 0.6)
+    # the others, at zero effort, stay. Driven until the arm is seen moving (a loaded machine
+    # delays discovery and slows a realtime simulator), then 0.3 s more
+    assert probe.wait_for(lambda: pub.get_subscription_count() > 0, 10)
+    drive = command([3.0] + [0.0] * (NV - 1))
+    end = time.monotonic() + 10.0
+    while time.monotonic() < end and not (states and abs(states[-1].velocity[0]) > 0.5):
+        publish_for(pub, drive, 0.05)
+    publish_for(pub, drive, 0.3)
     # the controller stalls for 1.5 s of wall time: under load a realtime simulator lags the
     # wall clock, and the checks below need 0.7 s of simulated braking before commands resume
     time.sleep(1.5)
