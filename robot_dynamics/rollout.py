@@ -46,8 +46,14 @@ class _Controller:
     def __init__(self, kp, kd, q_ref, v_ref=None, third=None, third_name=""):
         self._args = (kp, kd, q_ref, v_ref, third, third_name)
         self._packed = {}
+        self._checked = {}  # nv → the validated arrays (the NumPy law reads them every step)
 
     def _arrays(self, n):
+        if n not in self._checked:
+            self._checked = {n: self._validated(n)}
+        return self._checked[n]
+
+    def _validated(self, n):
         kp, kd, q_ref, v_ref, third, third_name = self._args
         kp, kd = _gains("kp", kp, n), _gains("kd", kd, n)
         Q = _rows("q_ref", q_ref, n, 0)
