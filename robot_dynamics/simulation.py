@@ -228,16 +228,9 @@ class Simulator:
             except np.linalg.LinAlgError:  # non-finite matrices (an overflow): named below
                 status = 1
             if not status & 3:
-                self.data._report = _COMPILED
-                self._report = None
-                self._wrenches = _IN_WORK
-                self.q = self._q_new.copy()
-                self.v = self._v_new.copy()
+                self._take_compiled(status)
                 self.tau_applied = self.data.tau.copy()
-                self.tau_friction = self.data.tau_friction.copy()
-                if status & ACTED:
-                    self._show_stops()
-                elif self._stops_shown:  # no stop acted in this step
+                if not status & ACTED and self._stops_shown:  # no stop acted in this step
                     self._hide_stops()
                 self.t += self.dt
                 self.steps += 1
@@ -354,15 +347,21 @@ class Simulator:
             raise _Overflow()
         if status & 3:
             return status & 3
+        self._take_compiled(status)
+        self._acted = self._acted or bool(status & ACTED)
+        return 0
+
+    def _take_compiled(self, status):
+        """The state, friction, loads and stop reactions of a compiled (sub-)step that
+        succeeded, copied out of the work array."""
+        self.data._report = _COMPILED
+        self._report = None
+        self._wrenches = _IN_WORK
         self.q = self._q_new.copy()
         self.v = self._v_new.copy()
         self.tau_friction = self.data.tau_friction.copy()
-        self._wrenches = _IN_WORK
         if status & ACTED:
-            self.tau_limit = self.data._vecs[TAU_LIMIT].copy()
-            self.at_limit = self.data._views["stuck"] >= LOWER
-            self._acted = True
-        return 0
+            self._show_stops()
 
     def _stop_impulse(self, q, v, h):
         """Step 0 of the scheme (kernels/fd.py ``stop_impulse`` states the same): returns

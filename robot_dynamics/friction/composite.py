@@ -9,7 +9,7 @@ Each part opposes the same relative velocity, so their magnitudes add:
 
 and the breakaway bound is the sum of the parts' bounds. :meth:`CompositeFriction.parts`
 gives each part's magnitude, which the energy audit uses to split the friction dissipation
-(:func:`robot_dynamics.energy.friction_part_shares`). Config::
+(:func:`robot_dynamics.energy.split_friction_dissipation`). Config::
 
     joints:
       joint_a1: {model: composite, parts: {bearing: {model: bearing, mu: 0.004, pin_radius: 0.03},
