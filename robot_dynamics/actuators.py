@@ -154,7 +154,7 @@ class Actuators:
         return f"Actuators({dict(zip(self.joint_names, self.actuators))})"
 
 
-def _number(entry, key, where, *, low=None, low_open=False, high=None, signed=False):
+def _number(entry, key, where, *, low=None, low_open=False, high=None):
     value = entry[key]
     if isinstance(value, bool):
         raise ModelError(f"{where}: field {key!r} must be a number, got {value!r}")
