@@ -158,7 +158,7 @@ def friction_one(code, pr, kind, e, Wi, v, direction):
     return law_one(code, pr, kind, e, Wi, v, direction)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def law_one(code, pr, kind, e, Wi, v, direction):
     """One plain law's magnitude (codes NONE … GEAR_MESH; the formulas of the law classes)."""
     if code == 0:
