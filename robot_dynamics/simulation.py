@@ -48,12 +48,13 @@ from .crba import bias_forces, mass_matrix
 from .directors import wrench_directors
 from .energy import EnergyAudit, kinetic_energy, potential_energy, split_friction_dissipation
 from .errors import InputError, as_vector, check_friction
-from .kernels.fd import (ACTED, PASSES, Q_NEW, SP_DAMPING, SP_FRICTION, SP_H, SP_LIMIT,
-                         SP_LIMIT_STEPS, SP_MOTOR, SP_SATURATED, V_NEW, sim_params,
-                         sim_step_entry)
+from .kernels.fd import (ACC, ACTED, PASSES, Q_HALF, Q_NEW, SP_DAMPING, SP_FRICTION, SP_H,
+                         SP_LIMIT, SP_LIMIT_STEPS, SP_MOTOR, SP_SATURATED, V_EVAL, V_NEW,
+                         sim_params, sim_step_entry)
 from .kernels.rollout import DONE, RUN_STEP, sim_run_entry
 from .kernels.stiction import TAU_LIMIT
 from .model import Data
+from .rnea import rnea
 from .rollout import _Controller
 from .stiction import _EXPLICIT, LOWER, STUCK, UPPER, FrictionSolveError, solve_with_friction
 
@@ -117,6 +118,7 @@ class Simulator:
         self.tau_limit = np.zeros(n)
         self.at_limit = np.zeros(n, dtype=bool)
         self._wrenches = None
+        self._rnea_data = None
         # the reference solve needs a friction model even without friction, when stops exist
         self._solve_friction_model = friction
         if friction is None and self._has_stops:
@@ -150,7 +152,15 @@ class Simulator:
         (q½, the velocity the products were evaluated at) — the loads its friction and
         stiction verdicts used (eq. 2.3.7); None when the step had no friction solve."""
         if self._wrenches is _IN_WORK:
-            return self.data._views["Wt"].copy()
+            if self.data._views["info"][6]:  # the solve computed them (a law reads its loads)
+                return self.data._views["Wt"].copy()
+            # laws that do not read the loads (or none): the kernel skipped the directors; the
+            # wrenches of the answer are RNEA's at (q½, velocity of the products, q̈)
+            if self._rnea_data is None:
+                self._rnea_data = self.model.create_data()
+            vecs = self.data._vecs
+            rnea(self.model, self._rnea_data, vecs[Q_HALF], vecs[V_EVAL], vecs[ACC])
+            return self._rnea_data.f.copy()
         return None if self._wrenches is None else self._wrenches.copy()
 
     def reset(self, q, v=None):

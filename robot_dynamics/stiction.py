@@ -21,7 +21,8 @@ which depends on the unknown accelerations through eq. 2.3.7: ``W(a) = W0 + Σ_�
   with the breakaway magnitude, which must agree with the sign of its resulting motion.
 
 Several joints may stick at once. The active set is found by iteration: start with every joint
-at rest stuck; release the stuck joint whose holding effort most exceeds its bound; re-stick a
+at rest stuck; release the stuck joints whose holding efforts exceed their bounds — all of them
+at once until one release proves premature, then only the one most over its bound; re-stick a
 released or sliding joint whose motion comes out against its assumed direction; stop when all
 conditions hold (a complementarity solution), or report failure — never a silent wrong answer.
 
@@ -122,6 +123,7 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
         a = np.array(warm[1], dtype=float)
     W = W0
     seen = set()
+    bulk = True
     for change in range(6 * n + 10):
         key = (state.tobytes(), np.sign(direction).tobytes())
         if key in seen:
@@ -166,6 +168,7 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
             i = int(np.argmax(np.where(wrong, -direction * speed, -np.inf)))
             state[i], direction[i] = STUCK, 0.0
             report.active_set_changes += 1
+            bulk = False  # a release was premature: one joint at a time from now on
             continue
         # 2) a free joint past a stop lands on it
         past = np.where(free, np.maximum(lo - speed, speed - hi), -np.inf)
@@ -180,14 +183,17 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
         release_dir = -np.sign(hold)
         bounds = friction.bounds(model, W, q, release_dir)
         excess = np.where(state == STUCK, np.abs(hold) - bounds * (1 + 1e-9) - noise, -np.inf)
-        if excess.max() > 0:
-            i = int(np.argmax(excess / (1.0 + bounds)))
-            if release_dir[i] < 0 and lo[i] >= 0:
-                state[i] = LOWER
-            elif release_dir[i] > 0 and hi[i] <= 0:
-                state[i] = UPPER
-            else:
-                state[i], direction[i] = FREE, release_dir[i]
+        if excess.max() > 0:  # every joint over its bound at once, until a release proves
+            # premature (rule 1), then the worst one alone
+            which = (np.flatnonzero(excess > 0) if bulk
+                     else [int(np.argmax(excess / (1.0 + bounds)))])
+            for i in which:
+                if release_dir[i] < 0 and lo[i] >= 0:
+                    state[i] = LOWER
+                elif release_dir[i] > 0 and hi[i] <= 0:
+                    state[i] = UPPER
+                else:
+                    state[i], direction[i] = FREE, release_dir[i]
             report.active_set_changes += 1
             continue
         # 4) a stop may only push: one that would pull lets its joint go
@@ -260,37 +266,34 @@ def _friction_of(model, friction, q, v, a, W0, D, free, direction, h):
     return np.where(free & friction.active, -mag * direction, 0.0)
 
 
-def sensitivities(model, friction, q, v, a, W0, D, free, direction, h):
-    """λ (nv,): max(0, −∂τf_i/∂a_i) of each free joint with friction at accelerations ``a``,
-    by the law's change when a_i moves by ε = 1e-6 (1 + |a_i|) along the joint's direction (its
-    end-of-step velocity by hε, its own reaction by ε·pl_i, eq. 2.3.7), per ε."""
-    W = wrenches_at(W0, D, a)
-    eps = _LAMBDA_STEP * (1.0 + np.abs(a))
-    qd = v + h * a if h > 0 else v
-    qdp = qd + h * eps * direction if h > 0 else qd
+def newton_matrix(model, friction, q, v, a, W0, D, F, direction, h):
+    """(G, λ) at accelerations ``a``: G = −∂τf_F/∂a_F on the free joints F, by differences
+    (a_α moved by ε = 1e-6 (1 + |a_α|) along its joint's direction; the kernel's analytic
+    derivatives, kernels/friction.py law_gradient, give the same matrix), so that M_FF + G is
+    the Jacobian of the residual M_FF a − rhs − τf(a); λ = max(0, diag G), the diagonal
+    preconditioner Λ. Entries that are not finite are 0."""
+    free = np.zeros(model.nv, dtype=bool)
+    free[F] = True
     with np.errstate(invalid="ignore", over="ignore"):
-        m0 = friction.magnitudes(model, W, q, qd, direction)
-        if D.shape[1] == model.nv:  # joint i's law reads its own reaction only: all at once
-            idx = np.arange(model.nv)
-            Wp = W + (eps * direction)[:, None] * D[idx, idx]
-            m1 = friction.magnitudes(model, Wp, q, qdp, direction)
-        else:  # mimic coordinates (robot_dynamics.mimic): a_β moves every coupled joint's
-            m1 = m0.copy()
-            for b in np.flatnonzero(free & friction.active):
-                u = qd.copy()
-                u[b] = qdp[b]
-                m1[b] = friction.magnitudes(model, W + eps[b] * direction[b] * D[b], q, u,
-                                            direction)[b]
-        x = (m1 - m0) / eps
-    # (0 where not finite: loads beyond the float range)
-    return np.where(free & friction.active & np.isfinite(x) & (x > 0), x, 0.0)
+        t0 = _friction_of(model, friction, q, v, a, W0, D, free, direction, h)[F]
+        G = np.zeros((len(F), len(F)))
+        for c, al in enumerate(F):
+            eps = _LAMBDA_STEP * (1.0 + abs(a[al]))
+            d = direction[al] if direction[al] != 0 else 1.0
+            ap = a.copy()
+            ap[al] += eps * d
+            G[:, c] = -(_friction_of(model, friction, q, v, ap, W0, D, free, direction, h)[F]
+                        - t0) / (eps * d)
+    G[~np.isfinite(G)] = 0.0
+    lam = np.diag(G).copy()
+    lam[~(lam > 0)] = 0.0
+    return G, lam
 
 
 def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direction, h, tol,
                 max_iter, report, guess):
     """Accelerations of the free joints for a fixed stick/slip assignment, the iteration
-    starting from ``guess`` on the free joints — or, None, from (M_FF + Λ)⁻¹ rhs (friction
-    left out)."""
+    starting from ``guess`` on the free joints — or, None, from a = 0."""
     free = ~stuck
     F, K = np.flatnonzero(free), np.flatnonzero(stuck)
     a = np.array(target, dtype=float)
@@ -304,24 +307,28 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
         report.method = "direct"
         a[F] = np.linalg.solve(MFF, rhs0)
         return a, tauf, True
-    # at an instant (h = 0) the plain iteration: Λ = 0
-    lam = sensitivities(model, friction, q, v, a, W0, D, free, direction, h)[F] if h > 0 else \
-        np.zeros(len(F))
-    factor = np.linalg.cholesky(MFF + np.diag(lam))
-
-    def solve(rhs):
-        return np.linalg.solve(factor.T, np.linalg.solve(factor, rhs))
-
+    # successive approximation (seed 004 §2.8) as Newton's method: a⁺ = a + P⁻¹ r(a), residual
+    # r = rhs0 + τf(a) − M_FF a, P = M_FF − ∂τf/∂a at a; when P is singular, M_FF + Λ (the
+    # seed's iteration preconditioned by the diagonal) from then on
     if guess is None:
-        a[F] = solve(rhs0)
-
-    # successive approximation (seed 004 §2.8), preconditioned by Λ: friction from the
-    # reactions, motion again — from the guess
-    step = np.inf
+        a[F] = 0.0
+    newton, P = True, None
+    step, big = np.inf, 0.0
     for it in range(1, max_iter + 1):
         tauf = _friction_of(model, friction, q, v, a, W0, D, free, direction, h)
-        new = solve(rhs0 + tauf[F] + lam * a[F])
-        prev, step = step, np.abs(new - a[F]).max()
+        r = rhs0 + tauf[F] - MFF @ a[F]
+        if newton and step > 1e-3 * (1.0 + big):  # once close, the last matrix serves (chord)
+            G, lam = newton_matrix(model, friction, q, v, a, W0, D, F, direction, h)
+            P = MFF + G
+            with np.errstate(invalid="ignore", over="ignore"):
+                try:
+                    if not np.isfinite(np.linalg.solve(P, r)).all():
+                        raise np.linalg.LinAlgError
+                except np.linalg.LinAlgError:
+                    newton, P = False, MFF + np.diag(lam)
+        dx = np.linalg.solve(P, r)
+        new = a[F] + dx
+        prev, step, big = step, np.abs(dx).max(), np.abs(new).max()
         a[F] = new
         report.iterations += 1
         # from a caller's guess, the contraction estimate from the third iteration on (the first
@@ -329,12 +336,12 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
         if converged_step(step, prev if (guess is None or it >= 3) else np.inf,
                           tol * (1.0 + np.abs(new).max())):
             tauf = _friction_of(model, friction, q, v, a, W0, D, free, direction, h)
-            # and, within a step (Λ ≠ 0: the step alone is a weaker test), the equations hold:
-            # residual within tol of the applied efforts (plus the roundoff of the inertial ones)
+            # and the equations hold (a preconditioned step alone is a weaker test): residual
+            # within tol of the applied efforts (plus the roundoff of the inertial ones)
             r = MFF @ new - rhs0 - tauf[F]
             big = max(np.abs(rhs0).max(), np.abs(tauf[F]).max())
-            if h == 0 or (np.abs(r).max()
-                          <= tol * (1.0 + big) + _ROUNDOFF * (np.abs(MFF) @ np.abs(new)).max()):
+            if (np.abs(r).max()
+                    <= tol * (1.0 + big) + _ROUNDOFF * (np.abs(MFF) @ np.abs(new)).max()):
                 if report.method != "newton":
                     report.method = "fixed_point"
                 return a, tauf, True
@@ -346,9 +353,7 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
     # root of a self-locking gear back-driven; from (M_FF + Λ)⁻¹ rhs0 it can land on a root
     # with every joint against its assumed direction, and the active set then cycles)
     report.method = "newton"
-    if lam.any():
-        factor = np.linalg.cholesky(MFF)
-    a[F] = solve(rhs0)
+    a[F] = np.linalg.solve(MFF, rhs0)
 
     def residual(x):
         trial = a.copy()
@@ -422,7 +427,7 @@ def _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, m
         np.ascontiguousarray(v, dtype=float), float(h), float(v_tol), float(tol), int(max_iter),
         np.ascontiguousarray(lo, dtype=float), np.ascontiguousarray(hi, dtype=float),
         a, tauf, stuck, at_rest, info, np.empty((n, n)), W, vecs,
-        np.empty((5, n), dtype=np.int64), warm is not None)
+        np.empty((5, n), dtype=np.int64), warm is not None, True)
     if not info[0]:
         tauf[:] = 0.0
     report = compiled_report(model, info, residual, stuck, at_rest)

@@ -20,24 +20,18 @@ from .dynamics import (F1, add_armature, all_finite, composite_inertias, directo
                        world_kernel)
 from .layout import (laws_views, model_armature, model_gravity, model_relations, model_views,
                      scratch_views, work_views)
+from .friction import loads_matter
 from .stiction import LOWER, STUCK, TAU_LIMIT, UHI, ULO, UPPER, solve_friction
 
 # rows of the ``vecs`` scratch used here (rows 0–15 belong to the friction solve and its bounds)
 ACC, BIAS, Q_HALF, V_EVAL, Q_NEW, V_NEW, ZERO = 16, 17, 18, 19, 20, 21, 22
 
 @njit(cache=True)
-def _any_active(codes):
-    for i in range(codes.shape[0]):
-        if codes[i] != 0:
-            return True
-    return False
-
-
-@njit(cache=True)
-def _mass_and_directors(codes, parents, I6, S, R, p, X, Ic, M, D, rel, motion):
-    """M, and the directors pl_α when a joint has friction (M then comes from them: M = S A)."""
+def _mass_and_directors(loaded, parents, I6, S, R, p, X, Ic, M, D, rel, motion):
+    """M, and the directors pl_α when a joint's friction reads its reaction (``loaded``, see
+    :func:`.friction.loads_matter`; M then comes from them: M = S A)."""
     composite_inertias(parents, I6, R, p, X, Ic)
-    if _any_active(codes):
+    if loaded:
         directors_core(parents, S, R, p, X, Ic, D, motion, rel)
         mass_from_directors(S, D, rel, M)
     else:
@@ -67,7 +61,8 @@ def fd_entry(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
         zero[i] = 0.0
     placements_kernel(kinds, axes, R0, p0, q, R, p)
     rnea_passes(parents, I6, S, gravity, v, zero, R, p, vel, acc, f, bias)
-    _mass_and_directors(codes, parents, I6, S, R, p, X, Ic, M, D, rel, motion)
+    loaded = loads_matter(codes, params)
+    _mass_and_directors(loaded, parents, I6, S, R, p, X, Ic, M, D, rel, motion)
     add_armature(model_armature(mb), M)  # rotors: M + diag(armature); D (link wrenches) as is
     world_kernel(parents, R, p, oMi)
     ulo, uhi = vecs[ULO], vecs[UHI]
@@ -78,7 +73,7 @@ def fd_entry(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
             W0[i, k] = f[i, k]
     res = solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, 0.0, v_tol, tol,
                          max_iter, ulo, uhi, vecs[ACC], tauf, stuck, at_rest, info, L, W, vecs,
-                         idx, False)
+                         idx, False, loaded)
     if not np.isfinite(res):
         for i in range(n):
             tauf[i] = 0.0
@@ -230,7 +225,9 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
         uhi[i] = max(2.0 * (upper[i] - q_half[i]) / h, 0.0)
         v_eval[i] = vp[i]
     placements_kernel(kinds, axes, R0, p0, q_half, R, p)
-    _mass_and_directors(codes, parents, I6, S, R, p, X, Ic, M, D, rel, motion)
+    loaded = loads_matter(codes, params)
+    info[6] = 1 if loaded else 0  # Wt holds the answer's joint wrenches (else Python computes them)
+    _mass_and_directors(loaded, parents, I6, S, R, p, X, Ic, M, D, rel, motion)
     add_armature(arm, M)  # rotors: M + diag(armature); D (link wrenches) as is
     for r in range(n):  # implicit damping: −d∘(q̇ + h q̈)
         for c in range(n):
@@ -253,7 +250,7 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
                 W0[i, k] = f[i, k]
         res = solve_friction(Meff, bias, tau, W0, D, rel, codes, params, kinds, axes, vp, h, v_tol,
                              tol, max_iter, ulo, uhi, a, tauf, stuck, at_rest, info, L, W, vecs,
-                             idx, ps > 0)
+                             idx, ps > 0, loaded)
         if not np.isfinite(res):
             for i in range(n):
                 tauf[i] = 0.0

@@ -158,7 +158,7 @@ def friction_one(code, pr, kind, e, Wi, v, direction):
     return law_one(code, pr, kind, e, Wi, v, direction)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def law_one(code, pr, kind, e, Wi, v, direction):
     """One plain law's magnitude (codes NONE … GEAR_MESH; the formulas of the law classes)."""
     if code == 0:
@@ -212,6 +212,22 @@ def law_one(code, pr, kind, e, Wi, v, direction):
     return pr[4] + mu * load
 
 
+#: :func:`law_one` compiled into its caller: the stick/slip iteration's friction map
+#: (kernels/stiction.py ``_friction_of``) evaluates a law per joint per iteration, where the
+#: call itself cost a third of the evaluation; only that one loop inlines it
+_law_inline = njit(cache=True, inline="always")(law_one.py_func)
+
+
+@njit(cache=True, inline="always")
+def friction_one_inline(code, pr, kind, e, Wi, v, direction):
+    """:func:`friction_one` with a plain law's formulas inlined (the hot loop's variant)."""
+    if code == 0:
+        return 0.0
+    if code == COMPOSITE:
+        return friction_one(code, pr, kind, e, Wi, v, direction)
+    return _law_inline(code, pr, kind, e, Wi, v, direction)
+
+
 @njit(cache=True)
 def id_friction_kernel(codes, params, kinds, axes, W, q, v, a, fn_axial, tol, tauf, tau):
     """Seed 004 §2.7 steps 2–4 after RNEA: τ = fn∥ − τf, τf against q̇ (or q̈ at rest)."""
@@ -239,3 +255,151 @@ def id_entry(mb, fr, q, v, a, tol, w):
     out = scratch_views(mb, w)[6][ID_OUT]
     id_friction_kernel(codes, params, kinds, axes, f, q, v, a, fn_axial, tol, tauf, out)
     return all_finite(out, tauf, out)
+
+
+@njit(cache=True, inline="always")
+def _add_grad(g, off, x0, x1, x2, xpar, xperp, e, c_perp, c_par, c_norm):
+    """g[off:off+3] += ∂/∂x of c_perp·|x⊥| + c_par·|x∥| + c_norm·|x| (x⊥ = x − x∥e, x∥ = x·e);
+    a term adds nothing where its norm is 0 (not differentiable there)."""
+    if c_perp != 0.0 and xperp > 0.0:
+        s = c_perp / xperp
+        g[off] += s * (x0 - xpar * e[0])
+        g[off + 1] += s * (x1 - xpar * e[1])
+        g[off + 2] += s * (x2 - xpar * e[2])
+    if c_par != 0.0 and xpar != 0.0:
+        s = c_par if xpar > 0 else -c_par
+        g[off] += s * e[0]
+        g[off + 1] += s * e[1]
+        g[off + 2] += s * e[2]
+    if c_norm != 0.0:
+        nx = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+        if nx > 0.0:
+            s = c_norm / nx
+            g[off] += s * x0
+            g[off + 1] += s * x1
+            g[off + 2] += s * x2
+
+
+@njit(cache=True)
+def law_gradient(code, pr, kind, e, Wi, v, direction, g):
+    """Derivatives of :func:`law_one`'s magnitude m: returns ∂m/∂v and adds ∂m/∂W (6) to ``g``.
+    The regime (direction of motion, of power flow) is held as chosen; where m is not
+    differentiable (a zero load component) that term adds 0. Used by the stick/slip solve's
+    preconditioner (kernels/stiction.py, :func:`friction_gradient`); tested against differences
+    of the law classes."""
+    if code == 0:
+        return 0.0
+    d = 1.0 if v > 0 else (-1.0 if v < 0 else (1.0 if direction > 0 else
+                                                 (-1.0 if direction < 0 else 0.0)))
+    sv = 1.0 if v > 0 else (-1.0 if v < 0 else d)  # d|v|/dv
+    if code == 1:
+        if d > 0:
+            fc = pr[5]
+        elif d < 0:
+            fc = pr[6]
+        else:
+            fc = min(pr[5], pr[6]) if pr[7] > 0 else pr[0]
+        dl = 0.0
+        if pr[2] > 0:
+            static = pr[3] if pr[7] == 0 else pr[3] * fc / max(pr[0], 1e-300)
+            dl = (static - fc) * math.exp(-(v / pr[4]) ** 2) * (-2.0 * v / (pr[4] * pr[4]))
+        return dl + pr[1] * sv
+    f0, f1, f2, n0, n1, n2 = Wi[0], Wi[1], Wi[2], Wi[3], Wi[4], Wi[5]
+    fpar = f0 * e[0] + f1 * e[1] + f2 * e[2]
+    npar = n0 * e[0] + n1 * e[1] + n2 * e[2]
+    fperp = math.sqrt(max(f0 * f0 + f1 * f1 + f2 * f2 - fpar * fpar, 0.0))
+    nperp = math.sqrt(max(n0 * n0 + n1 * n1 + n2 * n2 - npar * npar, 0.0))
+    prismatic = kind == 1
+    if code == 5:  # gear mesh: c |t|
+        t = fpar if prismatic else npar
+        if d == 0.0:
+            c = min(pr[0], pr[1])
+        else:
+            c = pr[0] if t * d > 0 else pr[1]
+        if prismatic:
+            _add_grad(g, 0, f0, f1, f2, fpar, fperp, e, 0.0, c, 0.0)
+        else:
+            _add_grad(g, 3, n0, n1, n2, npar, nperp, e, 0.0, c, 0.0)
+        return 0.0
+    if code == 2 or code == 3:
+        if prismatic:
+            _add_grad(g, 0, f0, f1, f2, fpar, fperp, e, pr[2], 0.0, 0.0)
+            _add_grad(g, 3, n0, n1, n2, npar, nperp, e, pr[3], pr[4], 0.0)
+        elif code == 3:
+            _add_grad(g, 0, f0, f1, f2, fpar, fperp, e, 0.0, 0.0, pr[3])
+            _add_grad(g, 3, n0, n1, n2, npar, nperp, e, pr[2], 0.0, 0.0)
+        else:
+            _add_grad(g, 0, f0, f1, f2, fpar, fperp, e, pr[3], pr[4], 0.0)
+            _add_grad(g, 3, n0, n1, n2, npar, nperp, e, pr[2], 0.0, 0.0)
+        return pr[1] * sv
+    # bearing: preload + μ(v)·load
+    mu = pr[0]
+    dmu = 0.0
+    if pr[5] > 0:
+        x = math.exp(-(v / pr[7]) ** 2)
+        mu = pr[0] + (pr[6] - pr[0]) * x
+        dmu = (pr[6] - pr[0]) * x * (-2.0 * v / (pr[7] * pr[7]))
+    inv_bend = 1.0 / pr[3] if pr[3] > 0 else 0.0
+    if prismatic:
+        inv_tors = 1.0 / pr[1] if pr[1] > 0 else 0.0
+        load = fperp + nperp * inv_bend + abs(npar) * inv_tors
+        _add_grad(g, 0, f0, f1, f2, fpar, fperp, e, mu, 0.0, 0.0)
+        _add_grad(g, 3, n0, n1, n2, npar, nperp, e, mu * inv_bend, mu * inv_tors, 0.0)
+    else:
+        load = pr[1] * (fperp + nperp * inv_bend) + pr[2] * abs(fpar)
+        _add_grad(g, 0, f0, f1, f2, fpar, fperp, e, mu * pr[1], mu * pr[2], 0.0)
+        _add_grad(g, 3, n0, n1, n2, npar, nperp, e, mu * pr[1] * inv_bend, 0.0, 0.0)
+    return dmu * load
+
+
+@njit(cache=True)
+def friction_gradient(code, pr, kind, e, Wi, v, direction, g):
+    """:func:`law_gradient` of a joint's whole law (a composite's parts summed); ``g`` (6) is
+    overwritten with ∂m/∂W, the return value is ∂m/∂v."""
+    for k in range(6):
+        g[k] = 0.0
+    if code == COMPOSITE:
+        total = 0.0
+        for j in range(int(pr[0])):
+            total += law_gradient(int(pr[1 + 9 * j]), pr[2 + 9 * j:10 + 9 * j], kind, e, Wi, v,
+                                  direction, g)
+        return total
+    return law_gradient(code, pr, kind, e, Wi, v, direction, g)
+
+
+_law_gradient_inline = njit(cache=True, inline="always")(law_gradient.py_func)
+
+
+@njit(cache=True, inline="always")
+def friction_gradient_inline(code, pr, kind, e, Wi, v, direction, g):
+    """:func:`friction_gradient` with a plain law's derivatives inlined (Newton's matrix,
+    kernels/stiction.py, evaluates them per joint per iteration)."""
+    if code != COMPOSITE:
+        for k in range(6):
+            g[k] = 0.0
+        return _law_gradient_inline(code, pr, kind, e, Wi, v, direction, g)
+    return friction_gradient(code, pr, kind, e, Wi, v, direction, g)
+
+
+@njit(cache=True)
+def friction_gradient_kernel(codes, params, kinds, axes, W, qd, direction, G, dv):
+    """Every joint's :func:`friction_gradient`: ∂m_i/∂W_i into G (n, 6), ∂m_i/∂q̇_i into dv."""
+    for i in range(codes.shape[0]):
+        dv[i] = friction_gradient(codes[i], params[i], kinds[i], axes[i], W[i], qd[i],
+                                  direction[i], G[i])
+
+
+@njit(cache=True)
+def loads_matter(codes, params):
+    """True when some joint's law reads its reaction wrench (load-dependent, bearing, gear
+    mesh, or a composite with such a part): only then are the wrench directors needed."""
+    for i in range(codes.shape[0]):
+        c = codes[i]
+        if c == COMPOSITE:
+            pr = params[i]
+            for j in range(int(pr[0])):
+                if int(pr[1 + 9 * j]) >= LOAD_DEPENDENT:
+                    return True
+        elif c >= LOAD_DEPENDENT:
+            return True
+    return False

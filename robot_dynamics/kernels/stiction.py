@@ -25,7 +25,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .friction import friction_one
+from .friction import friction_gradient_inline, friction_one, friction_one_inline
 
 # rows of the ``vecs`` scratch (24, n) used here; kernels/fd.py uses rows 16 and up
 (_TARGET, _DIRECTION, _HOLD, _BOUNDS, _RELEASE, _NOISE_ROW, _QD, _RHS0, _RHS, _X, _NEW, _TF,
@@ -64,14 +64,10 @@ def wrenches_at(W0, D, rel, a, W):
 
 
 @njit(cache=True, inline="always")
-def factor_free(A, F, nf, parents, pos, fpar, L, shift):
-    """Factor the free block H = A[F][:, F] + diag(shift[:nf]) as H = Lᵀ L without fill-in
-    (Featherstone's LTL, RBDA §6.5): the free joints F (increasing) form a tree through their
-    nearest free ancestor (``fpar``, positions in F), H[r, c] ≠ 0 only between related joints,
-    and L keeps that pattern — O(nf·depth²) instead of O(nf³) on branched robots. False if H is
-    not SPD."""
-    n = parents.shape[0]
-    for i in range(n):
+def free_tree(F, nf, parents, pos, fpar):
+    """The free joints F (increasing) as a tree: ``pos`` joint → position in F (−1: not free),
+    ``fpar`` each free joint's nearest free ancestor (position in F, −1: none)."""
+    for i in range(parents.shape[0]):
         pos[i] = -1
     for r in range(nf):
         pos[F[r]] = r
@@ -80,6 +76,16 @@ def factor_free(A, F, nf, parents, pos, fpar, L, shift):
         while j >= 0 and pos[j] < 0:
             j = parents[j]
         fpar[r] = pos[j] if j >= 0 else -1
+
+
+@njit(cache=True, inline="always")
+def factor_free(A, F, nf, parents, pos, fpar, L, shift):
+    """Factor the free block H = A[F][:, F] + diag(shift[:nf]) as H = Lᵀ L without fill-in
+    (Featherstone's LTL, RBDA §6.5): the free joints F (increasing) form a tree through their
+    nearest free ancestor (``fpar``, positions in F), H[r, c] ≠ 0 only between related joints,
+    and L keeps that pattern — O(nf·depth²) instead of O(nf³) on branched robots. False if H is
+    not SPD."""
+    free_tree(F, nf, parents, pos, fpar)
     for r in range(nf):
         L[r, r] = A[F[r], F[r]] + shift[r]
         c = fpar[r]
@@ -127,11 +133,14 @@ def solve_free(L, fpar, nf, b, x):
         x[k] = s / L[k, k]
 
 
-@njit(cache=True, inline="always")
-def _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction, h, W, qd, out):
-    """Signed friction of the non-stuck joints for accelerations ``a`` (zero where stuck)."""
+@njit(cache=True)
+def _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction, h, W, loaded,
+                 out):
+    """Signed friction of the non-stuck joints for accelerations ``a`` (zero where stuck);
+    the reactions W(a) only when some law reads them (``loaded``)."""
     n = a.shape[0]
-    wrenches_at(W0, D, rel, a, W)
+    if loaded:
+        wrenches_at(W0, D, rel, a, W)
     for i in range(n):
         if stuck[i] or codes[i] == 0:
             out[i] = 0.0
@@ -139,44 +148,118 @@ def _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction,
         u = v[i] + h * a[i] if h > 0 else v[i]
         if direction[i] != 0.0:  # the assumed direction signs it (stiction.py _friction_of)
             u = abs(u) * direction[i]
-        out[i] = -friction_one(codes[i], params[i], kinds[i], axes[i], W[i], u,
-                               direction[i]) * direction[i]
+        out[i] = -friction_one_inline(codes[i], params[i], kinds[i], axes[i], W[i], u,
+                                      direction[i]) * direction[i]
 
 
 @njit(cache=True, inline="always")
-def _sensitivities(codes, params, kinds, axes, v, a, W0, D, rel, F, nf, direction, h, W, lam):
-    """λ_r = max(0, −∂τf_i/∂a_i) of each free joint i = F[r] at accelerations ``a``: the law's
-    change when a_i moves by ε along the joint's direction (its end-of-step velocity by hε, its
-    own reaction by ε·pl_i, eq. 2.3.7), per ε. Python statement: robot_dynamics.stiction."""
-    wrenches_at(W0, D, rel, a, W)
+def _newton_matrix(M, codes, params, kinds, axes, v, a, F, nf, fpar, direction, h, W, D, loaded,
+                   lam, P):
+    """P = M_FF − ∂τf_F/∂a_F at accelerations ``a`` on the free joints' tree pattern (P[r, c]
+    with c an ancestor of r, and P[c, r]; positions in F): the Jacobian of the residual
+    M_FF a − rhs − τf(a), for Newton's method. τf_i = −d_i m_i(W_i(a), u_i(a)), so
+    −∂τf_i/∂a_α = d_i (∂m_i/∂W · pl_α[i] + δ_iα ∂m_i/∂u h) (eq. 2.3.7; u = q̇ + h a the velocity
+    the law sees), from the laws' analytic derivatives (kernels/friction.py law_gradient).
+    ``W`` must hold W(a) when ``loaded`` and is overwritten with the gradients. ``lam`` gets
+    the diagonal Λ = max(0, −∂τf_i/∂a_i), the fallback preconditioner. Entries that are not
+    finite are 0."""
     for r in range(nf):
         i = F[r]
         lam[r] = 0.0
-        if codes[i] == 0:
-            continue
-        d = direction[i]
-        eps = LAMBDA_STEP * (1.0 + abs(a[i]))
-        u = v[i] + h * a[i] if h > 0 else v[i]
-        up = u + h * eps * d if h > 0 else u
         Wi = W[i]
-        m0 = friction_one(codes[i], params[i], kinds[i], axes[i], Wi, u, d)
-        Dii = D[i, i]
-        for k in range(6):
-            Wi[k] += eps * d * Dii[k]
-        m1 = friction_one(codes[i], params[i], kinds[i], axes[i], Wi, up, d)
-        x = (m1 - m0) / eps
-        lam[r] = x if 0.0 < x < np.inf else 0.0  # (0 for NaN: loads beyond the float range)
+        d = direction[i]
+        if codes[i] == 0 or d == 0.0:
+            for k in range(6):
+                Wi[k] = 0.0
+            continue
+        u = v[i] + h * a[i] if h > 0 else v[i]
+        du = 0.0
+        if h > 0:
+            du = h if u * d >= 0 else -h  # u = |q̇ + h a|·d
+            u = abs(u) * d
+        wt = (Wi[0], Wi[1], Wi[2], Wi[3], Wi[4], Wi[5])
+        mu = friction_gradient_inline(codes[i], params[i], kinds[i], axes[i], wt, u, d, Wi)
+        for k in range(6):  # d_i ∂m_i/∂W_i: the row of −∂τf_i/∂a through the reactions
+            x = Wi[k] * d
+            Wi[k] = x if abs(x) < np.inf else 0.0
+        lam[r] = d * mu * du  # the velocity part of the diagonal, completed below
+    for r in range(nf):
+        i = F[r]
+        Wi = W[i]
+        x = lam[r]
+        if loaded:
+            Dii = D[i, i]
+            x += (Wi[0] * Dii[0] + Wi[1] * Dii[1] + Wi[2] * Dii[2] + Wi[3] * Dii[3]
+                  + Wi[4] * Dii[4] + Wi[5] * Dii[5])
+        x = x if abs(x) < np.inf else 0.0  # (0 for NaN: loads beyond the float range)
+        lam[r] = x if x > 0.0 else 0.0
+        P[r, r] = M[i, i] + x
+        c = fpar[r]
+        while c >= 0:
+            al = F[c]
+            P[r, c] = M[i, al]
+            P[c, r] = M[al, i]
+            if loaded:
+                Da, Wa, Di = D[al, i], W[al], D[i, al]
+                x = (Wi[0] * Da[0] + Wi[1] * Da[1] + Wi[2] * Da[2] + Wi[3] * Da[3]
+                     + Wi[4] * Da[4] + Wi[5] * Da[5])
+                y = (Wa[0] * Di[0] + Wa[1] * Di[1] + Wa[2] * Di[2] + Wa[3] * Di[3]
+                     + Wa[4] * Di[4] + Wa[5] * Di[5])
+                P[r, c] += x if abs(x) < np.inf else 0.0
+                P[c, r] += y if abs(y) < np.inf else 0.0
+            c = fpar[c]
+
+
+@njit(cache=True, inline="always")
+def factor_tree_lu(P, fpar, nf):
+    """In place, P (tree pattern of :func:`_newton_matrix`, not symmetric) eliminated leaves
+    first without fill-in — the unsymmetric twin of :func:`factor_free`: each joint's unknown
+    is removed from its ancestors' equations (multipliers stored in P[ancestor, k]). False
+    when a pivot is not positive and finite (the caller then uses the diagonal Λ)."""
+    for k in range(nf - 1, -1, -1):
+        piv = P[k, k]
+        if not 0.0 < piv < np.inf:
+            return False
+        i = fpar[k]
+        while i >= 0:
+            lik = P[i, k] / piv
+            P[i, k] = lik
+            j = fpar[k]
+            while j >= 0:
+                P[i, j] -= lik * P[k, j]
+                j = fpar[j]
+            i = fpar[i]
+    return True
+
+
+@njit(cache=True, inline="always")
+def solve_tree_lu(P, fpar, nf, b, x):
+    """x ← P⁻¹ b on the leading nf entries with P from :func:`factor_tree_lu`."""
+    for r in range(nf):
+        x[r] = b[r]
+    for k in range(nf - 1, -1, -1):  # the eliminations, leaves first
+        xk = x[k]
+        i = fpar[k]
+        while i >= 0:
+            x[i] -= P[i, k] * xk
+            i = fpar[i]
+    for k in range(nf):  # back substitution, root first
+        s = x[k]
+        j = fpar[k]
+        while j >= 0:
+            s -= P[k, j] * x[j]
+            j = fpar[j]
+        x[k] = s / P[k, k]
 
 
 @njit(cache=True, inline="always")
 def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, h, tol, max_iter,
-                a, tauf, info, L, W, vecs, idx, cold):
+                a, tauf, info, L, W, vecs, idx, cold, loaded):
     """Accelerations of the free joints for the stick/slip assignment in ``stuck``, iterating
-    from the free joints' entries of ``a`` — or, ``cold``, from (M_FF + Λ)⁻¹ rhs (friction
-    left out)."""
+    from the free joints' entries of ``a`` — or, ``cold``, from a = 0."""
     n = M.shape[0]
     target, direction = vecs[_TARGET], vecs[_DIRECTION]
-    qd, rhs0, rhs, x, new = vecs[_QD], vecs[_RHS0], vecs[_RHS], vecs[_X], vecs[_NEW]
+    rhs0, rhs, x, new = vecs[_RHS0], vecs[_RHS], vecs[_X], vecs[_NEW]
     F, K = idx[0], idx[1]
     nf = 0
     nk = 0
@@ -208,41 +291,64 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
         for r in range(nf):
             a[F[r]] = x[r]
         return True
-    if h > 0:  # at an instant (h = 0) the plain iteration: Λ = 0
-        _sensitivities(codes, params, kinds, axes, v, a, W0, D, rel, F, nf, direction, h, W, lam)
-    if not factor_free(M, F, nf, rel[2], idx[3], fpar, L, lam):
-        return False
     if cold:
-        solve_free(L, fpar, nf, rhs0, x)
         for r in range(nf):
-            a[F[r]] = x[r]
+            a[F[r]] = 0.0
+    free_tree(F, nf, rel[2], idx[3], fpar)
     if info[1] < 1:
         info[1] = 1
-    # successive approximation (seed 004 §2.8), preconditioned by Λ: friction from the
-    # reactions, motion again — from the caller's guess
+    # successive approximation (seed 004 §2.8) as Newton's method: a⁺ = a + P⁻¹ r(a), residual
+    # r = rhs − M_FF a + τf(a), P = M_FF − ∂τf/∂a at a (analytic) — quadratic, three or four
+    # iterations where the plain iteration took seven; where P has a pivot that is not positive
+    # (a law falling with the load or the speed faster than inertia rises), M_FF + Λ from then
+    # on (the seed's iteration, preconditioned by the diagonal)
+    ptr, ridx = rel[0], rel[1]
+    pos = idx[3]
     step = np.inf
+    big = 0.0
+    newton = True
+    chord = False
     for it in range(max_iter):
-        _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction, h, W, qd, tauf)
+        _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction, h, W, loaded,
+                     tauf)
         for r in range(nf):
-            rhs[r] = rhs0[r] + tauf[F[r]] + lam[r] * a[F[r]]
-        solve_free(L, fpar, nf, rhs, new)
+            i = F[r]
+            s = rhs0[r] + tauf[i]
+            for k in range(ptr[i], ptr[i + 1]):  # M_FF a over related free joints
+                al = ridx[k]
+                if pos[al] >= 0:
+                    s -= M[i, al] * a[al]
+            rhs[r] = s
+        if newton and step > 1e-3 * (1.0 + big):  # once close, the last matrix serves (chord)
+            _newton_matrix(M, codes, params, kinds, axes, v, a, F, nf, fpar, direction, h, W, D,
+                           loaded, lam, L)
+            chord = factor_tree_lu(L, fpar, nf)
+            if not chord:
+                newton = False
+                if not factor_free(M, F, nf, rel[2], idx[3], fpar, L, lam):
+                    return False
+        if chord:
+            solve_tree_lu(L, fpar, nf, rhs, new)
+        else:
+            solve_free(L, fpar, nf, rhs, new)
         prev = step
         step = 0.0
         big = 0.0
         for r in range(nf):
-            step = max(step, abs(new[r] - a[F[r]]))
-            big = max(big, abs(new[r]))
-            a[F[r]] = new[r]
+            x_new = a[F[r]] + new[r]
+            step = max(step, abs(new[r]))
+            big = max(big, abs(x_new))
+            a[F[r]] = x_new
         info[2] += 1
         bound = tol * (1.0 + big)  # the rule of robot_dynamics.stiction.converged_step; from a
         # caller's guess, the contraction estimate from the third iteration on (the first step
         # is the guess's error, not the iteration's)
         if step <= bound or ((cold or it >= 2) and step < prev < np.inf
                              and step * step <= bound * (prev - step)):
-            _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction, h, W, qd,
-                         tauf)
-            # and, within a step (Λ ≠ 0: the step alone is a weaker test), the equations hold:
-            # residual within tol of the applied efforts (plus the roundoff of the inertial ones)
+            _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction, h, W,
+                         loaded, tauf)
+            # and the equations hold (a preconditioned step alone is a weaker test): residual
+            # within tol of the applied efforts (plus the roundoff of the inertial ones)
             worst = 0.0
             big = 0.0
             eff = 0.0
@@ -250,38 +356,37 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
                 i = F[r]
                 s = -rhs0[r] - tauf[i]
                 e = 0.0
-                for c in range(nf):
-                    x = M[i, F[c]] * a[F[c]]
-                    s += x
-                    e += abs(x)
+                for k in range(ptr[i], ptr[i + 1]):
+                    al = ridx[k]
+                    if pos[al] >= 0:
+                        y = M[i, al] * a[al]
+                        s += y
+                        e += abs(y)
                 worst = max(worst, abs(s))
                 big = max(big, abs(rhs0[r]), abs(tauf[i]))
                 eff = max(eff, e)
-            if h == 0 or worst <= tol * (1.0 + big) + ROUNDOFF * eff:
+            if worst <= tol * (1.0 + big) + ROUNDOFF * eff:
                 return True
         if not np.isfinite(step) or step > 1e12:
             break
     # Newton starts from the frictionless motion M_FF⁻¹ rhs0: refactor without Λ (the root
     # nearest the frictionless motion, robot_dynamics.stiction._solve_free)
-    shifted = False
     for r in range(nf):
-        if lam[r] != 0.0:
-            shifted = True
-            lam[r] = 0.0
-    if shifted and not factor_free(M, F, nf, rel[2], idx[3], fpar, L, lam):
+        lam[r] = 0.0
+    if not factor_free(M, F, nf, rel[2], idx[3], fpar, L, lam):
         return False
     return _newton(M, rhs0, W0, D, rel, codes, params, kinds, axes, v, stuck, direction, h, tol,
-                   max_iter, a, tauf, info, L, W, vecs, F[:nf], fpar)
+                   max_iter, a, tauf, info, L, W, vecs, F[:nf], fpar, loaded)
 
 
 @njit(cache=True)
 def _newton(M, rhs0_buf, W0, D, rel, codes, params, kinds, axes, v, stuck, direction, h, tol,
-            max_iter, a, tauf, info, L, W, vecs, F, fpar):
+            max_iter, a, tauf, info, L, W, vecs, F, fpar, loaded):
     """Newton on r(a_F) = M_FF a_F − rhs0 − τf_F(a), finite-difference Jacobian (rare path)."""
     n = M.shape[0]
     nf = F.shape[0]
     info[1] = 2
-    qd, tf, trial = vecs[_QD], vecs[_TF], vecs[_TRIAL]
+    tf, trial = vecs[_TF], vecs[_TRIAL]
     rhs0 = rhs0_buf[:nf].copy()
     MFF = np.empty((nf, nf))
     for r in range(nf):
@@ -295,7 +400,7 @@ def _newton(M, rhs0_buf, W0, D, rel, codes, params, kinds, axes, v, stuck, direc
     def_r = np.empty(nf)
     for r in range(nf):
         trial[F[r]] = x[r]
-    _friction_of(codes, params, kinds, axes, v, trial, W0, D, rel, stuck, direction, h, W, qd, tf)
+    _friction_of(codes, params, kinds, axes, v, trial, W0, D, rel, stuck, direction, h, W, loaded, tf)
     for r in range(nf):
         def_r[r] = rhs0[r] + tf[F[r]]
     res = MFF @ x - def_r
@@ -315,7 +420,7 @@ def _newton(M, rhs0_buf, W0, D, rel, codes, params, kinds, axes, v, stuck, direc
                 a[F[r]] = x[r]
             if it > 0 and np.linalg.eigvalsh(0.5 * (J + J.T)).min() <= 0:
                 info[4] = 1
-            _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction, h, W, qd,
+            _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction, h, W, loaded,
                          tauf)
             return True
         eps = 1e-7 * scale
@@ -324,7 +429,7 @@ def _newton(M, rhs0_buf, W0, D, rel, codes, params, kinds, axes, v, stuck, direc
                 trial[F[r]] = x[r]
             trial[F[k]] += eps
             _friction_of(codes, params, kinds, axes, v, trial, W0, D, rel, stuck, direction, h, W,
-                         qd, tf)
+                         loaded, tf)
             xp = x.copy()
             xp[k] += eps
             for r in range(nf):
@@ -344,7 +449,7 @@ def _newton(M, rhs0_buf, W0, D, rel, codes, params, kinds, axes, v, stuck, direc
             for r in range(nf):
                 trial[F[r]] = xn[r]
             _friction_of(codes, params, kinds, axes, v, trial, W0, D, rel, stuck, direction, h, W,
-                         qd, tf)
+                         loaded, tf)
             rn = MFF @ xn - rhs0
             for r in range(nf):
                 rn[r] -= tf[F[r]]
@@ -361,7 +466,7 @@ def _newton(M, rhs0_buf, W0, D, rel, codes, params, kinds, axes, v, stuck, direc
 
 @njit(cache=True)
 def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v_tol, tol, max_iter,
-                   ulo, uhi, a, tauf, stuck, at_rest, info, L, W, vecs, idx, warm):
+                   ulo, uhi, a, tauf, stuck, at_rest, info, L, W, vecs, idx, warm, loaded):
     """Returns the residual ‖M a + b − τ − τf − τl‖∞ (inf on failure); see
     robot_dynamics.stiction (``ulo``/``uhi``: bounds of the end-of-step velocity, h > 0).
 
@@ -371,7 +476,9 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
 
     ``stuck`` (int64 joint states: 0 free, 1 stuck, 2/3 on the lower/upper stop), ``at_rest``,
     ``info`` and ``vecs[TAU_LIMIT]`` (the stops' reactions) are outputs; ``L``, ``W``, ``vecs``
-    (≥ 16 rows), ``idx`` (≥ 2 rows) are scratch; ``W`` ends as the joint wrenches at the answer.
+    (≥ 16 rows), ``idx`` (≥ 5 rows) are scratch; ``W`` ends as the joint wrenches at the answer
+    when ``loaded`` (:func:`.friction.loads_matter`: some law reads its reactions; D is then
+    required) — otherwise W and D are not used and W is left as it was.
     """
     n = M.shape[0]
     target, direction = vecs[_TARGET], vecs[_DIRECTION]
@@ -386,6 +493,7 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
             a[i] = 0.0
     for k in range(5):
         info[k] = 0
+    bulk = True
     for change in range(6 * n + 10):
         for i in range(n):
             st = stuck[i]
@@ -395,12 +503,13 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
             else:
                 target[i] = 0.0
         if not _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, h, tol,
-                           max_iter, a, tauf, info, L, W, vecs, idx, change == 0 and not warm):
+                           max_iter, a, tauf, info, L, W, vecs, idx, change == 0 and not warm,
+                           loaded):
             # no motion with these joints sliding (e.g. a Stribeck drop steeper than the drive
             # can follow within the step): the joint whose equation is worst off at the last
             # iterate sticks, if it may (within a step, or at rest); its bound is checked below
             _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction, h, W,
-                         vecs[_QD], tauf)
+                         loaded, tauf)
             worst = -1
             worst_val = 0.0
             for i in range(n):
@@ -418,7 +527,8 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
             direction[worst] = 0.0
             info[3] += 1
             continue
-        wrenches_at(W0, D, rel, a, W)  # the reactions of this motion (stiction bounds, report)
+        if loaded:  # the reactions of this motion (stiction bounds, report)
+            wrenches_at(W0, D, rel, a, W)
         for i in range(n):
             s = bias[i] - tau[i]
             e = 1.0 + abs(bias[i]) + abs(tau[i])
@@ -443,6 +553,7 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
             stuck[worst] = STUCK
             direction[worst] = 0.0
             info[3] += 1
+            bulk = False  # a release was premature: one joint at a time from now on
             continue
         # 2) a free joint past a stop lands on it
         worst = -1
@@ -472,14 +583,18 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
             excess = abs(hold[i]) - bounds[i] * (1 + 1e-9) - noise[i]
             if excess > 0 and excess / (1.0 + bounds[i]) > worst_val:
                 worst, worst_val = i, excess / (1.0 + bounds[i])
-        if worst >= 0:
-            if release[worst] < 0 and ulo[worst] >= 0:
-                stuck[worst] = LOWER
-            elif release[worst] > 0 and uhi[worst] <= 0:
-                stuck[worst] = UPPER
-            else:
-                stuck[worst] = FREE
-                direction[worst] = release[worst]
+        if worst >= 0:  # every joint over its bound at once until a release proves premature
+            for i in range(n):  # (rule 1), then the worst one alone
+                if i != worst and not (bulk and stuck[i] == STUCK and abs(hold[i])
+                                       - bounds[i] * (1 + 1e-9) - noise[i] > 0):
+                    continue
+                if release[i] < 0 and ulo[i] >= 0:
+                    stuck[i] = LOWER
+                elif release[i] > 0 and uhi[i] <= 0:
+                    stuck[i] = UPPER
+                else:
+                    stuck[i] = FREE
+                    direction[i] = release[i]
             info[3] += 1
             continue
         # 4) a stop may only push: one that would pull lets its joint go. Friction of a joint
