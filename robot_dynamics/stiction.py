@@ -427,7 +427,7 @@ def _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, m
         np.ascontiguousarray(v, dtype=float), float(h), float(v_tol), float(tol), int(max_iter),
         np.ascontiguousarray(lo, dtype=float), np.ascontiguousarray(hi, dtype=float),
         a, tauf, stuck, at_rest, info, np.empty((n, n)), W, vecs,
-        np.empty((5, n), dtype=np.int64), warm is not None, True)
+        np.empty((5, n), dtype=np.int64), 1 if warm is not None else 0, True)
     if not info[0]:
         tauf[:] = 0.0
     report = compiled_report(model, info, residual, stuck, at_rest)

@@ -73,7 +73,7 @@ def fd_entry(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
             W0[i, k] = f[i, k]
     res = solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, 0.0, v_tol, tol,
                          max_iter, ulo, uhi, vecs[ACC], tauf, stuck, at_rest, info, L, W, vecs,
-                         idx, False, loaded)
+                         idx, 0, loaded)
     if not np.isfinite(res):
         for i in range(n):
             tauf[i] = 0.0
@@ -158,13 +158,16 @@ SP_H, SP_VTOL, SP_TOL, SP_MAXITER = 0, 1, 2, 3  # step length, rest velocity, to
 SP_MOTOR, SP_FRICTION, SP_DAMPING, SP_LIMIT = 4, 5, 6, 7  # energy-audit sums, accumulated
 SP_SATURATED, SP_LIMIT_STEPS = 8, 9  # steps with a saturated joint / with a stop acting
 SP_SCALARS = 10
+#: after the scalars, n entries: the last step's q̈, the first guess of the next step's friction
+#: solve (zeroed with the audit sums by Simulator.reset: a run is reproducible to the bit)
+SP_GUESS = SP_SCALARS
 #: flags added to status 0 of a step: some joint saturated, some stop acted
 SATURATED, ACTED = 4, 8
 
 
 def sim_params(damping, lower, upper, effort, h, v_tol, tol, max_iter):
     """The flat ``sp`` array of :func:`sim_step_entry` / :func:`sim_run_entry`."""
-    tail = np.zeros(SP_SCALARS)
+    tail = np.zeros(SP_SCALARS + len(damping))
     tail[SP_H], tail[SP_VTOL], tail[SP_TOL], tail[SP_MAXITER] = h, v_tol, tol, max_iter
     return np.concatenate([damping, lower, upper, effort, tail]).astype(np.float64)
 
@@ -177,14 +180,14 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
     efforts are saturated at the effort limits first (the applied efforts go to Data's ``tau``).
     Leaves q⁺, q̇⁺ in vecs[Q_NEW], vecs[V_NEW], τf in tau_friction, the stops' reactions in
     vecs[TAU_LIMIT] (impulses included, as P/h), the joint states in ``stuck``, the joint wrenches
-    of the answer in Wt, q̈ in vecs[ACC] (the next step's first guess); adds the energy-audit
-    increments (motor work, friction, damping and stop dissipation) and the step counters to the
-    tail of ``sp``, sums[1:7] as before. Returns 0 (+ SATURATED, + ACTED), or 1 a bad input,
+    of the answer in Wt (when a law reads them: info[6]), q̈ in vecs[ACC] and in sp's SP_GUESS
+    slots (the next step's first guess); adds the energy-audit increments (motor work, friction,
+    damping and stop dissipation) and the step counters to the tail of ``sp``, sums[1:7]. Returns 0 (+ SATURATED, + ACTED), or 1 a bad input,
     2 the friction solve failed, 3 an overflow (the caller keeps its state in all three).
     """
     n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
     if (q.shape[0] != n or v.shape[0] != n or tau_cmd.shape[0] != n
-            or sp.shape[0] != 4 * n + SP_SCALARS or not all_finite(q, v, tau_cmd)):
+            or sp.shape[0] != 5 * n + SP_SCALARS or not all_finite(q, v, tau_cmd)):
         return 1
     damping, lower, upper, effort = sp[:n], sp[n:2 * n], sp[2 * n:3 * n], sp[3 * n:4 * n]
     acc_sums = sp[4 * n:]
@@ -208,6 +211,9 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
     ulo, uhi, tlim = vecs[ULO], vecs[UHI], vecs[TAU_LIMIT]
     vp = v_new  # the step's start velocity after the stops' impulse, then q̇⁺
     seen = idx[2]  # the active set of the previous pass
+    guess = acc_sums[SP_GUESS:SP_GUESS + n]
+    for i in range(n):
+        a[i] = guess[i]  # the first pass iterates from the last step's q̈
     info[5] = 0
     crossing = False
     for i in range(n):
@@ -250,7 +256,7 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
                 W0[i, k] = f[i, k]
         res = solve_friction(Meff, bias, tau, W0, D, rel, codes, params, kinds, axes, vp, h, v_tol,
                              tol, max_iter, ulo, uhi, a, tauf, stuck, at_rest, info, L, W, vecs,
-                             idx, ps > 0, loaded)
+                             idx, 1 if ps > 0 else 2, loaded)
         if not np.isfinite(res):
             for i in range(n):
                 tauf[i] = 0.0
@@ -293,6 +299,8 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
         q_new[i] = min(max(x, lower[i]), upper[i])  # roundoff only: u respects the stops
         v_new[i] = u
         tlim[i] += P[i] / h
+    for i in range(n):
+        guess[i] = a[i]
     sums[0] = res
     sums[1] = h * motor
     sums[2] = -h * fric

@@ -285,6 +285,7 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
         rhs0[r] = s
     fpar = idx[4]
     if not any_active:
+        info[7] = 0
         if not factor_free(M, F, nf, rel[2], idx[3], fpar, L, lam):
             return False
         solve_free(L, fpar, nf, rhs0, x)
@@ -294,6 +295,17 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
     if cold:
         for r in range(nf):
             a[F[r]] = 0.0
+    # L still holds Newton's factored matrix of the caller's previous solve (info[7]) for the
+    # same free joints (``pos``, left by that solve): the simulator's later passes of a step,
+    # same M, velocity products barely moved — a chord step from it, refactored only if far
+    same = info[7] == 1
+    pos = idx[3]
+    if same:
+        for i in range(n):
+            if (pos[i] >= 0) != (stuck[i] == FREE):
+                same = False
+                break
+    info[7] = 0
     free_tree(F, nf, rel[2], idx[3], fpar)
     if info[1] < 1:
         info[1] = 1
@@ -303,11 +315,10 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
     # (a law falling with the load or the speed faster than inertia rises), M_FF + Λ from then
     # on (the seed's iteration, preconditioned by the diagonal)
     ptr, ridx = rel[0], rel[1]
-    pos = idx[3]
     step = np.inf
     big = 0.0
     newton = True
-    chord = False
+    chord = same
     for it in range(max_iter):
         _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction, h, W, loaded,
                      tauf)
@@ -319,7 +330,8 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
                 if pos[al] >= 0:
                     s -= M[i, al] * a[al]
             rhs[r] = s
-        if newton and step > 1e-3 * (1.0 + big):  # once close, the last matrix serves (chord)
+        if newton and step > 1e-3 * (1.0 + big) and not (same and it == 0):  # once close,
+            # the last matrix serves (chord)
             _newton_matrix(M, codes, params, kinds, axes, v, a, F, nf, fpar, direction, h, W, D,
                            loaded, lam, L)
             chord = factor_tree_lu(L, fpar, nf)
@@ -366,6 +378,7 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
                 big = max(big, abs(rhs0[r]), abs(tauf[i]))
                 eff = max(eff, e)
             if worst <= tol * (1.0 + big) + ROUNDOFF * eff:
+                info[7] = 1 if chord else 0
                 return True
         if not np.isfinite(step) or step > 1e12:
             break
@@ -470,9 +483,10 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
     """Returns the residual ‖M a + b − τ − τf − τl‖∞ (inf on failure); see
     robot_dynamics.stiction (``ulo``/``uhi``: bounds of the end-of-step velocity, h > 0).
 
-    ``warm``: start from the joint states in ``stuck``, the directions in vecs[1] and the
+    ``warm``: 1, start from the joint states in ``stuck``, the directions in vecs[1] and the
     accelerations in ``a`` (a previous solve's, e.g. the simulator's previous pass); otherwise
-    from every joint at rest stuck, the others sliding along q̇, and a = 0.
+    from every joint at rest stuck, the others sliding along q̇, and a = 0 (``warm`` 0) or the
+    caller's ``a`` as the first guess (2: the simulator's previous step's q̈).
 
     ``stuck`` (int64 joint states: 0 free, 1 stuck, 2/3 on the lower/upper stop), ``at_rest``,
     ``info`` and ``vecs[TAU_LIMIT]`` (the stops' reactions) are outputs; ``L``, ``W``, ``vecs``
@@ -487,12 +501,15 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
     for i in range(n):
         rest = abs(v[i]) <= v_tol
         at_rest[i] = rest and codes[i] != 0  # a joint without friction never "breaks away"
-        if not warm:
+        if warm != 1:
             stuck[i] = STUCK if (rest and codes[i] != 0) else FREE
             direction[i] = 0.0 if rest else (1.0 if v[i] > 0 else -1.0)
-            a[i] = 0.0
+            if warm == 0:
+                a[i] = 0.0
     for k in range(5):
         info[k] = 0
+    if warm != 1:
+        info[7] = 0  # no factored matrix to reuse (see _solve_free)
     bulk = True
     for change in range(6 * n + 10):
         for i in range(n):
@@ -503,7 +520,7 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
             else:
                 target[i] = 0.0
         if not _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, h, tol,
-                           max_iter, a, tauf, info, L, W, vecs, idx, change == 0 and not warm,
+                           max_iter, a, tauf, info, L, W, vecs, idx, change == 0 and warm == 0,
                            loaded):
             # no motion with these joints sliding (e.g. a Stribeck drop steeper than the drive
             # can follow within the step): the joint whose equation is worst off at the last
