@@ -240,10 +240,17 @@ class Simulator:
                 status = 1
             except np.linalg.LinAlgError:  # non-finite matrices (an overflow): named below
                 status = 1
-            if not status & 3:
-                self._take_compiled(status)
+            if not status & 3:  # _take_compiled's lines inline (a call is 0.15 µs of 10)
+                self.data._report = _COMPILED
+                self._report = None
+                self._wrenches = _IN_WORK
+                self.q = self._q_new.copy()  # new arrays: the user may keep them
+                self.v = self._v_new.copy()
+                self.tau_friction = self._tauf_new.copy()
                 self.tau_applied = self._tau_new.copy()
-                if not status & ACTED and self._stops_shown:  # no stop acted in this step
+                if status & ACTED:
+                    self._show_stops()
+                elif self._stops_shown:  # no stop acted in this step
                     self._hide_stops()
                 self.t += self.dt
                 self.steps += 1
@@ -365,9 +372,9 @@ class Simulator:
         return 0
 
     def _take_compiled(self, status):
-        """The state, friction, loads and stop reactions of a compiled (sub-)step that
+        """The state, friction, loads and stop reactions of a compiled sub-step that
         succeeded, copied out of the work array (new arrays: the user may keep them across
-        steps)."""
+        steps). :meth:`step` has the same lines inline."""
         self.data._report = _COMPILED
         self._report = None
         self._wrenches = _IN_WORK
