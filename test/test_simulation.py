@@ -87,3 +87,27 @@ def test_step_results_are_new_arrays_a_later_step_leaves_alone():
             for name in names:
                 assert np.array_equal(now[name], values[name]), name
         assert not np.array_equal(kept[0][1]["q"], kept[-1][1]["q"])  # the arm did move
+
+
+def test_step_takes_lists_and_int_arrays_as_the_same_float_efforts():
+    """A τ that is not a float64 array (a list, ints) takes the converting path: the same
+    states, efforts, friction and counters as the compiled call on the float64 array."""
+    model = rd.load_urdf(bundled("rrp.urdf"))
+    fr = friction_from_config(bundled("../config/rrp_friction.yaml"), model)
+    efforts = [np.array([3, -2, 150]), np.array([-4, 1, -30]), np.array([0, 0, 0])]
+    sims = {kind: rd.Simulator(model, fr, dt=1e-3) for kind in ("float", "list", "int")}
+    for sim in sims.values():
+        sim.reset([0.1, 0.2, 0.44])
+    for k in range(45):
+        tau = efforts[k // 15]
+        sims["float"].step(tau.astype(np.float64))
+        sims["list"].step(tau.tolist())
+        sims["int"].step(tau)
+        ref = sims["float"]
+        for kind in ("list", "int"):
+            sim = sims[kind]
+            for name in ("q", "v", "tau_applied", "tau_friction", "tau_limit", "at_limit"):
+                assert np.array_equal(getattr(sim, name), getattr(ref, name)), (kind, name, k)
+            assert (sim.saturated_steps, sim.limit_steps) == (ref.saturated_steps,
+                                                               ref.limit_steps), kind
+    assert ref.saturated_steps > 0 and ref.limit_steps > 0
