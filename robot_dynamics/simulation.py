@@ -47,7 +47,7 @@ from . import mimic
 from .crba import bias_forces, mass_matrix
 from .directors import wrench_directors
 from .energy import EnergyAudit, kinetic_energy, potential_energy, split_friction_dissipation
-from .errors import InputError, as_vector, check_friction
+from .errors import F64, InputError, as_vector, check_friction
 from .kernels.fd import (ACC, ACTED, PASSES, Q_HALF, Q_NEW, SP_DAMPING, SP_FRICTION, SP_H,
                          SP_LIMIT, SP_LIMIT_STEPS, SP_MOTOR, SP_SATURATED, V_EVAL, V_NEW,
                          sim_params, sim_step_entry)
@@ -97,7 +97,9 @@ class Simulator:
         if not (np.isfinite(dt) and dt > 0):
             raise InputError(f"dt must be a positive number of seconds, got {dt}")
         check_friction(model, friction, "Simulator")
-        self.model, self.friction, self.dt = model, friction, float(dt)
+        self.model, self._friction, self.dt = model, friction, float(dt)
+        # composite laws book their friction dissipation by part at every step (_split_losses)
+        self._split = bool(getattr(friction, "has_parts", False))
         n = model.nv
         effort = np.asarray(model.effort_limits, dtype=float)
         self.effort_limit = (np.where(effort > 0, effort, np.inf) if saturate
@@ -134,11 +136,20 @@ class Simulator:
         if self._packed is not None:  # what a step leaves in the work array
             data = self.data
             self._q_new, self._v_new = data._vecs[Q_NEW], data._vecs[V_NEW]
+            self._tau_new, self._tauf_new = data.tau, data.tau_friction
+            self._tau_limit_new, self._state = data._vecs[TAU_LIMIT], data._views["stuck"]
+            self._on_lower = np.full(n, LOWER, dtype=self._state.dtype)
             self._mb, self._work = model._mb, data._work
         self._ctl_data = None  # Data of controllers run in Python (Simulator.run)
         self._report = None
         self.reset(np.zeros(n) if not self._has_stops else
                    np.clip(np.zeros(n), self.lower, self.upper))
+
+    @property
+    def friction(self):
+        """The friction model (fixed at construction: the compiled step holds its packed
+        parameters)."""
+        return self._friction
 
     @property
     def report(self):
@@ -226,33 +237,35 @@ class Simulator:
         state is not finite (an overflow), it raises :class:`SimulationError` and keeps the
         state it had — never a silent wrong state.
         """
-        split = getattr(self.friction, "has_parts", False)  # audit.friction_parts (energy.py)
-        if split:  # the step replaces, never edits, these
-            q0, v0, d0 = self.q, self.v, float(self._tail[SP_FRICTION])
-        if self._packed is not None:  # the common path: one compiled call, a few copies
-            try:  # the compiled step saturates and checks tau itself (length, finite)
-                status = sim_step_entry(self._mb, self._fr, self._sp, self.q, self.v, tau,
-                                        self._work)
-            except TypeError:  # not a float64 vector: converted (or reported) below
+        q, v = self.q, self.v  # the step replaces, never edits, these
+        if self._split:  # composite laws: the step's friction dissipation by part, below
+            d0 = float(self._tail[SP_FRICTION])
+        if self._packed is not None:  # the common path: one compiled call, four copies
+            try:  # the compiled step saturates and checks tau itself (length, finite); a list
+                # or an int array goes straight to the conversion below (numba's refusal of
+                # an argument type costs 0.2 ms)
+                status = (sim_step_entry(self._mb, self._fr, self._sp, q, v, tau, self._work)
+                          if tau.dtype is F64 else 1)
+            except (AttributeError, TypeError):  # not a float64 C vector: converted below
                 status = 1
             except np.linalg.LinAlgError:  # non-finite matrices (an overflow): named below
                 status = 1
             if not status & 3:
                 self._take_compiled(status)
-                self.tau_applied = self.data.tau.copy()
+                self.tau_applied = self._tau_new.copy()
                 if not status & ACTED and self._stops_shown:  # no stop acted in this step
                     self._hide_stops()
                 self.t += self.dt
                 self.steps += 1
-                if split:
-                    self._split_losses(q0, v0, d0, bool(status & ACTED))
+                if self._split:
+                    self._split_losses(q, v, d0, bool(status & ACTED))
                 return
             if status == 3:
-                self.tau_applied = self.data.tau.copy()
+                self.tau_applied = self._tau_new.copy()
                 self._fail(_Overflow(), self.tau_applied)
         self._step_slow(tau)
-        if split:
-            self._split_losses(q0, v0, d0, self._acted)
+        if self._split:
+            self._split_losses(q, v, d0, self._acted)
 
     def _split_losses(self, q0, v0, d0, acted):
         """Book the step's friction dissipation by law part (composite laws: bearing, gear
@@ -265,8 +278,8 @@ class Simulator:
                                        float(self._tail[SP_FRICTION]) - d0 if acted else None)
 
     def _show_stops(self):
-        self.tau_limit = self.data._vecs[TAU_LIMIT].copy()
-        self.at_limit = self.data._views["stuck"] >= LOWER
+        self.tau_limit = self._tau_limit_new.copy()
+        self.at_limit = self._state >= self._on_lower  # (an array: a third faster than LOWER)
         self._stops_shown = True
 
     def _hide_stops(self):
@@ -363,13 +376,14 @@ class Simulator:
 
     def _take_compiled(self, status):
         """The state, friction, loads and stop reactions of a compiled (sub-)step that
-        succeeded, copied out of the work array."""
+        succeeded, copied out of the work array (new arrays: the user may keep them across
+        steps)."""
         self.data._report = _COMPILED
         self._report = None
         self._wrenches = _IN_WORK
         self.q = self._q_new.copy()
         self.v = self._v_new.copy()
-        self.tau_friction = self.data.tau_friction.copy()
+        self.tau_friction = self._tauf_new.copy()
         if status & ACTED:
             self._show_stops()
 
@@ -497,8 +511,7 @@ class Simulator:
         compiled_ctl = controller is None or isinstance(controller, _Controller)
         t0 = self.t
         # composite laws book their loss split per step (step()): they take the loop below
-        if (self._packed is not None and compiled_ctl
-                and not getattr(self.friction, "has_parts", False)):
+        if self._packed is not None and compiled_ctl and not self._split:
             rows = self._run_compiled(N, controller)
         else:
             rows = np.empty((N, 5, n))
@@ -568,7 +581,7 @@ class Simulator:
                 self.data._report = _COMPILED
                 self._report = None
                 self._wrenches = _IN_WORK
-                if last[4].any() or (self.data._views["stuck"] >= LOWER).any():
+                if last[4].any() or (self._state >= LOWER).any():
                     self._show_stops()
                 elif self._stops_shown:
                     self._hide_stops()

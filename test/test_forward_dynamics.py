@@ -71,3 +71,50 @@ def test_failure_is_never_silent():
     rd.forward_dynamics(model, data, q, v, [50.0, -20.0], friction=fr, max_iter=30,
                         on_failure="report")
     assert data.fd_report.converged is False and data.fd_report.message
+
+
+def test_arrays_the_compiled_signature_does_not_name_take_the_careful_path():
+    """forward_dynamics calls its kernel past numba's dispatcher when q, q̇, τ are float64 C
+    vectors: a misaligned or a subclassed array, (1, n) / (n, 1) arrays and scalars of other
+    types must give what they gave through the dispatcher — the same q̈, or the named error —
+    and nothing is compiled for them."""
+    from robot_dynamics.forward_dynamics import fd_checked
+
+    model = rd.load_urdf(bundled("arm7.urdf"))
+    fr = friction_from_config(bundled("../config/arm7_friction.yaml"), model)
+    n = model.nv
+    rng = np.random.default_rng(7)
+    q, v, tau = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n), rng.uniform(-5, 5, n)
+    v[2] = 0.0  # a joint at rest: stiction
+    signatures = len(fd_checked.signatures)
+    for friction in (None, fr):
+        want = rd.forward_dynamics(model, model.create_data(), q, v, tau, friction)
+        want_tf = model.create_data()
+        rd.forward_dynamics(model, want_tf, q, v, tau, friction)
+        raw = np.zeros(8 * n + 1, dtype=np.uint8)
+        misaligned = np.ndarray((n,), dtype=np.float64, buffer=raw, offset=1)
+        misaligned[:] = tau
+        assert not misaligned.flags.aligned
+        for name, tau_in in (("misaligned", misaligned), ("masked", np.ma.array(tau)),
+                             ("subclass", tau.view(_Vector))):
+            data = model.create_data()
+            got = rd.forward_dynamics(model, data, q, v, tau_in, friction)
+            assert np.array_equal(got, want) and type(got) is np.ndarray, name
+            assert np.array_equal(data.tau_friction, want_tf.tau_friction), name
+        for kw, plain in (({"velocity_tolerance": 0}, {"velocity_tolerance": 0.0}),
+                          ({"max_iter": 3.0}, {"max_iter": 3}),
+                          ({"max_iter": np.int64(3)}, {"max_iter": 3}),
+                          ({"tol": np.float32(0.5)}, {"tol": 0.5})):
+            got, ref = (rd.forward_dynamics(model, model.create_data(), q, v, tau, friction,
+                                            on_failure="report", **x) for x in (kw, plain))
+            assert np.array_equal(got, ref), kw
+        for shape in ((1, n), (n, 1)):
+            with pytest.raises(rd.InputError, match=rf"^q in forward_dynamics: expected shape "
+                                                    rf"\({n},\), got \({shape[0]}, {shape[1]}\)"):
+                rd.forward_dynamics(model, model.create_data(), q.reshape(shape), v, tau,
+                                    friction)
+    assert len(fd_checked.signatures) == signatures, "fd_checked was recompiled"
+
+
+class _Vector(np.ndarray):
+    """An ndarray subclass (numba types plain subclasses as arrays)."""

@@ -53,3 +53,61 @@ def test_frictionless_fall_is_energy_conserving_to_second_order():
         residuals.append(abs(sim.audit.relative_residual))
     assert residuals[1] < residuals[0] / 3  # halving the step divides the error by ~4
     assert residuals[1] < 1e-3
+
+
+def test_step_results_are_new_arrays_a_later_step_leaves_alone():
+    """What a step exposes (q, q̇, τ applied, τf, stop reactions) are arrays of their own: the
+    user may keep them — a later step (compiled, converted input, saturated, on a stop, the
+    reference path) changes neither them nor the τ the user passed."""
+    model = rd.load_urdf(bundled("rrp.urdf"))
+    fr = friction_from_config(bundled("../config/rrp_friction.yaml"), model)
+    names = ("q", "v", "tau_applied", "tau_friction", "tau_limit", "at_limit")
+    efforts = [np.array([5.0, -3.0, 300.0]),  # d3 saturated at 100 N, driven onto its upper stop
+               [5.0, -3.0, 300.0],  # a list: the converted path
+               np.array([-5.0, 3.0, -20.0]),  # off the stop again
+               np.array([0.0, 0.0, 0.0], dtype=np.float32)]
+    for friction, compiled in ((None, True), (fr, True), (fr, False)):
+        sim = rd.Simulator(model, friction, dt=1e-3, compiled=compiled)
+        sim.reset([0.1, 0.2, 0.44])
+        kept, acted = [], False
+        for k in range(60):
+            tau = efforts[min(k // 15, 3)]
+            given = np.array(tau, dtype=float)
+            sim.step(tau)
+            assert np.array_equal(np.array(tau, dtype=float), given)  # τ not edited
+            acted = acted or bool(sim.at_limit.any())
+            now = {name: getattr(sim, name) for name in names}
+            for name, x in now.items():  # none is a view of the work array or of another
+                assert not np.shares_memory(x, sim.data._work), name
+                assert not any(np.shares_memory(x, y) for other, y in now.items()
+                               if other != name), name
+            kept.append((now, {name: x.copy() for name, x in now.items()}))
+        assert acted and sim.saturated_steps > 0  # the stop and the saturation were exercised
+        for now, values in kept:  # every step's arrays as they were when it ended
+            for name in names:
+                assert np.array_equal(now[name], values[name]), name
+        assert not np.array_equal(kept[0][1]["q"], kept[-1][1]["q"])  # the arm did move
+
+
+def test_step_takes_lists_and_int_arrays_as_the_same_float_efforts():
+    """A τ that is not a float64 array (a list, ints) takes the converting path: the same
+    states, efforts, friction and counters as the compiled call on the float64 array."""
+    model = rd.load_urdf(bundled("rrp.urdf"))
+    fr = friction_from_config(bundled("../config/rrp_friction.yaml"), model)
+    efforts = [np.array([3, -2, 150]), np.array([-4, 1, -30]), np.array([0, 0, 0])]
+    sims = {kind: rd.Simulator(model, fr, dt=1e-3) for kind in ("float", "list", "int")}
+    for sim in sims.values():
+        sim.reset([0.1, 0.2, 0.44])
+    for k in range(45):
+        tau = efforts[k // 15]
+        sims["float"].step(tau.astype(np.float64))
+        sims["list"].step(tau.tolist())
+        sims["int"].step(tau)
+        ref = sims["float"]
+        for kind in ("list", "int"):
+            sim = sims[kind]
+            for name in ("q", "v", "tau_applied", "tau_friction", "tau_limit", "at_limit"):
+                assert np.array_equal(getattr(sim, name), getattr(ref, name)), (kind, name, k)
+            assert (sim.saturated_steps, sim.limit_steps) == (ref.saturated_steps,
+                                                               ref.limit_steps), kind
+    assert ref.saturated_steps > 0 and ref.limit_steps > 0
