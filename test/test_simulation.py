@@ -111,3 +111,54 @@ def test_step_takes_lists_and_int_arrays_as_the_same_float_efforts():
             assert (sim.saturated_steps, sim.limit_steps) == (ref.saturated_steps,
                                                                ref.limit_steps), kind
     assert ref.saturated_steps > 0 and ref.limit_steps > 0
+
+
+def test_reset_replays_a_run_to_the_bit():
+    """The friction solve starts each step from the last step's q̈ (a guess the Simulator keeps):
+    reset clears it with the audit, so the same commands from the same state give the same
+    trajectory to the last bit; a fresh Simulator agrees too."""
+    model = rd.load_urdf(bundled("arm7.urdf"))
+    fr = friction_from_config(bundled("../config/arm7_friction.yaml"), model)
+    q0 = np.linspace(-0.5, 0.5, model.nv)
+    t = 1e-3 * np.arange(400)[:, None]
+    taus = rd.gravity_torques(model, model.create_data(), q0) + 30.0 * np.sin(
+        2 * np.pi * (0.5 + 0.3 * np.arange(model.nv)) * t)
+
+    def trajectory(sim):
+        sim.reset(q0)
+        out = []
+        for tau in taus:
+            sim.step(tau)
+            out.append(np.concatenate([sim.q, sim.v, sim.tau_friction]))
+        return np.array(out)
+
+    sim = rd.Simulator(model, fr, dt=1e-3)
+    first = trajectory(sim)
+    assert np.abs(first[:, model.nv:2 * model.nv]).max() > 0.1  # it moved
+    np.testing.assert_array_equal(trajectory(sim), first)
+    np.testing.assert_array_equal(trajectory(rd.Simulator(model, fr, dt=1e-3)), first)
+
+
+def test_joint_wrenches_of_laws_that_do_not_read_them():
+    """Classic friction does not read the reactions: the compiled step skips the wrench
+    directors, and ``joint_wrenches`` comes from RNEA at the step's answer — the same as with a
+    load-dependent law of zero load coefficients, which computes them in the solve."""
+    model = rd.load_urdf(bundled("arm7.urdf"))
+    classic = friction_from_config({"default": {"model": "classic", "coulomb": 0.5,
+                                                "viscous": 0.1}}, model)
+    loaded = friction_from_config({"default": {"model": "load_dependent", "coulomb": 0.5,
+                                               "viscous": 0.1, "k1": 0.0, "k2": 0.0,
+                                               "k3": 0.0}}, model)
+    q0 = np.linspace(-0.4, 0.6, model.nv)
+    tau = rd.gravity_torques(model, model.create_data(), q0) + 5.0
+    out = []
+    for fr in (classic, loaded, None):
+        sim = rd.Simulator(model, fr, dt=1e-3)
+        sim.reset(q0)
+        for _ in range(50):
+            sim.step(tau)
+        out.append((sim.q, sim.joint_wrenches))
+    np.testing.assert_allclose(out[0][0], out[1][0], atol=1e-12)
+    np.testing.assert_allclose(out[0][1], out[1][1], atol=1e-9 * np.abs(out[1][1]).max())
+    assert out[2][1] is not None and np.isfinite(out[2][1]).all()
+    assert np.abs(out[2][1] - out[0][1]).max() > 1e-3  # friction changed the loads: compared
