@@ -266,6 +266,17 @@ def _friction_of(model, friction, q, v, a, W0, D, free, direction, h):
     return np.where(free & friction.active, -mag * direction, 0.0)
 
 
+def can_self_lock(law) -> bool:
+    """A gear mesh (alone or a composite's part) with c_backward ≥ 1 (η_b ≤ 0): back-driven,
+    its motion can be non-unique (kernels/friction.py ``can_self_lock`` says the same)."""
+    from .friction.composite import CompositeFriction
+    from .friction.gear_mesh import GearMeshFriction
+
+    if isinstance(law, CompositeFriction):
+        return any(can_self_lock(part) for _, part in law.named_parts)
+    return isinstance(law, GearMeshFriction) and law.c_backward >= 1.0
+
+
 def newton_matrix(model, friction, q, v, a, W0, D, F, direction, h):
     """(G, λ) at accelerations ``a``: G = −∂τf_F/∂a_F on the free joints F, by differences
     (a_α moved by ε = 1e-6 (1 + |a_α|) along its joint's direction; the kernel's analytic
@@ -312,7 +323,15 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
     # seed's iteration preconditioned by the diagonal) from then on
     if guess is None:
         a[F] = 0.0
-    newton, P = True, None
+    newton, P = not any(can_self_lock(law) for law in friction.laws), None
+    if not newton:  # a self-locking gear: the seed's iteration, preconditioned by the diagonal
+        # Λ within a step (none at an instant) and started from (M_FF + Λ)⁻¹ rhs0 — Newton can
+        # reach a root with the gear against its assumed direction, and the active set cycles
+        lam = (newton_matrix(model, friction, q, v, a, W0, D, F, direction, h)[1] if h > 0
+               else np.zeros(len(F)))
+        P = MFF + np.diag(lam)
+        if guess is None:
+            a[F] = np.linalg.solve(P, rhs0)
     step, big = np.inf, 0.0
     for it in range(1, max_iter + 1):
         tauf = _friction_of(model, friction, q, v, a, W0, D, free, direction, h)

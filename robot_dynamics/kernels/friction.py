@@ -390,6 +390,20 @@ def friction_gradient_kernel(codes, params, kinds, axes, W, qd, direction, G, dv
 
 
 @njit(cache=True)
+def can_self_lock(code, pr):
+    """True for a gear mesh (alone or a composite's part) with c_backward ≥ 1 (η_b ≤ 0): its
+    back-driven motion can be non-unique (Painlevé-type), and the stick/slip solve then keeps
+    the seed's successive approximation (kernels/stiction.py) instead of Newton's method."""
+    if code == GEAR_MESH:
+        return pr[1] >= 1.0
+    if code == COMPOSITE:
+        for j in range(int(pr[0])):
+            if int(pr[1 + 9 * j]) == GEAR_MESH and pr[3 + 9 * j] >= 1.0:
+                return True
+    return False
+
+
+@njit(cache=True)
 def loads_matter(codes, params):
     """True when some joint's law reads its reaction wrench (load-dependent, bearing, gear
     mesh, or a composite with such a part): only then are the wrench directors needed."""

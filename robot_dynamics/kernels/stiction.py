@@ -25,7 +25,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .friction import friction_gradient_inline, friction_one, friction_one_inline
+from .friction import (can_self_lock, friction_gradient_inline, friction_one,
+                       friction_one_inline)
 
 # rows of the ``vecs`` scratch (24, n) used here; kernels/fd.py uses rows 16 and up
 (_TARGET, _DIRECTION, _HOLD, _BOUNDS, _RELEASE, _NOISE_ROW, _QD, _RHS0, _RHS, _X, _NEW, _TF,
@@ -42,7 +43,7 @@ FREE, STUCK, LOWER, UPPER = 0, 1, 2, 3
 NOISE = 1e-12  # relative roundoff allowance of a holding effort (robot_dynamics.stiction._NOISE)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def wrenches_at(W0, D, rel, a, W):
     """W = W0 + Σ_α a_α D[α] (eq. 2.3.7), summed only over the joints α related to each joint
     (``rel`` = (ptr, idx, parents), CSR: ancestors, itself, descendants — D[α, i] is zero
@@ -63,7 +64,7 @@ def wrenches_at(W0, D, rel, a, W):
         W[i, 0], W[i, 1], W[i, 2], W[i, 3], W[i, 4], W[i, 5] = w0, w1, w2, w3, w4, w5
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def free_tree(F, nf, parents, pos, fpar):
     """The free joints F (increasing) as a tree: ``pos`` joint → position in F (−1: not free),
     ``fpar`` each free joint's nearest free ancestor (position in F, −1: none)."""
@@ -78,7 +79,7 @@ def free_tree(F, nf, parents, pos, fpar):
         fpar[r] = pos[j] if j >= 0 else -1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def factor_free(A, F, nf, parents, pos, fpar, L, shift):
     """Factor the free block H = A[F][:, F] + diag(shift[:nf]) as H = Lᵀ L without fill-in
     (Featherstone's LTL, RBDA §6.5): the free joints F (increasing) form a tree through their
@@ -112,7 +113,7 @@ def factor_free(A, F, nf, parents, pos, fpar, L, shift):
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def solve_free(L, fpar, nf, b, x):
     """x ← H⁻¹ b on the leading nf entries with H = Lᵀ L from :func:`factor_free`."""
     for r in range(nf):
@@ -152,7 +153,7 @@ def _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction,
                                       direction[i]) * direction[i]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _newton_matrix(M, codes, params, kinds, axes, v, a, F, nf, fpar, direction, h, W, D, loaded,
                    lam, P):
     """P = M_FF − ∂τf_F/∂a_F at accelerations ``a`` on the free joints' tree pattern (P[r, c]
@@ -210,7 +211,7 @@ def _newton_matrix(M, codes, params, kinds, axes, v, a, F, nf, fpar, direction, 
             c = fpar[c]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def factor_tree_lu(P, fpar, nf):
     """In place, P (tree pattern of :func:`_newton_matrix`, not symmetric) eliminated leaves
     first without fill-in — the unsymmetric twin of :func:`factor_free`: each joint's unknown
@@ -232,7 +233,7 @@ def factor_tree_lu(P, fpar, nf):
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def solve_tree_lu(P, fpar, nf, b, x):
     """x ← P⁻¹ b on the leading nf entries with P from :func:`factor_tree_lu`."""
     for r in range(nf):
@@ -318,7 +319,26 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
     step = np.inf
     big = 0.0
     newton = True
-    chord = same
+    for i in range(n):  # (any joint's law: as robot_dynamics.stiction)
+        newton = newton and not can_self_lock(codes[i], params[i])
+    chord = same and newton
+    if not newton:  # a self-locking gear: the seed's iteration, preconditioned by the diagonal
+        # Λ within a step (none at an instant) and started from (M_FF + Λ)⁻¹ rhs when cold —
+        # Newton can reach a root with the gear against its assumed direction, and the active
+        # set then cycles
+        if loaded:
+            wrenches_at(W0, D, rel, a, W)
+        _newton_matrix(M, codes, params, kinds, axes, v, a, F, nf, fpar, direction, h, W, D,
+                       loaded, lam, L)
+        if h == 0:
+            for r in range(nf):
+                lam[r] = 0.0
+        if not factor_free(M, F, nf, rel[2], idx[3], fpar, L, lam):
+            return False
+        if cold:
+            solve_free(L, fpar, nf, rhs0, x)
+            for r in range(nf):
+                a[F[r]] = x[r]
     for it in range(max_iter):
         _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction, h, W, loaded,
                      tauf)
