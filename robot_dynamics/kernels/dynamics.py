@@ -356,9 +356,11 @@ def mass_from_directors(S, D, rel, M):
     M[:, :] = 0.0
     for j in range(S.shape[0]):
         Sj = S[j]
+        s0, s1, s2, s3, s4, s5 = Sj[0], Sj[1], Sj[2], Sj[3], Sj[4], Sj[5]
         for k in range(ptr[j], ptr[j + 1]):
             al = idx[k]
-            M[al, j] = _dot6(Sj, D[al, j])
+            d = D[al, j]
+            M[al, j] = s0 * d[0] + s1 * d[1] + s2 * d[2] + s3 * d[3] + s4 * d[4] + s5 * d[5]
 
 
 @njit(cache=True)
