@@ -71,6 +71,19 @@ def _dot6(x, y):
 
 
 @njit(cache=True)
+def _inertia_times(I, m0, m1, m2, m3, m4, m5):
+    """I m for a spatial inertia I = [[m1, −ĥ], [ĥ, Ī]] (its structural zeros skipped: 24
+    products instead of 36)."""
+    I0, I1, I2, I3, I4, I5 = I[0], I[1], I[2], I[3], I[4], I[5]
+    return (I0[0] * m0 + I0[4] * m4 + I0[5] * m5,
+            I1[1] * m1 + I1[3] * m3 + I1[5] * m5,
+            I2[2] * m2 + I2[3] * m3 + I2[4] * m4,
+            I3[1] * m1 + I3[2] * m2 + I3[3] * m3 + I3[4] * m4 + I3[5] * m5,
+            I4[0] * m0 + I4[2] * m2 + I4[3] * m3 + I4[4] * m4 + I4[5] * m5,
+            I5[0] * m0 + I5[1] * m1 + I5[3] * m3 + I5[4] * m4 + I5[5] * m5)
+
+
+@njit(cache=True)
 def rnea_kernel(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, a, R, p, vel, acc, f, tau):
     """τ = RNEA(q, v, a) with gravity ``gravity``; fills R, p, vel, acc, f (joint wrenches)."""
     placements_kernel(kinds, axes, R0, p0, q, R, p)
@@ -116,16 +129,14 @@ def rnea_passes(parents, I6, S, gravity, v, a, R, p, vel, acc, f, tau):
         # f_i = I a_i + v_i ×* I v_i,  [v; ω] ×* [f; n] = [ω × f; ω × n + v × f]
         Ii = I6[i]
         fi = f[i]
-        for r in range(6):
-            fi[r] = _dot6(Ii[r], ai)
-        g0, g1, g2 = _dot6(Ii[0], vi), _dot6(Ii[1], vi), _dot6(Ii[2], vi)
-        g3, g4, g5 = _dot6(Ii[3], vi), _dot6(Ii[4], vi), _dot6(Ii[5], vi)
-        fi[0] += w1 * g2 - w2 * g1
-        fi[1] += w2 * g0 - w0 * g2
-        fi[2] += w0 * g1 - w1 * g0
-        fi[3] += w1 * g5 - w2 * g4 + l1 * g2 - l2 * g1
-        fi[4] += w2 * g3 - w0 * g5 + l2 * g0 - l0 * g2
-        fi[5] += w0 * g4 - w1 * g3 + l0 * g1 - l1 * g0
+        e0, e1, e2, e3, e4, e5 = _inertia_times(Ii, ai[0], ai[1], ai[2], ai[3], ai[4], ai[5])
+        g0, g1, g2, g3, g4, g5 = _inertia_times(Ii, l0, l1, l2, w0, w1, w2)
+        fi[0] = e0 + (w1 * g2 - w2 * g1)
+        fi[1] = e1 + (w2 * g0 - w0 * g2)
+        fi[2] = e2 + (w0 * g1 - w1 * g0)
+        fi[3] = e3 + (w1 * g5 - w2 * g4 + l1 * g2 - l2 * g1)
+        fi[4] = e4 + (w2 * g3 - w0 * g5 + l2 * g0 - l0 * g2)
+        fi[5] = e5 + (w0 * g4 - w1 * g3 + l0 * g1 - l1 * g0)
     for i in range(n - 1, -1, -1):
         fi = f[i]
         tau[i] = _dot6(S[i], fi)
@@ -145,26 +156,6 @@ def _force_up(X, F0, F1, F2, F3, F4, F5):
             X0[3] * F0 + X1[3] * F1 + X2[3] * F2 + X3[3] * F3 + X4[3] * F4 + X5[3] * F5,
             X0[4] * F0 + X1[4] * F1 + X2[4] * F2 + X3[4] * F3 + X4[4] * F4 + X5[4] * F5,
             X0[5] * F0 + X1[5] * F1 + X2[5] * F2 + X3[5] * F3 + X4[5] * F4 + X5[5] * F5)
-
-
-@njit(cache=True)
-def _inertia_times(I, m0, m1, m2, m3, m4, m5):
-    """I m for a spatial inertia I = [[m1, −ĥ], [ĥ, Ī]] (its structural zeros skipped: 24
-    products instead of 36)."""
-    I0, I1, I2, I3, I4, I5 = I[0], I[1], I[2], I[3], I[4], I[5]
-    return (I0[0] * m0 + I0[4] * m4 + I0[5] * m5,
-            I1[1] * m1 + I1[3] * m3 + I1[5] * m5,
-            I2[2] * m2 + I2[3] * m3 + I2[4] * m4,
-            I3[1] * m1 + I3[2] * m2 + I3[3] * m3 + I3[4] * m4 + I3[5] * m5,
-            I4[0] * m0 + I4[2] * m2 + I4[3] * m3 + I4[4] * m4 + I4[5] * m5,
-            I5[0] * m0 + I5[1] * m1 + I5[3] * m3 + I5[4] * m4 + I5[5] * m5)
-
-
-@njit(cache=True)
-def _dot6c(x, Y, c):
-    """x · Y[:, c]."""
-    return (x[0] * Y[0, c] + x[1] * Y[1, c] + x[2] * Y[2, c] + x[3] * Y[3, c] + x[4] * Y[4, c]
-            + x[5] * Y[5, c])
 
 
 @njit(cache=True)
