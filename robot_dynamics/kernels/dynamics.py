@@ -159,18 +159,18 @@ def _force_up(X, F0, F1, F2, F3, F4, F5):
 
 
 @njit(cache=True)
-def _motion_matrix(R, p, X):
-    """6×6 motion transform parent → child, [[Rᵀ, −Rᵀ[p]×], [0, Rᵀ]], every entry written once."""
-    p0, p1, p2 = p[0], p[1], p[2]
+def _motion_matrix(R, p, X, i):
+    """X[i] = 6×6 motion transform parent → child, [[Rᵀ, −Rᵀ[p]×], [0, Rᵀ]] of R[i], p[i];
+    every entry written once (indices, not views: no reference counting in the loops)."""
+    p0, p1, p2 = p[i, 0], p[i, 1], p[i, 2]
     for r in range(3):
-        a0, a1, a2 = R[0, r], R[1, r], R[2, r]  # row r of Rᵀ
-        Xr, Xs = X[r], X[3 + r]
-        Xr[0], Xr[1], Xr[2] = a0, a1, a2
-        Xr[3] = -(a1 * p2 - a2 * p1)
-        Xr[4] = -(a2 * p0 - a0 * p2)
-        Xr[5] = -(a0 * p1 - a1 * p0)
-        Xs[0], Xs[1], Xs[2] = 0.0, 0.0, 0.0
-        Xs[3], Xs[4], Xs[5] = a0, a1, a2
+        a0, a1, a2 = R[i, 0, r], R[i, 1, r], R[i, 2, r]  # row r of Rᵀ
+        X[i, r, 0], X[i, r, 1], X[i, r, 2] = a0, a1, a2
+        X[i, r, 3] = -(a1 * p2 - a2 * p1)
+        X[i, r, 4] = -(a2 * p0 - a0 * p2)
+        X[i, r, 5] = -(a0 * p1 - a1 * p0)
+        X[i, 3 + r, 0], X[i, 3 + r, 1], X[i, 3 + r, 2] = 0.0, 0.0, 0.0
+        X[i, 3 + r, 3], X[i, 3 + r, 4], X[i, 3 + r, 5] = a0, a1, a2
 
 
 @njit(cache=True)
@@ -192,24 +192,26 @@ def composite_inertias(parents, I6, R, p, X, Ic):
     """Motion transforms X and composite inertias Ic (subtree of each body) from placements."""
     n = parents.shape[0]
     for i in range(n):
-        _motion_matrix(R[i], p[i], X[i])
-        Ii, Ci = I6[i], Ic[i]
+        _motion_matrix(R, p, X, i)
         for r in range(6):
             for c in range(6):
-                Ci[r, c] = Ii[r, c]
+                Ic[i, r, c] = I6[i, r, c]
     for i in range(n - 1, -1, -1):
         par = parents[i]
         if par >= 0:
-            _inertia_to_parent(R[i], p[i], Ic[i], Ic[par])
+            _inertia_to_parent(R, p, Ic, i, par)
 
 
 @njit(cache=True)
-def _rot_row(R, r, T0, T1, T2, pr, ar, a0, a1, a2, p0, p1, p2, m, diag):
+def _rot_row(R, i, r, T0, T1, T2, pr, ar, a0, a1, a2, p0, p1, p2, m, diag):
     """Row r of R Ī Rᵀ − (p h_Rᵀ + h_R pᵀ − 2 h_R·p 1) − m (p pᵀ − |p|² 1) (see
     :func:`_inertia_to_parent`), given row r of T = R Ī."""
-    v0 = T0 * R[0, 0] + T1 * R[0, 1] + T2 * R[0, 2] - (pr * a0 + ar * p0) - m * pr * p0
-    v1 = T0 * R[1, 0] + T1 * R[1, 1] + T2 * R[1, 2] - (pr * a1 + ar * p1) - m * pr * p1
-    v2 = T0 * R[2, 0] + T1 * R[2, 1] + T2 * R[2, 2] - (pr * a2 + ar * p2) - m * pr * p2
+    v0 = (T0 * R[i, 0, 0] + T1 * R[i, 0, 1] + T2 * R[i, 0, 2] - (pr * a0 + ar * p0)
+          - m * pr * p0)
+    v1 = (T0 * R[i, 1, 0] + T1 * R[i, 1, 1] + T2 * R[i, 1, 2] - (pr * a1 + ar * p1)
+          - m * pr * p1)
+    v2 = (T0 * R[i, 2, 0] + T1 * R[i, 2, 1] + T2 * R[i, 2, 2] - (pr * a2 + ar * p2)
+          - m * pr * p2)
     if r == 0:
         v0 += diag
     elif r == 1:
@@ -220,23 +222,23 @@ def _rot_row(R, r, T0, T1, T2, pr, ar, a0, a1, a2, p0, p1, p2, m, diag):
 
 
 @njit(cache=True)
-def _inertia_to_parent(R, p, I, out):
-    """out += Xᵀ I X: the spatial inertia I = [[m1, −ĥ], [ĥ, Ī]] of a body (its frame) seen from
-    its parent's frame (rotation R, origin p): h' = R h + m p and
+def _inertia_to_parent(R, p, Ic, i, par):
+    """Ic[par] += X_iᵀ Ic[i] X_i: the spatial inertia I = [[m1, −ĥ], [ĥ, Ī]] of body i (its frame)
+    seen from its parent's frame (rotation R = R[i], origin p = p[i]): h' = R h + m p and
     Ī' = R Ī Rᵀ − (p h_Rᵀ + h_R pᵀ − 2 h_R·p 1) − m (p pᵀ − |p|² 1) with h_R = R h
     (~110 flops instead of two 6×6 products; scalars only, every input read once)."""
-    m = I[0, 0]
-    h0, h1, h2 = I[5, 1], I[3, 2], I[4, 0]
-    J00, J01, J02 = I[3, 3], I[3, 4], I[3, 5]
-    J10, J11, J12 = I[4, 3], I[4, 4], I[4, 5]
-    J20, J21, J22 = I[5, 3], I[5, 4], I[5, 5]
-    R00, R01, R02 = R[0, 0], R[0, 1], R[0, 2]
-    R10, R11, R12 = R[1, 0], R[1, 1], R[1, 2]
-    R20, R21, R22 = R[2, 0], R[2, 1], R[2, 2]
+    m = Ic[i, 0, 0]
+    h0, h1, h2 = Ic[i, 5, 1], Ic[i, 3, 2], Ic[i, 4, 0]
+    J00, J01, J02 = Ic[i, 3, 3], Ic[i, 3, 4], Ic[i, 3, 5]
+    J10, J11, J12 = Ic[i, 4, 3], Ic[i, 4, 4], Ic[i, 4, 5]
+    J20, J21, J22 = Ic[i, 5, 3], Ic[i, 5, 4], Ic[i, 5, 5]
+    R00, R01, R02 = R[i, 0, 0], R[i, 0, 1], R[i, 0, 2]
+    R10, R11, R12 = R[i, 1, 0], R[i, 1, 1], R[i, 1, 2]
+    R20, R21, R22 = R[i, 2, 0], R[i, 2, 1], R[i, 2, 2]
     a0 = R00 * h0 + R01 * h1 + R02 * h2
     a1 = R10 * h0 + R11 * h1 + R12 * h2
     a2 = R20 * h0 + R21 * h1 + R22 * h2
-    p0, p1, p2 = p[0], p[1], p[2]
+    p0, p1, p2 = p[i, 0], p[i, 1], p[i, 2]
     g0, g1, g2 = a0 + m * p0, a1 + m * p1, a2 + m * p2
     diag = 2.0 * (a0 * p0 + a1 * p1 + a2 * p2) + m * (p0 * p0 + p1 * p1 + p2 * p2)
     # rows of T = R Ī
@@ -246,34 +248,33 @@ def _inertia_to_parent(R, p, I, out):
                      R10 * J02 + R11 * J12 + R12 * J22)
     T20, T21, T22 = (R20 * J00 + R21 * J10 + R22 * J20, R20 * J01 + R21 * J11 + R22 * J21,
                      R20 * J02 + R21 * J12 + R22 * J22)
-    v00, v01, v02 = _rot_row(R, 0, T00, T01, T02, p0, a0, a0, a1, a2, p0, p1, p2, m, diag)
-    v10, v11, v12 = _rot_row(R, 1, T10, T11, T12, p1, a1, a0, a1, a2, p0, p1, p2, m, diag)
-    v20, v21, v22 = _rot_row(R, 2, T20, T21, T22, p2, a2, a0, a1, a2, p0, p1, p2, m, diag)
-    o0, o1, o2, o3, o4, o5 = out[0], out[1], out[2], out[3], out[4], out[5]
-    o3[3] += v00
-    o3[4] += v01
-    o3[5] += v02
-    o4[3] += v10
-    o4[4] += v11
-    o4[5] += v12
-    o5[3] += v20
-    o5[4] += v21
-    o5[5] += v22
-    o0[0] += m
-    o1[1] += m
-    o2[2] += m
-    o0[4] += g2  # −ĝ
-    o0[5] -= g1
-    o1[3] -= g2
-    o1[5] += g0
-    o2[3] += g1
-    o2[4] -= g0
-    o4[0] += g2  # ĝ
-    o5[0] -= g1
-    o3[1] -= g2
-    o5[1] += g0
-    o3[2] += g1
-    o4[2] -= g0
+    v00, v01, v02 = _rot_row(R, i, 0, T00, T01, T02, p0, a0, a0, a1, a2, p0, p1, p2, m, diag)
+    v10, v11, v12 = _rot_row(R, i, 1, T10, T11, T12, p1, a1, a0, a1, a2, p0, p1, p2, m, diag)
+    v20, v21, v22 = _rot_row(R, i, 2, T20, T21, T22, p2, a2, a0, a1, a2, p0, p1, p2, m, diag)
+    Ic[par, 3, 3] += v00
+    Ic[par, 3, 4] += v01
+    Ic[par, 3, 5] += v02
+    Ic[par, 4, 3] += v10
+    Ic[par, 4, 4] += v11
+    Ic[par, 4, 5] += v12
+    Ic[par, 5, 3] += v20
+    Ic[par, 5, 4] += v21
+    Ic[par, 5, 5] += v22
+    Ic[par, 0, 0] += m
+    Ic[par, 1, 1] += m
+    Ic[par, 2, 2] += m
+    Ic[par, 0, 4] += g2  # −ĝ
+    Ic[par, 0, 5] -= g1
+    Ic[par, 1, 3] -= g2
+    Ic[par, 1, 5] += g0
+    Ic[par, 2, 3] += g1
+    Ic[par, 2, 4] -= g0
+    Ic[par, 4, 0] += g2  # ĝ
+    Ic[par, 5, 0] -= g1
+    Ic[par, 3, 1] -= g2
+    Ic[par, 5, 1] += g0
+    Ic[par, 3, 2] += g1
+    Ic[par, 4, 2] -= g0
 
 
 @njit(cache=True)
