@@ -336,7 +336,9 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
     for it in range(1, max_iter + 1):
         tauf = _friction_of(model, friction, q, v, a, W0, D, free, direction, h)
         r = rhs0 + tauf[F] - MFF @ a[F]
-        if newton and step > 1e-3 * (1.0 + big):  # once close, the last matrix serves (chord)
+        if newton and guess is None and it == 1:  # from a = 0 Newton's first step is no
+            P = MFF  # better than the plain one: the derivatives are taken from a₁ on
+        elif newton and step > 1e-3 * (1.0 + big):  # once close, the last matrix serves (chord)
             G, lam = newton_matrix(model, friction, q, v, a, W0, D, F, direction, h)
             P = MFF + G
             with np.errstate(invalid="ignore", over="ignore"):

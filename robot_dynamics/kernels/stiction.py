@@ -350,7 +350,13 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
                 if pos[al] >= 0:
                     s -= M[i, al] * a[al]
             rhs[r] = s
-        if newton and step > 1e-3 * (1.0 + big) and not (same and it == 0):  # once close,
+        if newton and cold and it == 0:  # from a = 0 Newton's first step is no better than
+            # the plain one (M_FF, factored as such): the derivatives are taken from a₁ on
+            for r in range(nf):
+                lam[r] = 0.0
+            if not factor_free(M, F, nf, rel[2], idx[3], fpar, L, lam):
+                return False
+        elif newton and step > 1e-3 * (1.0 + big) and not (same and it == 0):  # once close,
             # the last matrix serves (chord)
             _newton_matrix(M, codes, params, kinds, axes, v, a, F, nf, fpar, direction, h, W, D,
                            loaded, lam, L)
