@@ -266,6 +266,23 @@ def _friction_of(model, friction, q, v, a, W0, D, free, direction, h):
     return np.where(free & friction.active, -mag * direction, 0.0)
 
 
+def _newton_pays(model, F, n) -> bool:
+    """Newton's method where refactoring its matrix is cheap beside an iteration: over the free
+    joints F, Σ depth² ≤ 32 (Σ depth + 1), depth the number of free ancestors (the kernel's
+    rule: its tree LU costs Σ depth², an iteration Σ depth; a chain of more than ~48 joints
+    takes the seed's iteration, factored once)."""
+    if n != model.nv:  # mimic coordinates: no tree of their own
+        return True
+    free = np.zeros(n, dtype=bool)
+    free[F] = True
+    depth = np.zeros(n, dtype=np.int64)
+    for i in range(n):  # parents before children
+        p = model.parents[i]
+        depth[i] = 0 if p < 0 else depth[p] + int(free[p])
+    d = depth[F]
+    return int((d * d).sum()) <= 32 * (int(d.sum()) + 1)
+
+
 def can_self_lock(law) -> bool:
     """A gear mesh (alone or a composite's part) with c_backward ≥ 1 (η_b ≤ 0): back-driven,
     its motion can be non-unique (kernels/friction.py ``can_self_lock`` says the same)."""
@@ -323,10 +340,12 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
     # seed's iteration preconditioned by the diagonal) from then on
     if guess is None:
         a[F] = 0.0
-    newton, P = not any(can_self_lock(law) for law in friction.laws), None
-    if not newton:  # a self-locking gear: the seed's iteration, preconditioned by the diagonal
-        # Λ within a step (none at an instant) and started from (M_FF + Λ)⁻¹ rhs0 — Newton can
-        # reach a root with the gear against its assumed direction, and the active set cycles
+    newton, P = (_newton_pays(model, F, len(M))
+                 and not any(can_self_lock(law) for law in friction.laws)), None
+    if not newton:  # a long chain, or a self-locking gear: the seed's iteration, preconditioned
+        # by the diagonal Λ within a step (none at an instant) and started from (M_FF + Λ)⁻¹
+        # rhs0 — Newton can reach a root with the gear against its assumed direction, and the
+        # active set then cycles
         lam = (newton_matrix(model, friction, q, v, a, W0, D, F, direction, h)[1] if h > 0
                else np.zeros(len(F)))
         P = MFF + np.diag(lam)

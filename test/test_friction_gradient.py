@@ -95,3 +95,43 @@ def test_newton_solve_converges_quadratically_and_matches_the_reference():
                                    atol=1e-9 * (1 + np.abs(a).max()))
         moved = max(moved, np.abs(a - rd.forward_dynamics(model, ref, q, v, tau)).max())
     assert moved > 10.0  # friction mattered
+
+
+def _chain(n):
+    links = '<link name="l0"/>'
+    joints = ""
+    for i in range(1, n + 1):
+        links += (f'<link name="l{i}"><inertial><origin xyz="0 0 0.05"/><mass value="1"/>'
+                  '<inertia ixx="0.01" iyy="0.01" izz="0.005" ixy="0" ixz="0" iyz="0"/>'
+                  '</inertial></link>')
+        axis = ["1 0 0", "0 1 0", "0 0 1"][i % 3]
+        joints += (f'<joint name="j{i}" type="revolute"><parent link="l{i-1}"/>'
+                   f'<child link="l{i}"/><origin xyz="0 0 0.1"/><axis xyz="{axis}"/>'
+                   '<limit effort="100" velocity="2" lower="-3" upper="3"/></joint>')
+    return f'<robot name="chain{n}">{links}{joints}</robot>'
+
+
+@pytest.mark.parametrize("n", [12, 60])
+def test_long_chains_take_the_seed_iteration_and_agree(n):
+    """A chain of 60 joints in a row would refactor Newton's matrix (n³) at every iterate: it
+    takes the seed's iteration (more iterations, one factorisation), a chain of 12 Newton's
+    (fewer); compiled and reference answers agree either way, joints at rest included."""
+    model = rd.load_urdf(_chain(n))
+    fr = friction_from_config({"default": {"model": "load_dependent", "coulomb": 0.5,
+                                           "viscous": 0.1, "k1": 0.01, "k2": 0.002,
+                                           "k3": 0.001}}, model)
+    fast, ref = model.create_data(), model.create_data()
+    rng = np.random.default_rng(n)
+    q = rng.uniform(-1, 1, n)
+    v = rng.uniform(-1, 1, n)
+    v[::4] = 0.0
+    tau = rd.inverse_dynamics(model, fast, q, v, rng.uniform(-1, 1, n), fr)
+    a = rd.forward_dynamics(model, fast, q, v, tau, fr)
+    np.testing.assert_allclose(a, forward_dynamics_reference(model, ref, q, v, tau, fr),
+                               atol=1e-8 * (1 + np.abs(a).max()))
+    r1, r2 = fast.fd_report, ref.fd_report
+    assert (r1.stuck, r1.breaking_away) == (r2.stuck, r2.breaking_away)
+    assert r1.stuck or r1.breaking_away  # joints at rest were part of it
+    v[::4] = 0.5  # every joint sliding: one solve, its iterations tell the method
+    rd.forward_dynamics(model, fast, q, v, tau, fr)
+    assert (fast.fd_report.iterations > 4) == (n == 60), fast.fd_report.iterations

@@ -316,13 +316,27 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
     # (a law falling with the load or the speed faster than inertia rises), M_FF + Λ from then
     # on (the seed's iteration, preconditioned by the diagonal)
     ptr, ridx = rel[0], rel[1]
+    # Newton's method where refactoring its matrix is cheap beside an iteration: its tree LU
+    # costs Σ depth² against an iteration's Σ depth (a long chain: n³ against n²; beyond ~48
+    # joints in a row the seed's iteration, factored once, is faster)
+    s1 = 0
+    s2 = 0
+    for r in range(nf):
+        dep = 0
+        c = fpar[r]
+        while c >= 0:
+            dep += 1
+            c = fpar[c]
+        s1 += dep
+        s2 += dep * dep
     step = np.inf
     big = 0.0
-    newton = True
+    newton = s2 <= 32 * (s1 + 1)
     for i in range(n):  # (any joint's law: as robot_dynamics.stiction)
         newton = newton and not can_self_lock(codes[i], params[i])
     chord = same and newton
-    if not newton:  # a self-locking gear: the seed's iteration, preconditioned by the diagonal
+    if not newton:  # a long chain, or a self-locking gear: the seed's iteration, preconditioned
+        # by the diagonal
         # Λ within a step (none at an instant) and started from (M_FF + Λ)⁻¹ rhs when cold —
         # Newton can reach a root with the gear against its assumed direction, and the active
         # set then cycles
