@@ -271,7 +271,7 @@ def _newton_pays(model, F, n) -> bool:
     joints F, Σ depth² ≤ 32 (Σ depth + 1), depth the number of free ancestors (the kernel's
     rule: its tree LU costs Σ depth², an iteration Σ depth; a chain of more than ~48 joints
     takes the seed's iteration, factored once)."""
-    if n != model.nv:  # mimic coordinates: no tree of their own
+    if model.coupling is not None or n != model.nv:  # mimic coordinates: no tree of their own
         return True
     free = np.zeros(n, dtype=bool)
     free[F] = True
