@@ -2,6 +2,7 @@
 the stick/slip solve uses (kernels/stiction.py ``_newton_matrix``), against differences of the
 law classes themselves, revolute and prismatic; and the Newton iteration they drive."""
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -97,26 +98,15 @@ def test_newton_solve_converges_quadratically_and_matches_the_reference():
     assert moved > 10.0  # friction mattered
 
 
-def _chain(n):
-    links = '<link name="l0"/>'
-    joints = ""
-    for i in range(1, n + 1):
-        links += (f'<link name="l{i}"><inertial><origin xyz="0 0 0.05"/><mass value="1"/>'
-                  '<inertia ixx="0.01" iyy="0.01" izz="0.005" ixy="0" ixz="0" iyz="0"/>'
-                  '</inertial></link>')
-        axis = ["1 0 0", "0 1 0", "0 0 1"][i % 3]
-        joints += (f'<joint name="j{i}" type="revolute"><parent link="l{i-1}"/>'
-                   f'<child link="l{i}"/><origin xyz="0 0 0.1"/><axis xyz="{axis}"/>'
-                   '<limit effort="100" velocity="2" lower="-3" upper="3"/></joint>')
-    return f'<robot name="chain{n}">{links}{joints}</robot>'
-
-
 @pytest.mark.parametrize("n", [12, 60])
 def test_long_chains_take_the_seed_iteration_and_agree(n):
     """A chain of 60 joints in a row would refactor Newton's matrix (n³) at every iterate: it
     takes the seed's iteration (more iterations, one factorisation), a chain of 12 Newton's
     (fewer); compiled and reference answers agree either way, joints at rest included."""
-    model = rd.load_urdf(_chain(n))
+    sys.path.insert(0, os.path.join(REPO, "bench"))
+    from bench_dynamics import chain_urdf
+
+    model = rd.load_urdf(chain_urdf(n))
     fr = friction_from_config({"default": {"model": "load_dependent", "coulomb": 0.5,
                                            "viscous": 0.1, "k1": 0.01, "k2": 0.002,
                                            "k3": 0.001}}, model)

@@ -158,20 +158,32 @@ def friction_one(code, pr, kind, e, Wi, v, direction):
     return law_one(code, pr, kind, e, Wi, v, direction)
 
 
+@njit(cache=True, inline="always")
+def _motion_sign(v, direction):
+    """The sign of the motion: of v, or of ``direction`` when v = 0 (0 when both are)."""
+    return 1.0 if v > 0 else (-1.0 if v < 0 else (1.0 if direction > 0 else
+                                                    (-1.0 if direction < 0 else 0.0)))
+
+
+@njit(cache=True, inline="always")
+def _coulomb_level(pr, d):
+    """The classic law's Coulomb level for motion sign d (asymmetric levels; at d = 0 the
+    smaller one, or the symmetric level)."""
+    if d > 0:
+        return pr[5]
+    if d < 0:
+        return pr[6]
+    return min(pr[5], pr[6]) if pr[7] > 0 else pr[0]
+
+
 @njit(cache=True)
 def law_one(code, pr, kind, e, Wi, v, direction):
     """One plain law's magnitude (codes NONE … GEAR_MESH; the formulas of the law classes)."""
     if code == 0:
         return 0.0
-    d = 1.0 if v > 0 else (-1.0 if v < 0 else (1.0 if direction > 0 else
-                                                 (-1.0 if direction < 0 else 0.0)))
+    d = _motion_sign(v, direction)
     if code == 1:
-        if d > 0:
-            fc = pr[5]
-        elif d < 0:
-            fc = pr[6]
-        else:
-            fc = min(pr[5], pr[6]) if pr[7] > 0 else pr[0]
+        fc = _coulomb_level(pr, d)
         level = fc
         if pr[2] > 0:
             static = pr[3] if pr[7] == 0 else pr[3] * fc / max(pr[0], 1e-300)
@@ -289,16 +301,10 @@ def law_gradient(code, pr, kind, e, Wi, v, direction, g):
     of the law classes."""
     if code == 0:
         return 0.0
-    d = 1.0 if v > 0 else (-1.0 if v < 0 else (1.0 if direction > 0 else
-                                                 (-1.0 if direction < 0 else 0.0)))
+    d = _motion_sign(v, direction)
     sv = 1.0 if v > 0 else (-1.0 if v < 0 else d)  # d|v|/dv
     if code == 1:
-        if d > 0:
-            fc = pr[5]
-        elif d < 0:
-            fc = pr[6]
-        else:
-            fc = min(pr[5], pr[6]) if pr[7] > 0 else pr[0]
+        fc = _coulomb_level(pr, d)
         dl = 0.0
         if pr[2] > 0:
             static = pr[3] if pr[7] == 0 else pr[3] * fc / max(pr[0], 1e-300)
