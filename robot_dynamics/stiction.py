@@ -41,13 +41,16 @@ Two uses share this solver:
   would pull lets its joint go, and a stuck joint that breaks away toward a stop it already
   touches goes onto the stop.
 
-The successive approximation is preconditioned: each joint's own friction sensitivity
-``λ_i = max(0, −∂τf_i/∂a_i)`` (through its end-of-step velocity and its own reaction, by a
-difference of the law along its direction) shifts the free block, ``(M_FF + Λ) a⁺ = rhs + τf(a)
-+ Λ a`` — the same fixed point as the seed's iteration, reached much sooner (a viscous law in one
-step). It starts from a = 0, or from a previous solve's joint states and accelerations
-(``warm``: the simulator's later passes of a step). Λ is the fixed point's preconditioner only:
-the Newton fallback refactors M_FF without it for its start (above).
+The successive approximation runs as Newton's method: ``a⁺ = a + P⁻¹ r(a)`` with the residual
+``r = rhs − M_FF a + τf(a)`` and ``P = M_FF − ∂τf_F/∂a_F`` at a (:func:`newton_matrix`; the
+kernel takes the laws' analytic derivatives) — the seed's fixed point in three or four
+iterations; once close the last P serves (chord); from a = 0 the first step is the plain one.
+Where P is singular, and for long chains (:func:`_newton_pays`) and self-locking gears
+(:func:`can_self_lock`), the seed's iteration preconditioned by the diagonal, ``(M_FF + Λ) a⁺ =
+rhs + τf(a) + Λ a``, Λ = max(0, −∂τf_i/∂a_i) within a step (none at an instant). It starts
+from a = 0, or from a previous solve's joint states and accelerations (``warm``: the
+simulator's later passes of a step). The Newton fallback (difference Jacobian) refactors M_FF
+for its start (above).
 
 Tolerances are scale-aware: a stuck joint breaks away when its holding effort exceeds its bound
 by more than 1e-9 of the bound plus the roundoff of the efforts in its equation

@@ -4,19 +4,17 @@ Same algorithm, same tolerances, same outputs: the Python module is its specific
 tests compare the two. ``info`` returns [converged, method (0 direct, 1 fixed point, 2 Newton),
 iterations, active-set changes, non-unique flag].
 
-The free block of M, shifted by Λ (below), is factorised once per stick/slip assignment (LTL
-without fill-in on the tree, :func:`factor_free`) and each successive-approximation iteration
-costs two sparse triangular solves and one evaluation of the friction map. Everything
-lives in caller-provided scratch (:mod:`.layout`): nothing is allocated on the fixed-point path.
-
-The successive approximation is preconditioned: ``(M_FF + Λ) a⁺ = rhs + τf(a) + Λ a`` has the
-same fixed point as the seed's ``M_FF a⁺ = rhs + τf(a)``, and Λ = diag(λ_i) ≥ 0, each joint's
-own friction sensitivity ``−∂τf_i/∂a_i`` (through its velocity at the end of the step and its
-own reaction, by a difference of the law), removes the part of the friction map that makes the
-plain iteration slow: a viscous law then converges in one step. Λ is the fixed point's only:
-the Newton fallback refactors M_FF without it and starts from the frictionless motion
-M_FF⁻¹ rhs, the root nearest which it returns where the motion is non-unique (a self-locking
-gear back-driven; robot_dynamics.stiction).
+The successive approximation runs as Newton's method: a⁺ = a + P⁻¹ r(a), r the residual of
+the seed's equations, P = M_FF − ∂τf/∂a from the laws' analytic derivatives
+(:func:`_newton_matrix`), factored on M's tree pattern without fill-in
+(:func:`factor_tree_lu`); once close the last factorisation serves (chord), and a simulator
+pass reuses the previous pass's. Long chains (refactoring is n³ there) and self-locking gears
+(Newton can reach a root against the assumed direction) keep the seed's iteration
+preconditioned by the diagonal Λ = max(0, −∂τf_i/∂a_i), with M_FF + Λ factored once (LTL,
+:func:`factor_free`). If the iteration fails, the Newton fallback (difference Jacobian)
+refactors M_FF and starts from the frictionless motion M_FF⁻¹ rhs, the root nearest which it
+returns where the motion is non-unique (robot_dynamics.stiction). Everything lives in
+caller-provided scratch (:mod:`.layout`) except that fallback.
 """
 from __future__ import annotations
 
@@ -32,8 +30,6 @@ from .friction import (can_self_lock, friction_gradient_inline, friction_one,
 (_TARGET, _DIRECTION, _HOLD, _BOUNDS, _RELEASE, _NOISE_ROW, _QD, _RHS0, _RHS, _X, _NEW, _TF,
  _TRIAL) = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
 _LAMBDA = _QD  # Λ of the free joints (by position in F); the row is otherwise unused
-#: relative step of the difference that estimates λ_i
-LAMBDA_STEP = 1e-6
 #: roundoff allowance of the inertial efforts Σ|M a| in the fixed point's residual test
 ROUNDOFF = 1e-14
 # rows for the callers: bounds of the end-of-step velocity (the stops), the stops' reactions
