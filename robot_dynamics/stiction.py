@@ -341,8 +341,6 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
     # successive approximation (seed 004 §2.8) as Newton's method: a⁺ = a + P⁻¹ r(a), residual
     # r = rhs0 + τf(a) − M_FF a, P = M_FF − ∂τf/∂a at a; when P is singular, M_FF + Λ (the
     # seed's iteration preconditioned by the diagonal) from then on
-    if guess is None:
-        a[F] = 0.0
     newton, P = (_newton_pays(model, F, len(M))
                  and not any(can_self_lock(law) for law in friction.laws)), None
     if not newton:  # a long chain, or a self-locking gear: the seed's iteration, preconditioned

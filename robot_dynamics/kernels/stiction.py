@@ -310,11 +310,12 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
     # r = rhs − M_FF a + τf(a), P = M_FF − ∂τf/∂a at a (analytic) — quadratic, three or four
     # iterations where the plain iteration took seven; where P has a pivot that is not positive
     # (a law falling with the load or the speed faster than inertia rises), M_FF + Λ from then
-    # on (the seed's iteration, preconditioned by the diagonal)
+    # on (the seed's iteration, preconditioned by the diagonal). Newton only where refactoring
+    # its matrix is cheap beside an iteration: its tree LU costs Σ depth² against an
+    # iteration's Σ depth (a long chain: n³ against n²; beyond ~48 joints in a row the seed's
+    # iteration, factored once, is faster), and not with a self-locking gear (Newton can reach
+    # a root with the gear against its assumed direction, and the active set then cycles)
     ptr, ridx = rel[0], rel[1]
-    # Newton's method where refactoring its matrix is cheap beside an iteration: its tree LU
-    # costs Σ depth² against an iteration's Σ depth (a long chain: n³ against n²; beyond ~48
-    # joints in a row the seed's iteration, factored once, is faster)
     s1 = 0
     s2 = 0
     for r in range(nf):
@@ -331,18 +332,13 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
     for i in range(n):  # (any joint's law: as robot_dynamics.stiction)
         newton = newton and not can_self_lock(codes[i], params[i])
     chord = same and newton
-    if not newton:  # a long chain, or a self-locking gear: the seed's iteration, preconditioned
-        # by the diagonal
-        # Λ within a step (none at an instant) and started from (M_FF + Λ)⁻¹ rhs when cold —
-        # Newton can reach a root with the gear against its assumed direction, and the active
-        # set then cycles
-        if loaded:
-            wrenches_at(W0, D, rel, a, W)
-        _newton_matrix(M, codes, params, kinds, axes, v, a, F, nf, fpar, direction, h, W, D,
-                       loaded, lam, L)
-        if h == 0:
-            for r in range(nf):
-                lam[r] = 0.0
+    if not newton:  # the seed's iteration: preconditioned by the diagonal Λ within a step
+        # (none at an instant: lam stays 0), started from (M_FF + Λ)⁻¹ rhs when cold
+        if h > 0:
+            if loaded:
+                wrenches_at(W0, D, rel, a, W)
+            _newton_matrix(M, codes, params, kinds, axes, v, a, F, nf, fpar, direction, h, W,
+                           D, loaded, lam, L)
         if not factor_free(M, F, nf, rel[2], idx[3], fpar, L, lam):
             return False
         if cold:
@@ -398,7 +394,7 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
             # and the equations hold (a preconditioned step alone is a weaker test): residual
             # within tol of the applied efforts (plus the roundoff of the inertial ones)
             worst = 0.0
-            big = 0.0
+            applied = 0.0
             eff = 0.0
             for r in range(nf):
                 i = F[r]
@@ -411,9 +407,9 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
                         s += y
                         e += abs(y)
                 worst = max(worst, abs(s))
-                big = max(big, abs(rhs0[r]), abs(tauf[i]))
+                applied = max(applied, abs(rhs0[r]), abs(tauf[i]))
                 eff = max(eff, e)
-            if worst <= tol * (1.0 + big) + ROUNDOFF * eff:
+            if worst <= tol * (1.0 + applied) + ROUNDOFF * eff:
                 info[7] = 1 if chord else 0
                 return True
         if not np.isfinite(step) or step > 1e12:
