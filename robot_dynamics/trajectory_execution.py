@@ -16,7 +16,9 @@ joint state. What it implements (JTC's documented behaviour, ros2_controllers us
   clock. A new trajectory starts at its header stamp (zero = now) from the *current reference*
   (position, velocity, acceleration of the trajectory being tracked, or the held position); the
   first point is reached over its own ``time_from_start``, never as a step. Points at or before
-  the splice time are dropped (they are in the past). Joints left out of a partial goal keep the
+  the splice time are dropped (they are in the past). The trajectory is prepared off the control
+  thread, so states may arrive meanwhile; as JTC, its first segment then starts at the first
+  sample that tracks it, from the current reference there (:meth:`TrajectoryExecution.update`). Joints left out of a partial goal keep the
   current reference position. The state at start-up (first joint state) is the first reference.
 * **Tolerances** (:class:`SegmentTolerances`): path tolerance while moving (and on the first
   sample), goal tolerance (position, velocity — ``stopped_velocity_tolerance`` by default) once
@@ -35,7 +37,7 @@ from __future__ import annotations
 
 import array
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -282,7 +284,8 @@ def goal_tolerances(defaults: SegmentTolerances, joint_names, path_tolerance=(),
 
 class SplicedReference:
     """``before`` until ``t_splice``, ``after`` from then on: a trajectory whose header stamp is
-    in the future keeps the current reference going until it starts."""
+    in the future keeps the current reference going until it starts; a re-started first segment
+    (:meth:`TrajectoryExecution._restart`) leads to the trajectory's first point."""
 
     def __init__(self, before, after: JointTrajectory, t_splice: float):
         self.before, self.after, self.t_splice = before, after, float(t_splice)
@@ -355,6 +358,9 @@ class TrajectoryExecution:
     end_time: float = -math.inf
     goal: GoalExecution | None = None
     holding: bool = True
+    #: (reference replaced, command) of a just-installed trajectory that starts now: the first
+    #: update re-starts its first segment at its own time (states may arrive while preparing)
+    pending: tuple | None = None
     last: Sample | None = None
     log: list = field(default_factory=list)  # events for the node to log (drained by it)
 
@@ -408,17 +414,44 @@ class TrajectoryExecution:
             Outcome("aborted", INVALID_GOAL, "Current goal preempted by new incoming action."
                     if goal.source == "action" else
                     "Current goal preempted by a trajectory on the joint_trajectory topic."))
+        previous = self.reference
         self.reference, self.end_time = reference, reference.duration
         self.goal, self.holding = goal, False
+        self.pending = None
         if command is not None:
             t0 = command.stamp if command.stamp > 0 else float(reference.times[0])
             goal.point_times = t0 + command.times
+            if not isinstance(reference, SplicedReference):  # it starts now: see _restart
+                self.pending = (previous, replace(command, stamp=t0))
         return old
 
     def hold(self, q, t: float):
         """Hold position ``q`` from time ``t`` on (zero velocity)."""
         self.reference = JointTrajectory([t], np.asarray(q, float)[None, :])
         self.end_time, self.holding = t, True
+        self.pending = None
+
+    def _restart(self, t: float):
+        """The just-installed reference, its first segment starting at ``t`` from the previous
+        reference's state there: prepared at an earlier state's time ``ts``, it would continue
+        the previous reference's position and velocity at ``t`` but not its acceleration (off
+        by the splice segment's jerk × (t − ts): an effort step of M·that)."""
+        (previous, command), self.pending = self.pending, None
+        new = self.reference
+        if previous is None or t <= new.times[0] or len(new.times) < 2:
+            return
+        if t < new.times[1]:  # the first point is still ahead: one new segment to it
+            q0, v0, a0 = previous.sample(t)
+            head = JointTrajectory(
+                [t, new.times[1]], [q0, new.positions[1]], [v0, new.velocities[1]],
+                [a0, new.accelerations[1]] if new.has_acc else None)
+            self.reference = SplicedReference(head, new, new.times[1])
+            return
+        try:  # preparing took longer than the way to the first point: prepare it again (on
+            # the same time line: the command's stamp is the prepared start)
+            self.reference = self.prepare(command, t, previous)
+        except GoalRejected:  # every point is in the past now: the prepared one still ends it
+            pass
 
     def cancel(self, goal: GoalExecution) -> bool:
         """Cancel ``goal`` if it is the active one: hold the measured position (JTC)."""
@@ -445,7 +478,9 @@ class TrajectoryExecution:
         tolerance checks (which may end the goal and switch to holding)."""
         if self.reference is None:
             self.hold(q, t)  # the first state seen is the first reference
-        elif isinstance(self.reference, SplicedReference) and t >= self.reference.t_splice:
+        elif self.pending is not None:
+            self._restart(t)
+        if isinstance(self.reference, SplicedReference) and t >= self.reference.t_splice:
             self.reference = self.reference.after  # the splice is past: drop the old part
         q_d, v_d, a_d = self.reference.sample(t)
         goal = self.goal

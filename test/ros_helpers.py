@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 
+import numpy as np
 import pytest
 
 rclpy = pytest.importorskip("rclpy")
@@ -132,3 +133,17 @@ class RosProbe:
         self._thread.join(timeout=5)
         self.node.destroy_node()
         rclpy.shutdown(context=self.context)
+
+
+def effort_steps(t, tau, min_steps=100):
+    """Per-step effort changes max_j |Δτ_j| between consecutive states of a series, largest first.
+
+    A loaded machine can drop states on the way to a probe, and a gap of k steps shows k steps of
+    change as one (CI once saw 2.3 N·m against 0.48 N·m per step around it: a 5-step gap), so
+    only neighbours one simulation step apart count.
+    """
+    dt = np.diff(t)
+    consecutive = dt < 1.5 * dt.min()
+    assert consecutive.sum() >= min_steps, \
+        f"the probe saw only {consecutive.sum()} pairs of consecutive states"
+    return np.sort(np.abs(np.diff(tau, axis=0))[consecutive].max(axis=1))[::-1]

@@ -110,6 +110,43 @@ def test_replacement_continues_from_the_current_reference(with_acc):
     np.testing.assert_allclose(ex.reference.sample(12.2)[0], [-0.5, 0.2, 0.0])
 
 
+@pytest.mark.parametrize("with_acc", [False, True])
+def test_replacement_starts_at_the_first_sample_that_tracks_it(with_acc):
+    """Prepared at one state's time (10.7), first tracked at a later one (10.75: states came in
+    while it was prepared, off the control thread): the new reference starts there, continuing
+    the old one's position, velocity and acceleration (JTC starts at its first sample)."""
+    ex = _execution()
+    first = _validate(times=(1.0, 2.0), positions=[[0.5, 0.5, 0.5], [0.9, 0.9, 0.9]],
+                      velocities=[[0.6, 0.6, 0.6], [0, 0, 0]], accelerations=[[0.0] * 3] * 2)
+    _start(ex, first, 10.0)
+    old = ex.reference
+    acc = dict(accelerations=[[0.0] * 3, [0.0] * 3]) if with_acc else {}
+    second = _validate(times=(0.2, 1.5), positions=[[0.3, 0.35, 0.4], [-0.5, 0.2, 0.0]],
+                       velocities=[[-0.5] * 3, [0.0] * 3], **acc)
+    prepared = ex.prepare(second, 10.7)
+    jump = np.abs(prepared.sample(10.75)[2] - old.sample(10.75)[2]).max()
+    assert jump > 1.0  # what tracking the prepared reference at 10.75 would step the effort by
+    ex.install(prepared, GoalExecution(ex.defaults), second)
+    q_d, v_d, a_d = ex.update(10.75, old.sample(10.75)[0], old.sample(10.75)[1])
+    for k, value in enumerate((q_d, v_d, a_d)[:2 + with_acc]):
+        np.testing.assert_allclose(value, old.sample(10.75)[k], atol=1e-12)
+    # the first point and everything after it as sent
+    for t in (10.9, 11.3, 12.2):
+        for k in range(3):
+            np.testing.assert_allclose(ex.update(t, q_d, v_d)[k], prepared.sample(t)[k],
+                                       atol=1e-12)
+    assert ex.reference is prepared  # once at the first point, the prepared trajectory itself
+    # prepared so long ago that the first point has passed: prepared again from then
+    ex = _execution()
+    _start(ex, first, 10.0)
+    prepared = ex.prepare(second, 10.7)
+    ex.install(prepared, GoalExecution(ex.defaults), second)
+    q_d, v_d, a_d = ex.update(10.95, old.sample(10.95)[0], old.sample(10.95)[1])
+    np.testing.assert_allclose(q_d, old.sample(10.95)[0], atol=1e-12)
+    np.testing.assert_allclose(v_d, old.sample(10.95)[1], atol=1e-12)
+    np.testing.assert_allclose(ex.update(12.2, q_d, v_d)[0], [-0.5, 0.2, 0.0], atol=1e-12)
+
+
 def test_future_stamp_keeps_the_current_reference_until_then_and_past_points_are_dropped():
     ex = _execution(q0=(0.1, 0.1, 0.1))
     cmd = _validate(times=(1.0, 2.0), positions=[[0.3] * 3, [0.4] * 3], stamp=12.0, now=10.0)
