@@ -25,6 +25,10 @@ at rest stuck; release the stuck joints whose holding efforts exceed their bound
 at once until one release proves premature, then only the one most over its bound; re-stick a
 released or sliding joint whose motion comes out against its assumed direction; stop when all
 conditions hold (a complementarity solution), or report failure — never a silent wrong answer.
+While the assignment may still change (some joint starts stuck or on a stop) each one is solved
+to ``SCREEN`` (1e-3) only, with the rules' margins at that tolerance: enough to decide what
+changes. The assignment that passes is solved to ``tol`` from there and checked again (a margin
+case the screen missed changes it then). Only the path changes: the answer is the same.
 
 Two uses share this solver:
 
@@ -127,20 +131,27 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
     W = W0
     seen = set()
     bulk = True
-    for change in range(6 * n + 10):
-        key = (state.tobytes(), np.sign(direction).tobytes())
+    # while the stick/slip assignment may still change (a joint starts stuck or on a stop),
+    # each assignment is solved to SCREEN only: its rules need no more; the assignment that
+    # passes them is then solved to ``tol`` from there ("screened") and checked again
+    screen, screened = bool((state != FREE).any()), False
+    for change in range(12 * n + 21):
+        key = (state.tobytes(), np.sign(direction).tobytes(), screen)
         if key in seen:
             report.converged = False
             report.message = "active set cycles: stick/slip states of the joints do not settle"
             break
         seen.add(key)
+        tol_k = max(tol, SCREEN) if screen else tol
         if h > 0:
             target = (np.select([state == LOWER, state == UPPER], [lo, hi], 0.0) - v) / h
         else:
             target = np.zeros(n)
         a, tauf, ok = _solve_free(model, friction, q, v, tau, M, bias, W0, D, state != FREE,
-                                  target, direction, h, tol, max_iter, report,
-                                  a if change > 0 or warm is not None else None)
+                                  target, direction, h, tol_k, max_iter, report,
+                                  a if change > 0 or warm is not None else None,
+                                  screen=screen, screened=screened)
+        screened = False
         if not ok:
             # no motion with these joints sliding (e.g. a Stribeck drop steeper than the drive
             # can follow within the step): the joint whose equation is worst off at the last
@@ -157,14 +168,17 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
             state[i], direction[i] = STUCK, 0.0
             report.active_set_changes += 1
             report.message = ""
+            screen = True
             continue
         W = wrenches_at(W0, D, a) if D is not None else W0
         hold = M @ a + bias - tau  # friction (and stop) effort each joint needs for this motion
-        noise = _NOISE * (1.0 + np.abs(tau) + np.abs(bias) + np.abs(M) @ np.abs(a))
+        # (a screened motion: within tol_k)
+        noise = ((tol_k if screen else _NOISE)
+                 * (1.0 + np.abs(tau) + np.abs(bias) + np.abs(M) @ np.abs(a)))
         speed = v + h * a if h > 0 else a
         free = state == FREE
         # 1) a sliding/breaking joint moving against its assumed direction must stick
-        wrong = free & active & (direction * speed < -tol * (1 + np.abs(speed)))
+        wrong = free & active & (direction * speed < -tol_k * (1 + np.abs(speed)))
         if h == 0:
             wrong &= at_rest  # at an instant, a sliding joint keeps the direction of q̇
         if wrong.any():
@@ -172,14 +186,16 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
             state[i], direction[i] = STUCK, 0.0
             report.active_set_changes += 1
             bulk = False  # a release was premature: one joint at a time from now on
+            screen = True
             continue
         # 2) a free joint past a stop lands on it
         past = np.where(free, np.maximum(lo - speed, speed - hi), -np.inf)
-        past[~(past > tol * (1 + np.abs(speed)))] = -np.inf
+        past[~(past > tol_k * (1 + np.abs(speed)))] = -np.inf
         if np.isfinite(past.max()):
             i = int(np.argmax(past))
             state[i] = LOWER if speed[i] < lo[i] else UPPER
             report.active_set_changes += 1
+            screen = True
             continue
         # 3) a stuck joint whose holding effort exceeds its bound breaks away (onto a stop
         #    when it has no room to move that way)
@@ -198,6 +214,7 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
                 else:
                     state[i], direction[i] = FREE, release_dir[i]
             report.active_set_changes += 1
+            screen = True
             continue
         # 4) a stop may only push: one that would pull lets its joint go
         tau_limit = np.zeros(n)
@@ -221,9 +238,13 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
                     state[i] = FREE
                     direction[i] = np.sign(v[i]) if v[i] != 0.0 else -push[i]
                 report.active_set_changes += 1
+                screen = True
                 continue
             tauf = np.where(on, tf, tauf)
             tau_limit = np.where(on, tl, 0.0)
+        if screen:  # this assignment holds as far as a screened motion tells: solve it to tol
+            screen, screened = False, True
+            continue
         stuck = state == STUCK
         if stuck.any():  # at most the bound, whatever the roundoff of the holding effort
             tauf = np.where(stuck, np.clip(hold, -bounds, bounds), tauf)
@@ -247,6 +268,8 @@ FREE, STUCK, LOWER, UPPER = 0, 1, 2, 3  # joint states of the active set (also t
 _LAMBDA_STEP = 1e-6  # relative step of the difference that estimates λ (kernels/stiction.py)
 _ROUNDOFF = 1e-14  # roundoff allowance of the inertial efforts Σ|M a| in the residual test
 _NOISE = 1e-12  # relative roundoff allowance of a holding effort (relative to the efforts in it)
+#: tolerance of the motions that only screen a stick/slip assignment (kernels/stiction.py SCREEN)
+SCREEN = 1e-3
 
 
 def converged_step(step, prev, bound):
@@ -322,9 +345,11 @@ def newton_matrix(model, friction, q, v, a, W0, D, F, direction, h):
 
 
 def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direction, h, tol,
-                max_iter, report, guess):
+                max_iter, report, guess, screen=False, screened=False):
     """Accelerations of the free joints for a fixed stick/slip assignment, the iteration
-    starting from ``guess`` on the free joints — or, None, from a = 0."""
+    starting from ``guess`` on the free joints — or, None, from a = 0. ``screen``: the step test
+    alone ends the iteration (no confirming residual); ``screened``: ``guess`` is a screened
+    answer for this assignment (its first step is the iteration's, not the guess's error)."""
     free = ~stuck
     F, K = np.flatnonzero(free), np.flatnonzero(stuck)
     a = np.array(target, dtype=float)
@@ -373,9 +398,13 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
         a[F] = new
         report.iterations += 1
         # from a caller's guess, the contraction estimate from the third iteration on (the first
-        # step is the guess's error, not the iteration's)
-        if converged_step(step, prev if (guess is None or it >= 3) else np.inf,
+        # step is the guess's error, not the iteration's); from a screened answer, or to screen
+        # an assignment, from the second
+        if converged_step(step, prev if (guess is None or it >= 3
+                                         or (it >= 2 and (screen or screened))) else np.inf,
                           tol * (1.0 + np.abs(new).max())):
+            if screen:
+                return a, tauf, True
             tauf = _friction_of(model, friction, q, v, a, W0, D, free, direction, h)
             # and the equations hold (a preconditioned step alone is a weaker test): residual
             # within tol of the applied efforts (plus the roundoff of the inertial ones)

@@ -37,6 +37,8 @@ ULO, UHI, TAU_LIMIT = 13, 14, 15
 # joint states (the ``stuck`` array), as robot_dynamics.stiction
 FREE, STUCK, LOWER, UPPER = 0, 1, 2, 3
 NOISE = 1e-12  # relative roundoff allowance of a holding effort (robot_dynamics.stiction._NOISE)
+#: tolerance of the motions that only screen a stick/slip assignment (robot_dynamics.stiction)
+SCREEN = 1e-3
 
 
 @njit(cache=True)
@@ -251,9 +253,13 @@ def solve_tree_lu(P, fpar, nf, b, x):
 
 @njit(cache=True, inline="always")
 def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, h, tol, max_iter,
-                a, tauf, info, L, W, vecs, idx, cold, loaded):
+                a, tauf, info, L, W, vecs, idx, start, loaded, screen):
     """Accelerations of the free joints for the stick/slip assignment in ``stuck``, iterating
-    from the free joints' entries of ``a`` — or, ``cold``, from a = 0."""
+    from the free joints' entries of ``a`` (``start`` 0) — or from a = 0 (1, cold), or from a
+    screened solve's answer for the same assignment (2). ``screen``: the step test alone ends
+    the iteration (no confirming residual; ``tauf`` is then that of the last iterate but
+    one)."""
+    cold = start == 1
     n = M.shape[0]
     target, direction = vecs[_TARGET], vecs[_DIRECTION]
     rhs0, rhs, x, new = vecs[_RHS0], vecs[_RHS], vecs[_X], vecs[_NEW]
@@ -386,9 +392,13 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
         info[2] += 1
         bound = tol * (1.0 + big)  # the rule of robot_dynamics.stiction.converged_step; from a
         # caller's guess, the contraction estimate from the third iteration on (the first step
-        # is the guess's error, not the iteration's)
-        if step <= bound or ((cold or it >= 2) and step < prev < np.inf
-                             and step * step <= bound * (prev - step)):
+        # is the guess's error, not the iteration's); from a screened answer, or to screen an
+        # assignment, from the second
+        if step <= bound or ((cold or it >= 2 or (it >= 1 and (screen or start == 2)))
+                             and step < prev < np.inf and step * step <= bound * (prev - step)):
+            if screen:
+                info[7] = 0  # the solve to tol takes a fresh Newton matrix from here
+                return True
             _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction, h, W,
                          loaded, tauf)
             # and the equations hold (a preconditioned step alone is a weaker test): residual
@@ -543,7 +553,15 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
     if warm != 1:
         info[7] = 0  # no factored matrix to reuse (see _solve_free)
     bulk = True
-    for change in range(6 * n + 10):
+    # while the stick/slip assignment may still change (a joint starts stuck or on a stop),
+    # each assignment is solved to SCREEN only: its rules need no more; the assignment that
+    # passes them is then solved to ``tol`` from there and checked again
+    screen = False
+    for i in range(n):
+        screen = screen or stuck[i] != FREE
+    screened = False  # the assignment was just screened: solve it to tol from there
+    for change in range(12 * n + 21):
+        tol_k = max(tol, SCREEN) if screen else tol
         for i in range(n):
             st = stuck[i]
             if h > 0:
@@ -551,9 +569,11 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
                 target[i] = (u - v[i]) / h
             else:
                 target[i] = 0.0
-        if not _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, h, tol,
-                           max_iter, a, tauf, info, L, W, vecs, idx, change == 0 and warm == 0,
-                           loaded):
+        start = 1 if change == 0 and warm == 0 else (2 if screened else 0)
+        screened = False
+        if not _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, h,
+                           tol_k, max_iter, a, tauf, info, L, W, vecs, idx,
+                           start, loaded, screen):
             # no motion with these joints sliding (e.g. a Stribeck drop steeper than the drive
             # can follow within the step): the joint whose equation is worst off at the last
             # iterate sticks, if it may (within a step, or at rest); its bound is checked below
@@ -575,6 +595,7 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
             stuck[worst] = STUCK
             direction[worst] = 0.0
             info[3] += 1
+            screen = True
             continue
         if loaded:  # the reactions of this motion (stiction bounds, report)
             wrenches_at(W0, D, rel, a, W)
@@ -585,7 +606,7 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
                 s += M[i, k] * a[k]
                 e += abs(M[i, k] * a[k])
             hold[i] = s  # the friction (and stop) effort each joint needs for this motion
-            noise[i] = NOISE * e
+            noise[i] = (tol_k if screen else NOISE) * e  # (a screened motion: within tol_k)
         # 1) a sliding/breaking joint moving against its assumed direction must stick
         worst = -1
         worst_val = 0.0
@@ -596,13 +617,14 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
                 continue  # at an instant, a sliding joint keeps the direction of q̇
             sp = v[i] + h * a[i] if h > 0 else a[i]
             val = -direction[i] * sp
-            if val > tol * (1 + abs(sp)) and val > worst_val:
+            if val > tol_k * (1 + abs(sp)) and val > worst_val:
                 worst, worst_val = i, val
         if worst >= 0:
             stuck[worst] = STUCK
             direction[worst] = 0.0
             info[3] += 1
             bulk = False  # a release was premature: one joint at a time from now on
+            screen = True
             continue
         # 2) a free joint past a stop lands on it
         worst = -1
@@ -612,12 +634,13 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
                 continue
             sp = v[i] + h * a[i] if h > 0 else a[i]
             val = max(ulo[i] - sp, sp - uhi[i])
-            if val > tol * (1 + abs(sp)) and val > worst_val:
+            if val > tol_k * (1 + abs(sp)) and val > worst_val:
                 worst, worst_val = i, val
         if worst >= 0:
             sp = v[worst] + h * a[worst] if h > 0 else a[worst]
             stuck[worst] = LOWER if sp < ulo[worst] else UPPER
             info[3] += 1
+            screen = True
             continue
         # 3) a stuck joint whose holding effort exceeds its bound breaks away (onto a stop
         #    when it has no room to move that way)
@@ -645,6 +668,7 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
                     stuck[i] = FREE
                     direction[i] = release[i]
             info[3] += 1
+            screen = True
             continue
         # 4) a stop may only push: one that would pull lets its joint go. Friction of a joint
         #    on a stop: sliding along it (u* ≠ 0), or static (u* = 0) taking its share of the
@@ -681,6 +705,11 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
                 stuck[worst] = FREE
                 direction[worst] = (1.0 if v[worst] > 0 else -1.0) if v[worst] != 0.0 else -push
             info[3] += 1
+            screen = True
+            continue
+        if screen:  # this assignment holds as far as a screened motion tells: solve it to tol
+            screen = False
+            screened = True
             continue
         res = 0.0
         for i in range(n):
