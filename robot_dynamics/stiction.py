@@ -21,13 +21,14 @@ which depends on the unknown accelerations through eq. 2.3.7: ``W(a) = W0 + Σ_�
   with the breakaway magnitude, which must agree with the sign of its resulting motion.
 
 Several joints may stick at once. The active set is found by iteration: start with every joint
-at rest stuck; release the stuck joints whose holding efforts exceed their bounds — all of them
-at once until one release proves premature, then only the one most over its bound; re-stick a
-released or sliding joint whose motion comes out against its assumed direction; stop when all
+at rest stuck; release the stuck joints whose holding efforts exceed their bounds; re-stick a
+released or sliding joint whose motion comes out against its assumed direction — all such joints
+at once until two releases have proved premature, then only the one most over its bound or
+most against its direction; stop when all
 conditions hold (a complementarity solution), or report failure — never a silent wrong answer.
-While the assignment may still change (some joint starts stuck or on a stop) each one is solved
-to ``SCREEN`` (1e-3) only, with the rules' margins at that tolerance: enough to decide what
-changes. The assignment that passes is solved to ``tol`` from there and checked again (a margin
+At an instant (h = 0), while the assignment may still change (some joint starts stuck), each
+one is solved to ``SCREEN`` (1e-3) only, with the rules' margins at that tolerance: enough to
+decide what changes. The assignment that passes is solved to ``tol`` from there and checked again (a margin
 case the screen missed changes it then). Only the path changes: the answer is the same.
 
 Two uses share this solver:
@@ -130,11 +131,12 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
         a = np.array(warm[1], dtype=float)
     W = W0
     seen = set()
-    bulk = True
+    bulk, premature = True, 0
     # while the stick/slip assignment may still change (a joint starts stuck or on a stop),
     # each assignment is solved to SCREEN only: its rules need no more; the assignment that
     # passes them is then solved to ``tol`` from there ("screened") and checked again
-    screen, screened = bool((state != FREE).any()), False
+    screening = h == 0 and warm is None  # (kernels/stiction.py says why)
+    screen, screened = bool((state != FREE).any()) and screening, False
     for change in range(12 * n + 21):
         key = (state.tobytes(), np.sign(direction).tobytes(), screen)
         if key in seen:
@@ -168,7 +170,7 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
             state[i], direction[i] = STUCK, 0.0
             report.active_set_changes += 1
             report.message = ""
-            screen = True
+            screen = screening
             continue
         W = wrenches_at(W0, D, a) if D is not None else W0
         hold = M @ a + bias - tau  # friction (and stop) effort each joint needs for this motion
@@ -181,12 +183,14 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
         wrong = free & active & (direction * speed < -tol_k * (1 + np.abs(speed)))
         if h == 0:
             wrong &= at_rest  # at an instant, a sliding joint keeps the direction of q̇
-        if wrong.any():
-            i = int(np.argmax(np.where(wrong, -direction * speed, -np.inf)))
-            state[i], direction[i] = STUCK, 0.0
+        if wrong.any():  # every such joint at once while in bulk, else the worst one alone
+            which = (np.flatnonzero(wrong) if bulk
+                     else [int(np.argmax(np.where(wrong, -direction * speed, -np.inf)))])
+            state[which], direction[which] = STUCK, 0.0
             report.active_set_changes += 1
-            bulk = False  # a release was premature: one joint at a time from now on
-            screen = True
+            premature += 1  # a release was premature: after _PREMATURE of them, one joint at a
+            bulk = premature < _PREMATURE  # time from then on (rules 1 and 3)
+            screen = screening
             continue
         # 2) a free joint past a stop lands on it
         past = np.where(free, np.maximum(lo - speed, speed - hi), -np.inf)
@@ -195,7 +199,7 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
             i = int(np.argmax(past))
             state[i] = LOWER if speed[i] < lo[i] else UPPER
             report.active_set_changes += 1
-            screen = True
+            screen = screening
             continue
         # 3) a stuck joint whose holding effort exceeds its bound breaks away (onto a stop
         #    when it has no room to move that way)
@@ -214,7 +218,7 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
                 else:
                     state[i], direction[i] = FREE, release_dir[i]
             report.active_set_changes += 1
-            screen = True
+            screen = screening
             continue
         # 4) a stop may only push: one that would pull lets its joint go
         tau_limit = np.zeros(n)
@@ -238,7 +242,7 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
                     state[i] = FREE
                     direction[i] = np.sign(v[i]) if v[i] != 0.0 else -push[i]
                 report.active_set_changes += 1
-                screen = True
+                screen = screening
                 continue
             tauf = np.where(on, tf, tauf)
             tau_limit = np.where(on, tl, 0.0)
@@ -270,6 +274,8 @@ _ROUNDOFF = 1e-14  # roundoff allowance of the inertial efforts Σ|M a| in the r
 _NOISE = 1e-12  # relative roundoff allowance of a holding effort (relative to the efforts in it)
 #: tolerance of the motions that only screen a stick/slip assignment (kernels/stiction.py SCREEN)
 SCREEN = 1e-3
+#: premature releases after which the active set changes one joint at a time (kernel PREMATURE)
+_PREMATURE = 2
 
 
 def converged_step(step, prev, bound):

@@ -39,6 +39,9 @@ FREE, STUCK, LOWER, UPPER = 0, 1, 2, 3
 NOISE = 1e-12  # relative roundoff allowance of a holding effort (robot_dynamics.stiction._NOISE)
 #: tolerance of the motions that only screen a stick/slip assignment (robot_dynamics.stiction)
 SCREEN = 1e-3
+#: premature releases after which the active set changes one joint at a time
+#: (robot_dynamics.stiction; every joint at once before: fewer changes, e.g. 4.0 → 3.0 on talos)
+PREMATURE = 2
 
 
 @njit(cache=True)
@@ -553,12 +556,16 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
     if warm != 1:
         info[7] = 0  # no factored matrix to reuse (see _solve_free)
     bulk = True
-    # while the stick/slip assignment may still change (a joint starts stuck or on a stop),
-    # each assignment is solved to SCREEN only: its rules need no more; the assignment that
-    # passes them is then solved to ``tol`` from there and checked again
+    premature = 0
+    # at an instant (h = 0: forward dynamics), while the stick/slip assignment may still
+    # change (a joint starts stuck), each assignment is solved to SCREEN only: its rules need
+    # no more; the assignment that passes them is then solved to ``tol`` from there and checked
+    # again. Not in a time step: there each solve starts from the previous step's answer, close
+    # already, and a pass's factored matrix serves the next
+    screening = h == 0.0 and warm != 1
     screen = False
     for i in range(n):
-        screen = screen or stuck[i] != FREE
+        screen = screen or (stuck[i] != FREE and screening)
     screened = False  # the assignment was just screened: solve it to tol from there
     for change in range(12 * n + 21):
         tol_k = max(tol, SCREEN) if screen else tol
@@ -595,7 +602,7 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
             stuck[worst] = STUCK
             direction[worst] = 0.0
             info[3] += 1
-            screen = True
+            screen = screening
             continue
         if loaded:  # the reactions of this motion (stiction bounds, report)
             wrenches_at(W0, D, rel, a, W)
@@ -620,11 +627,19 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
             if val > tol_k * (1 + abs(sp)) and val > worst_val:
                 worst, worst_val = i, val
         if worst >= 0:
-            stuck[worst] = STUCK
-            direction[worst] = 0.0
+            for i in range(n):
+                if i != worst:
+                    if not bulk or stuck[i] != FREE or codes[i] == 0 or (h == 0 and not at_rest[i]):
+                        continue
+                    sp = v[i] + h * a[i] if h > 0 else a[i]
+                    if not -direction[i] * sp > tol_k * (1 + abs(sp)):
+                        continue
+                stuck[i] = STUCK
+                direction[i] = 0.0
             info[3] += 1
-            bulk = False  # a release was premature: one joint at a time from now on
-            screen = True
+            premature += 1  # a release was premature: after PREMATURE of them, one joint at a
+            bulk = premature < PREMATURE  # time from then on (rules 1 and 3)
+            screen = screening
             continue
         # 2) a free joint past a stop lands on it
         worst = -1
@@ -640,7 +655,7 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
             sp = v[worst] + h * a[worst] if h > 0 else a[worst]
             stuck[worst] = LOWER if sp < ulo[worst] else UPPER
             info[3] += 1
-            screen = True
+            screen = screening
             continue
         # 3) a stuck joint whose holding effort exceeds its bound breaks away (onto a stop
         #    when it has no room to move that way)
@@ -668,7 +683,7 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
                     stuck[i] = FREE
                     direction[i] = release[i]
             info[3] += 1
-            screen = True
+            screen = screening
             continue
         # 4) a stop may only push: one that would pull lets its joint go. Friction of a joint
         #    on a stop: sliding along it (u* ≠ 0), or static (u* = 0) taking its share of the
@@ -705,7 +720,7 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
                 stuck[worst] = FREE
                 direction[worst] = (1.0 if v[worst] > 0 else -1.0) if v[worst] != 0.0 else -push
             info[3] += 1
-            screen = True
+            screen = screening
             continue
         if screen:  # this assignment holds as far as a screened motion tells: solve it to tol
             screen = False
