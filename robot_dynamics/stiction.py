@@ -326,6 +326,17 @@ def can_self_lock(law) -> bool:
     return isinstance(law, GearMeshFriction) and law.c_backward >= 1.0
 
 
+def affine_in_velocity(law) -> bool:
+    """No friction, or classic without a Stribeck term: a magnitude affine in |q̇| that reads no
+    load, so one Newton step is exact where no joint's motion changes side (kernels/friction.py
+    ``affine_in_velocity`` says the same)."""
+    from .friction.classic import ClassicFriction
+    from .friction.none import NoFriction
+
+    return isinstance(law, NoFriction) or (isinstance(law, ClassicFriction)
+                                           and law.stribeck is None)
+
+
 def newton_matrix(model, friction, q, v, a, W0, D, F, direction, h):
     """(G, λ) at accelerations ``a``: G = −∂τf_F/∂a_F on the free joints F, by differences
     (a_α moved by ε = 1e-6 (1 + |a_α|) along its joint's direction; the kernel's analytic
@@ -374,6 +385,7 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
     # seed's iteration preconditioned by the diagonal) from then on
     newton, P = (_newton_pays(model, F, len(M))
                  and not any(can_self_lock(law) for law in friction.laws)), None
+    affine = all(affine_in_velocity(law) for law in friction.laws)
     if not newton:  # a long chain, or a self-locking gear: the seed's iteration, preconditioned
         # by the diagonal Λ within a step (none at an instant) and started from (M_FF + Λ)⁻¹
         # rhs0 — Newton can reach a root with the gear against its assumed direction, and the
@@ -406,9 +418,11 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
         # from a caller's guess, the contraction estimate from the third iteration on (the first
         # step is the guess's error, not the iteration's); from a screened answer, or to screen
         # an assignment, from the second
-        if converged_step(step, prev if (guess is None or it >= 3
-                                         or (it >= 2 and (screen or screened))) else np.inf,
-                          tol * (1.0 + np.abs(new).max())):
+        # laws affine in the velocity: where no joint's motion changed side, the Newton step is
+        # exact — the residual test says whether it was, without a confirming step
+        if (affine and newton and not screen) or converged_step(
+                step, prev if (guess is None or it >= 3 or (it >= 2 and (screen or screened)))
+                else np.inf, tol * (1.0 + np.abs(new).max())):
             if screen:
                 return a, tauf, True
             tauf = _friction_of(model, friction, q, v, a, W0, D, free, direction, h)

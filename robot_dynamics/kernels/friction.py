@@ -410,6 +410,15 @@ def can_self_lock(code, pr):
 
 
 @njit(cache=True)
+def affine_in_velocity(code, pr):
+    """True for a law whose magnitude is affine in |q̇| and reads no load: none, or classic
+    without a Stribeck term (Coulomb + viscous). With the motion's direction held, its friction
+    is then affine in q̈ within a time step (q̇ + h q̈), on each side of q̇ + h q̈ = 0, and
+    independent of q̈ at an instant: one Newton step is exact (kernels/stiction.py)."""
+    return code == 0 or (code == 1 and not pr[2] > 0)
+
+
+@njit(cache=True)
 def loads_matter(codes, params):
     """True when some joint's law reads its reaction wrench (load-dependent, bearing, gear
     mesh, or a composite with such a part): only then are the wrench directors needed."""

@@ -23,8 +23,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .friction import (can_self_lock, friction_gradient_inline, friction_one,
-                       friction_one_inline)
+from .friction import (affine_in_velocity, can_self_lock, friction_gradient_inline,
+                       friction_one, friction_one_inline)
 
 # rows of the ``vecs`` scratch (24, n) used here; kernels/fd.py uses rows 16 and up
 (_TARGET, _DIRECTION, _HOLD, _BOUNDS, _RELEASE, _NOISE_ROW, _QD, _RHS0, _RHS, _X, _NEW, _TF,
@@ -338,8 +338,10 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
     step = np.inf
     big = 0.0
     newton = s2 <= 32 * (s1 + 1)
+    affine = True  # every law affine in |q̇| and load-free: a Newton step can land on the root
     for i in range(n):  # (any joint's law: as robot_dynamics.stiction)
         newton = newton and not can_self_lock(codes[i], params[i])
+        affine = affine and affine_in_velocity(codes[i], params[i])
     chord = same and newton
     if not newton:  # the seed's iteration: preconditioned by the diagonal Λ within a step
         # (none at an instant: lam stays 0), started from (M_FF + Λ)⁻¹ rhs when cold
@@ -397,8 +399,11 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
         # caller's guess, the contraction estimate from the third iteration on (the first step
         # is the guess's error, not the iteration's); from a screened answer, or to screen an
         # assignment, from the second
-        if step <= bound or ((cold or it >= 2 or (it >= 1 and (screen or start == 2)))
-                             and step < prev < np.inf and step * step <= bound * (prev - step)):
+        # laws affine in the velocity: where no joint's motion changed side, the Newton step is
+        # exact — the residual test says whether it was, without a confirming step
+        if step <= bound or (affine and newton and not screen) or (
+                (cold or it >= 2 or (it >= 1 and (screen or start == 2)))
+                and step < prev < np.inf and step * step <= bound * (prev - step)):
             if screen:
                 info[7] = 0  # the solve to tol takes a fresh Newton matrix from here
                 return True
