@@ -26,9 +26,8 @@ released or sliding joint whose motion comes out against its assumed direction �
 at once until two releases have proved premature, then only the one most over its bound or
 most against its direction; stop when all
 conditions hold (a complementarity solution), or report failure — never a silent wrong answer.
-At an instant (h = 0), while the assignment may still change (some joint starts stuck), each
-one is solved to ``SCREEN`` (1e-3) only, with the rules' margins at that tolerance: enough to
-decide what changes. The assignment that passes is solved to ``tol`` from there and checked again (a margin
+At an instant (h = 0), once the assignment has changed, each new one is solved to ``SCREEN``
+(1e-3) only, with the rules' margins at that tolerance: enough to decide what changes. The assignment that passes is solved to ``tol`` from there and checked again (a margin
 case the screen missed changes it then). Only the path changes: the answer is the same.
 
 Two uses share this solver:
@@ -136,7 +135,7 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
     # each assignment is solved to SCREEN only: its rules need no more; the assignment that
     # passes them is then solved to ``tol`` from there ("screened") and checked again
     screening = h == 0 and warm is None  # (kernels/stiction.py says why)
-    screen, screened = bool((state != FREE).any()) and screening, False
+    screen, screened, last = False, False, np.inf
     for change in range(12 * n + 21):
         key = (state.tobytes(), np.sign(direction).tobytes(), screen)
         if key in seen:
@@ -149,10 +148,10 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
             target = (np.select([state == LOWER, state == UPPER], [lo, hi], 0.0) - v) / h
         else:
             target = np.zeros(n)
-        a, tauf, ok = _solve_free(model, friction, q, v, tau, M, bias, W0, D, state != FREE,
-                                  target, direction, h, tol_k, max_iter, report,
-                                  a if change > 0 or warm is not None else None,
-                                  screen=screen, screened=screened)
+        a, tauf, ok, last = _solve_free(model, friction, q, v, tau, M, bias, W0, D,
+                                        state != FREE, target, direction, h, tol_k, max_iter,
+                                        report, a if change > 0 or warm is not None else None,
+                                        screen=screen, screened=last if screened else None)
         screened = False
         if not ok:
             # no motion with these joints sliding (e.g. a Stribeck drop steeper than the drive
@@ -362,24 +361,25 @@ def newton_matrix(model, friction, q, v, a, W0, D, F, direction, h):
 
 
 def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direction, h, tol,
-                max_iter, report, guess, screen=False, screened=False):
-    """Accelerations of the free joints for a fixed stick/slip assignment, the iteration
-    starting from ``guess`` on the free joints — or, None, from a = 0. ``screen``: the step test
-    alone ends the iteration (no confirming residual); ``screened``: ``guess`` is a screened
-    answer for this assignment (its first step is the iteration's, not the guess's error)."""
+                max_iter, report, guess, screen=False, screened=None):
+    """(a, τf, ok, last step): accelerations of the free joints for a fixed stick/slip
+    assignment, the iteration starting from ``guess`` on the free joints — or, None, from a = 0.
+    ``screen``: the step test alone ends the iteration (no confirming residual); ``screened``:
+    ``guess`` is a screened answer for this assignment and this its last step (the first
+    contraction estimate's)."""
     free = ~stuck
     F, K = np.flatnonzero(free), np.flatnonzero(stuck)
     a = np.array(target, dtype=float)
     a[F] = 0.0 if guess is None else guess[F]
     if len(F) == 0:
-        return a, np.zeros(model.nv), True
+        return a, np.zeros(model.nv), True, 0.0
     MFF = M[np.ix_(F, F)]
     rhs0 = tau[F] - bias[F] - M[np.ix_(F, K)] @ target[K]
     tauf = np.zeros(model.nv)
     if not friction.active[F].any():
         report.method = "direct"
         a[F] = np.linalg.solve(MFF, rhs0)
-        return a, tauf, True
+        return a, tauf, True, 0.0
     # successive approximation (seed 004 §2.8) as Newton's method: a⁺ = a + P⁻¹ r(a), residual
     # r = rhs0 + τf(a) − M_FF a, P = M_FF − ∂τf/∂a at a; when P is singular, M_FF + Λ (the
     # seed's iteration preconditioned by the diagonal) from then on
@@ -412,19 +412,21 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
                     newton, P = False, MFF + np.diag(lam)
         dx = np.linalg.solve(P, r)
         new = a[F] + dx
-        prev, step, big = step, np.abs(dx).max(), np.abs(new).max()
+        prev = step if (it > 1 or screened is None) else screened
+        step, big = np.abs(dx).max(), np.abs(new).max()
         a[F] = new
         report.iterations += 1
         # from a caller's guess, the contraction estimate from the third iteration on (the first
-        # step is the guess's error, not the iteration's); from a screened answer, or to screen
-        # an assignment, from the second
+        # step is the guess's error, not the iteration's); to screen an assignment, from the
+        # second; from a screened answer, from the first (with the screened solve's last step)
         # laws affine in the velocity: where no joint's motion changed side, the Newton step is
         # exact — the residual test says whether it was, without a confirming step
         if (affine and newton and not screen) or converged_step(
-                step, prev if (guess is None or it >= 3 or (it >= 2 and (screen or screened)))
-                else np.inf, tol * (1.0 + np.abs(new).max())):
+                step, prev if (guess is None or it >= 3 or screened is not None
+                               or (it >= 2 and screen)) else np.inf,
+                tol * (1.0 + np.abs(new).max())):
             if screen:
-                return a, tauf, True
+                return a, tauf, True, step
             tauf = _friction_of(model, friction, q, v, a, W0, D, free, direction, h)
             # and the equations hold (a preconditioned step alone is a weaker test): residual
             # within tol of the applied efforts (plus the roundoff of the inertial ones)
@@ -434,7 +436,7 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
                     <= tol * (1.0 + big) + _ROUNDOFF * (np.abs(MFF) @ np.abs(new)).max()):
                 if report.method != "newton":
                     report.method = "fixed_point"
-                return a, tauf, True
+                return a, tauf, True, step
         if not np.isfinite(step) or step > 1e12:
             break
     # Newton on r(a_F) = M_FF a_F − rhs0 − τf_F(a), Jacobian by finite differences, from the
@@ -462,7 +464,8 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
             a[F] = x
             if J is not None and np.linalg.eigvalsh(0.5 * (J + J.T)).min() <= 0:
                 report.message = _NON_UNIQUE
-            return a, _friction_of(model, friction, q, v, a, W0, D, free, direction, h), True
+            return (a, _friction_of(model, friction, q, v, a, W0, D, free, direction, h), True,
+                    0.0)
         J = np.empty((len(F), len(F)))
         eps = 1e-7 * scale
         for k in range(len(F)):
@@ -485,7 +488,7 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
                       f" Newton residual {np.abs(r).max():.2e}): friction coefficients too large "
                       "for a unique motion, or a law that is not continuous in the loads")
     a[F] = x
-    return a, np.zeros(model.nv), False
+    return a, np.zeros(model.nv), False, -1.0
 
 
 _METHODS = ("direct", "fixed_point", "newton")

@@ -256,12 +256,13 @@ def solve_tree_lu(P, fpar, nf, b, x):
 
 @njit(cache=True, inline="always")
 def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, h, tol, max_iter,
-                a, tauf, info, L, W, vecs, idx, start, loaded, screen):
+                a, tauf, info, L, W, vecs, idx, start, loaded, screen, prev0):
     """Accelerations of the free joints for the stick/slip assignment in ``stuck``, iterating
     from the free joints' entries of ``a`` (``start`` 0) — or from a = 0 (1, cold), or from a
-    screened solve's answer for the same assignment (2). ``screen``: the step test alone ends
-    the iteration (no confirming residual; ``tauf`` is then that of the last iterate but
-    one)."""
+    screened solve's answer for the same assignment (2; ``prev0`` its last step, the first
+    contraction estimate's). ``screen``: the step test alone ends the iteration (no confirming
+    residual; ``tauf`` is then that of the last iterate but one). Returns the last step's size
+    (0 for a direct solve), or -1 when there is no motion with this assignment."""
     cold = start == 1
     n = M.shape[0]
     target, direction = vecs[_TARGET], vecs[_DIRECTION]
@@ -283,7 +284,7 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
             nf += 1
             any_active = any_active or codes[i] != 0
     if nf == 0:
-        return True
+        return 0.0
     for r in range(nf):
         s = tau[F[r]] - bias[F[r]]
         for c in range(nk):
@@ -293,11 +294,11 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
     if not any_active:
         info[7] = 0
         if not factor_free(M, F, nf, rel[2], idx[3], fpar, L, lam):
-            return False
+            return -1.0
         solve_free(L, fpar, nf, rhs0, x)
         for r in range(nf):
             a[F[r]] = x[r]
-        return True
+        return 0.0
     if cold:
         for r in range(nf):
             a[F[r]] = 0.0
@@ -351,7 +352,7 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
             _newton_matrix(M, codes, params, kinds, axes, v, a, F, nf, fpar, direction, h, W,
                            D, loaded, lam, L)
         if not factor_free(M, F, nf, rel[2], idx[3], fpar, L, lam):
-            return False
+            return -1.0
         if cold:
             solve_free(L, fpar, nf, rhs0, x)
             for r in range(nf):
@@ -372,7 +373,7 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
             for r in range(nf):
                 lam[r] = 0.0
             if not factor_free(M, F, nf, rel[2], idx[3], fpar, L, lam):
-                return False
+                return -1.0
         elif newton and step > 1e-3 * (1.0 + big) and not (same and it == 0):  # once close,
             # the last matrix serves (chord)
             _newton_matrix(M, codes, params, kinds, axes, v, a, F, nf, fpar, direction, h, W, D,
@@ -381,12 +382,12 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
             if not chord:
                 newton = False
                 if not factor_free(M, F, nf, rel[2], idx[3], fpar, L, lam):
-                    return False
+                    return -1.0
         if chord:
             solve_tree_lu(L, fpar, nf, rhs, new)
         else:
             solve_free(L, fpar, nf, rhs, new)
-        prev = step
+        prev = step if (it > 0 or start != 2) else prev0
         step = 0.0
         big = 0.0
         for r in range(nf):
@@ -397,16 +398,16 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
         info[2] += 1
         bound = tol * (1.0 + big)  # the rule of robot_dynamics.stiction.converged_step; from a
         # caller's guess, the contraction estimate from the third iteration on (the first step
-        # is the guess's error, not the iteration's); from a screened answer, or to screen an
-        # assignment, from the second
+        # is the guess's error, not the iteration's); to screen an assignment, from the second;
+        # from a screened answer, from the first (with the screened solve's last step)
         # laws affine in the velocity: where no joint's motion changed side, the Newton step is
         # exact — the residual test says whether it was, without a confirming step
         if step <= bound or (affine and newton and not screen) or (
-                (cold or it >= 2 or (it >= 1 and (screen or start == 2)))
+                (cold or it >= 2 or start == 2 or (it >= 1 and screen))
                 and step < prev < np.inf and step * step <= bound * (prev - step)):
             if screen:
                 info[7] = 0  # the solve to tol takes a fresh Newton matrix from here
-                return True
+                return step
             _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction, h, W,
                          loaded, tauf)
             # and the equations hold (a preconditioned step alone is a weaker test): residual
@@ -429,7 +430,7 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
                 eff = max(eff, e)
             if worst <= tol * (1.0 + applied) + ROUNDOFF * eff:
                 info[7] = 1 if chord else 0
-                return True
+                return step
         if not np.isfinite(step) or step > 1e12:
             break
     # Newton starts from the frictionless motion M_FF⁻¹ rhs0: refactor without Λ (the root
@@ -437,9 +438,10 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
     for r in range(nf):
         lam[r] = 0.0
     if not factor_free(M, F, nf, rel[2], idx[3], fpar, L, lam):
-        return False
-    return _newton(M, rhs0, W0, D, rel, codes, params, kinds, axes, v, stuck, direction, h, tol,
-                   max_iter, a, tauf, info, L, W, vecs, F[:nf], fpar, loaded)
+        return -1.0
+    ok = _newton(M, rhs0, W0, D, rel, codes, params, kinds, axes, v, stuck, direction, h, tol,
+                 max_iter, a, tauf, info, L, W, vecs, F[:nf], fpar, loaded)
+    return 0.0 if ok else -1.0
 
 
 @njit(cache=True)
@@ -562,16 +564,16 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
         info[7] = 0  # no factored matrix to reuse (see _solve_free)
     bulk = True
     premature = 0
-    # at an instant (h = 0: forward dynamics), while the stick/slip assignment may still
-    # change (a joint starts stuck), each assignment is solved to SCREEN only: its rules need
-    # no more; the assignment that passes them is then solved to ``tol`` from there and checked
-    # again. Not in a time step: there each solve starts from the previous step's answer, close
-    # already, and a pass's factored matrix serves the next
+    # at an instant (h = 0: forward dynamics), once the stick/slip assignment has changed,
+    # each new one is solved to SCREEN only: its rules need no more; the assignment that passes
+    # them is then solved to ``tol`` from there and checked again. The first assignment is
+    # solved to tol (it is most often the answer: joints at rest that stay stuck). Not in a
+    # time step: there each solve starts from the previous step's answer, close already, and a
+    # pass's factored matrix serves the next
     screening = h == 0.0 and warm != 1
     screen = False
-    for i in range(n):
-        screen = screen or (stuck[i] != FREE and screening)
     screened = False  # the assignment was just screened: solve it to tol from there
+    last = np.inf  # the last solve's last step
     for change in range(12 * n + 21):
         tol_k = max(tol, SCREEN) if screen else tol
         for i in range(n):
@@ -583,9 +585,10 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
                 target[i] = 0.0
         start = 1 if change == 0 and warm == 0 else (2 if screened else 0)
         screened = False
-        if not _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, h,
-                           tol_k, max_iter, a, tauf, info, L, W, vecs, idx,
-                           start, loaded, screen):
+        last = _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, h,
+                           tol_k, max_iter, a, tauf, info, L, W, vecs, idx, start, loaded,
+                           screen, last)
+        if last < 0.0:
             # no motion with these joints sliding (e.g. a Stribeck drop steeper than the drive
             # can follow within the step): the joint whose equation is worst off at the last
             # iterate sticks, if it may (within a step, or at rest); its bound is checked below
