@@ -68,9 +68,10 @@ setup(
     entry_points={
         "console_scripts": [
             "robot-dynamics = robot_dynamics.cli:main",
-            "dynamics_model = robot_dynamics.nodes.dynamics_model:main",
-            "id_controller = robot_dynamics.nodes.id_controller:main",
-            "simulator = robot_dynamics.nodes.simulator:main",
+            # the nodes' executables go through the CLI: --help, one-line errors
+            "dynamics_model = robot_dynamics.cli:dynamics_model_main",
+            "id_controller = robot_dynamics.cli:id_controller_main",
+            "simulator = robot_dynamics.cli:simulator_main",
         ],
     },
 )

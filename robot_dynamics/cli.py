@@ -111,6 +111,25 @@ def run_node(name, module, rest) -> int:
     return 0
 
 
+def node_main(name: str) -> int:
+    """A node's own executable (``simulator``, ``id_controller``, ``dynamics_model``; what
+    ``ros2 run robot_dynamics <node>`` and the launch files start): ``robot-dynamics <node>``
+    with its arguments — ``--help``, the one-line errors and the parameter-name check alike."""
+    return main([name] + sys.argv[1:])
+
+
+def simulator_main() -> int:
+    return node_main("simulator")
+
+
+def id_controller_main() -> int:
+    return node_main("id_controller")
+
+
+def dynamics_model_main() -> int:
+    return node_main("dynamics_model")
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
@@ -128,6 +147,13 @@ def main(argv=None) -> int:
 
         print(format_help(name))
         return 0
+    if name in NODES:  # rclpy would ignore them silently (e.g. "-p robot:=ur5" without
+        # --ros-args: the node would start with its defaults)
+        stray = rest[:rest.index("--ros-args")] if "--ros-args" in rest else rest
+        if stray:
+            return error(name, f"unexpected argument {stray[0]!r}: a node takes ROS arguments "
+                               f"only, after --ros-args (e.g. `robot-dynamics {name} --ros-args "
+                               f"-p robot:=ur5`); see `robot-dynamics {name} --help`")
     try:
         module = importlib.import_module(COMMANDS[name][0])
     except ImportError as exc:

@@ -114,6 +114,45 @@ def test_node_mistakes_are_one_line_exit_2(args, needle):
     one_line_error(run(args), needle)
 
 
+@pytest.mark.parametrize("args", [["simulator", "-p", "robot:=ur5"],
+                                  ["id_controller", "foo", "--ros-args", "-p", "robot:=ur5"]])
+def test_node_arguments_before_ros_args_are_refused(args, capsys):
+    """rclpy ignores them: "-p robot:=ur5" without --ros-args would start the default robot."""
+    from robot_dynamics.cli import main
+
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"unexpected argument {args[1]!r}" in err[0] and "--ros-args" in err[0]
+
+
+def test_node_executables_are_the_cli_s(monkeypatch, capsys):
+    """``simulator`` / ``id_controller`` / ``dynamics_model`` (what ``ros2 run`` starts) answer
+    --help and refuse mistakes as ``robot-dynamics <node>`` does (setup.py's console scripts)."""
+    import re
+
+    from robot_dynamics import cli
+
+    setup = open(os.path.join(os.path.dirname(__file__), "..", "setup.py")).read()
+    for node in P.NODES:
+        target = re.search(rf'"{node} = ([\w.]+):(\w+)"', setup)
+        assert target and target.groups() == ("robot_dynamics.cli", f"{node}_main"), node
+        monkeypatch.setattr(sys, "argv", [node, "--help"])
+        assert getattr(cli, f"{node}_main")() == 0
+        assert f"usage: robot-dynamics {node}" in capsys.readouterr().out
+
+
+def test_node_module_help_prints_without_starting_a_node(capsys):
+    """``python -m robot_dynamics.nodes.<node> --help``: the help, no rclpy context."""
+    import rclpy
+
+    from robot_dynamics.nodes.common import run_node
+    from robot_dynamics.nodes.id_controller import IdController
+
+    run_node(IdController, ["id_controller", "--help"])
+    assert "usage: robot-dynamics id_controller" in capsys.readouterr().out
+    assert not rclpy.ok()
+
+
 def test_unknown_command():
     from robot_dynamics.cli import main
 

@@ -637,7 +637,8 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
         if worst >= 0:
             for i in range(n):
                 if i != worst:
-                    if not bulk or stuck[i] != FREE or codes[i] == 0 or (h == 0 and not at_rest[i]):
+                    if (not bulk or stuck[i] != FREE or codes[i] == 0
+                            or (h == 0 and not at_rest[i])):
                         continue
                     sp = v[i] + h * a[i] if h > 0 else a[i]
                     if not -direction[i] * sp > tol_k * (1 + abs(sp)):

@@ -269,6 +269,14 @@ def run_node(node_class, args=None):
 
     from rclpy.exceptions import ParameterException
 
+    words = (sys.argv if args is None else args)[1:]
+    if "--ros-args" in words:
+        words = words[:words.index("--ros-args")]
+    if "-h" in words or "--help" in words:  # (python -m robot_dynamics.nodes.<node> --help)
+        from .params import format_help
+
+        print(format_help(getattr(node_class, "node_name", node_class.__name__)))
+        return
     rclpy.init(args=args)
     node = None
     try:
