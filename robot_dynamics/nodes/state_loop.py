@@ -82,7 +82,7 @@ class StateLoop:
                     try:
                         self._periodic()
                     except Exception as exc:
-                        self._on_error(exc)
+                        self._report(exc, context)
                 wait_set.clear_entities()
                 wait_set.add_subscription(handle)
                 wait_set.wait(timeout)
@@ -95,11 +95,18 @@ class StateLoop:
                     try:
                         self._callback(taken[0])
                     except Exception as exc:  # the loop must outlive a bad message
-                        self._on_error(exc)
+                        self._report(exc, context)
             except Exception as exc:  # context shut down under the wait (Ctrl-C)
-                if context.ok() and not self._stop.is_set():
-                    self._on_error(exc)
+                if self._report(exc, context):
                     self._stop.wait(0.01)
+
+    def _report(self, exc, context) -> bool:
+        """``on_error(exc)`` unless the node is going down (Ctrl-C, SIGTERM): a publish into a
+        shut-down context fails then, which is no error of the node's."""
+        if context.ok() and not self._stop.is_set():
+            self._on_error(exc)
+            return True
+        return False
 
     def close(self):
         self._stop.set()
