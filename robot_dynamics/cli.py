@@ -60,14 +60,14 @@ def error(command: str, message) -> int:
     return 2
 
 
-def _wants_help(rest) -> bool:
-    """``-h``/``--help`` before any ``--ros-args`` (after it, the words are ROS's)."""
-    for word in rest:
-        if word == "--ros-args":
-            return False
-        if word in ("-h", "--help"):
-            return True
-    return False
+def own_words(rest) -> list:
+    """A node's arguments before any ``--ros-args`` (after it, the words are ROS's)."""
+    return list(rest[:rest.index("--ros-args")] if "--ros-args" in rest else rest)
+
+
+def wants_help(rest) -> bool:
+    """``-h``/``--help`` before any ``--ros-args``."""
+    return any(word in ("-h", "--help") for word in own_words(rest))
 
 
 def _check_parameter_names(name, rest):
@@ -142,14 +142,14 @@ def main(argv=None) -> int:
     if name not in COMMANDS:
         print(f"robot-dynamics: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
         return 2
-    if name in NODES and _wants_help(rest):
+    if name in NODES and wants_help(rest):
         from .nodes.params import format_help
 
         print(format_help(name))
         return 0
     if name in NODES:  # rclpy would ignore them silently (e.g. "-p robot:=ur5" without
         # --ros-args: the node would start with its defaults)
-        stray = rest[:rest.index("--ros-args")] if "--ros-args" in rest else rest
+        stray = own_words(rest)
         if stray:
             return error(name, f"unexpected argument {stray[0]!r}: a node takes ROS arguments "
                                f"only, after --ros-args (e.g. `robot-dynamics {name} --ros-args "

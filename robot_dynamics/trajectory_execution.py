@@ -18,8 +18,9 @@ joint state. What it implements (JTC's documented behaviour, ros2_controllers us
   first point is reached over its own ``time_from_start``, never as a step. Points at or before
   the splice time are dropped (they are in the past). The trajectory is prepared off the control
   thread, so states may arrive meanwhile; as JTC, its first segment then starts at the first
-  sample that tracks it, from the current reference there (:meth:`TrajectoryExecution.update`). Joints left out of a partial goal keep the
-  current reference position. The state at start-up (first joint state) is the first reference.
+  sample that tracks it, from the current reference there (:meth:`TrajectoryExecution.update`).
+  Joints left out of a partial goal keep the current reference position. The state at start-up
+  (first joint state) is the first reference.
 * **Tolerances** (:class:`SegmentTolerances`): path tolerance while moving (and on the first
   sample), goal tolerance (position, velocity — ``stopped_velocity_tolerance`` by default) once
   the last point's time has passed, ``goal_time`` (0 = wait for ever). Per-joint defaults come from

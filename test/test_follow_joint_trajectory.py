@@ -70,14 +70,14 @@ def _now(rig):
     return stamp_to_seconds(rig.states[-1].header.stamp)
 
 
-def _q(msg):
+def _q(msg, field="position"):
     names = list(msg.name)
-    return np.array([msg.position[names.index(j)] for j in JOINTS])
+    values = getattr(msg, field)
+    return np.array([values[names.index(j)] for j in JOINTS])
 
 
 def _v(msg):
-    names = list(msg.name)
-    return np.array([msg.velocity[names.index(j)] for j in JOINTS])
+    return _q(msg, "velocity")
 
 
 def _mass_matrix(q):

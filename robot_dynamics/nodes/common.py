@@ -269,10 +269,9 @@ def run_node(node_class, args=None):
 
     from rclpy.exceptions import ParameterException
 
-    words = (sys.argv if args is None else args)[1:]
-    if "--ros-args" in words:
-        words = words[:words.index("--ros-args")]
-    if "-h" in words or "--help" in words:  # (python -m robot_dynamics.nodes.<node> --help)
+    from ..cli import wants_help
+
+    if wants_help((sys.argv if args is None else args)[1:]):  # (python -m ….nodes.<node> -h)
         from .params import format_help
 
         print(format_help(getattr(node_class, "node_name", node_class.__name__)))
