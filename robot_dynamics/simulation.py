@@ -27,9 +27,10 @@ step (the impulse of step 0, the solve of step 2) and in the audit's kinetic ene
 The position update is the Störmer–Verlet splitting (second order, good energy behaviour); the
 impulse of step 0 keeps it exact (``q⁺ − q = h (q̇' + q̇⁺)/2``) with positions never past a stop.
 Velocity products (b and fn(q, q̇, 0)) are evaluated at the mid-step velocity ``q̇' + (h/2) q̈``,
-re-solved until the stick/slip/stop active set repeats (normally two solves); if it does not
-settle in four (a step far too long for the motion, e.g. 1e7 N·m on a wrist), at ``q̇'``
-(explicit), so the verdict always holds for the loads it used (the report says so).
+re-solved until the stick/slip/stop active set repeats (normally two solves; the first only
+predicts q̈ for that velocity, and ends on its step test without a confirming residual); if it
+does not settle in four (a step far too long for the motion, e.g. 1e7 N·m on a wrist), at
+``q̇'`` (explicit), so the verdict always holds for the loads it used (the report says so).
 
 The energy audit accumulates motor work ``h τ·q̇_mid``, friction dissipation ``−h τf·q̇_mid``,
 damping dissipation ``h d q̇_mid·q̇⁺`` and stop dissipation ``T(q̇) − T(q̇') − h τl·q̇_mid`` with
@@ -442,7 +443,7 @@ class Simulator:
                 v_eval, explicit = v, True
             bias = bias_forces(model, data, q_half, v_eval) + self.damping * v
             a, tauf, tlim, state = self._solve(tau, q_half, v, M_eff, bias, data.f.copy(), D, h,
-                                               reference, u_lo, u_hi, warm)
+                                               reference, u_lo, u_hi, warm, ps == 0)
             warm = (state, a)
             if ps == PASSES or (ps > 0 and np.array_equal(state, seen)):
                 break
@@ -473,7 +474,7 @@ class Simulator:
         self.v = v_new
         self.tau_friction = tauf
 
-    def _solve(self, tau, q, v, M_eff, bias, W0, D, h, reference, u_lo, u_hi, warm):
+    def _solve(self, tau, q, v, M_eff, bias, W0, D, h, reference, u_lo, u_hi, warm, predict):
         n = self.model.nv
         if D is None and not self._has_stops:
             self._wrenches = None
@@ -482,7 +483,7 @@ class Simulator:
                                               M_eff, bias, W0, D, h=h, v_tol=self.v_tol,
                                               tol=self.tol, max_iter=self.max_iter,
                                               reference=reference, u_lower=u_lo, u_upper=u_hi,
-                                              warm=warm)
+                                              warm=warm, predict=predict)
         self._report = report
         if not report.converged:
             raise FrictionSolveError(report)

@@ -98,11 +98,16 @@ class FrictionSolveError(RuntimeError):
 
 def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_tol=1e-9,
                         tol=1e-10, max_iter=50, reference=False, u_lower=None, u_upper=None,
-                        warm=None):
+                        warm=None, predict=False):
     """Return (a, τf, report). See the module docstring for the meaning of ``h``.
 
     ``warm``: (report.state, a) of a previous solve to start from (joint states, directions
     and accelerations); otherwise every joint at rest starts stuck and a = 0.
+
+    ``predict``: a predictor solve (the simulator's first pass, whose answer only places the
+    mid-step velocity of the velocity products), where some law is not affine in the velocity:
+    the step test alone ends each iteration, from its second step on, with no confirming
+    residual, and the first assignment that passes the rules is the answer.
 
     ``u_lower``/``u_upper`` (h > 0 only; (nv,), ∓inf = none) bound the end-of-step velocity
     ``u = q̇ + h a`` of each joint: the joint stops (hard stops of the simulator, see
@@ -114,9 +119,10 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
     n = model.nv
     lo = np.full(n, -np.inf) if u_lower is None else np.asarray(u_lower, dtype=float)
     hi = np.full(n, np.inf) if u_upper is None else np.asarray(u_upper, dtype=float)
+    predict = predict and not all(affine_in_velocity(law) for law in friction.laws)
     if friction._packed is not None and not reference:
         return _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, max_iter,
-                               lo, hi, warm)
+                               lo, hi, warm, predict)
     report = FrictionSolveReport()
     active = friction.active
     at_rest = np.abs(v) <= v_tol
@@ -134,8 +140,8 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
     # while the stick/slip assignment may still change (a joint starts stuck or on a stop),
     # each assignment is solved to SCREEN only: its rules need no more; the assignment that
     # passes them is then solved to ``tol`` from there ("screened") and checked again
-    screening = h == 0 and warm is None  # (kernels/stiction.py says why)
-    screen, screened, last = False, False, np.inf
+    screening = (h == 0 and warm is None) or predict  # (kernels/stiction.py says why)
+    screen, screened, last = predict, False, np.inf
     for change in range(12 * n + 21):
         key = (state.tobytes(), np.sign(direction).tobytes(), screen)
         if key in seen:
@@ -143,7 +149,7 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
             report.message = "active set cycles: stick/slip states of the joints do not settle"
             break
         seen.add(key)
-        tol_k = max(tol, SCREEN) if screen else tol
+        tol_k = max(tol, SCREEN) if screen and not predict else tol
         if h > 0:
             target = (np.select([state == LOWER, state == UPPER], [lo, hi], 0.0) - v) / h
         else:
@@ -245,8 +251,8 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
                 continue
             tauf = np.where(on, tf, tauf)
             tau_limit = np.where(on, tl, 0.0)
-        if screen:  # this assignment holds as far as a screened motion tells: solve it to tol
-            screen, screened = False, True
+        if screen and not predict:  # this assignment holds as far as a screened motion
+            screen, screened = False, True  # tells: solve it to tol
             continue
         stuck = state == STUCK
         if stuck.any():  # at most the bound, whatever the roundoff of the holding effort
@@ -498,7 +504,7 @@ _NON_UNIQUE = ("friction this strong can make the motion non-unique (Painlevé-t
 
 
 def _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, max_iter, lo, hi,
-                    warm=None):
+                    warm=None, predict=False):
     from .kernels.stiction import solve_friction
 
     n = model.nv
@@ -510,6 +516,8 @@ def _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, m
         stuck[:] = warm[0] // 4
         vecs[1] = warm[0] % 4 - 1
         a[:] = warm[1]
+    elif predict:
+        a[:] = 0.0
     codes, params = friction._packed[:2]
     W = np.empty((n, 6))
     residual = solve_friction(
@@ -520,7 +528,8 @@ def _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, m
         np.ascontiguousarray(v, dtype=float), float(h), float(v_tol), float(tol), int(max_iter),
         np.ascontiguousarray(lo, dtype=float), np.ascontiguousarray(hi, dtype=float),
         a, tauf, stuck, at_rest, info, np.empty((n, n)), W, vecs,
-        np.empty((5, n), dtype=np.int64), 1 if warm is not None else 0, True)
+        np.empty((5, n), dtype=np.int64), 1 if warm is not None else (3 if predict else 0),
+        True)
     if not info[0]:
         tauf[:] = 0.0
     report = compiled_report(model, info, residual, stuck, at_rest)

@@ -256,7 +256,7 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
                 W0[i, k] = f[i, k]
         res = solve_friction(Meff, bias, tau, W0, D, rel, codes, params, kinds, axes, vp, h, v_tol,
                              tol, max_iter, ulo, uhi, a, tauf, stuck, at_rest, info, L, W, vecs,
-                             idx, 1 if ps > 0 else 2, loaded)
+                             idx, 1 if ps > 0 else 3, loaded)
         if not np.isfinite(res):
             for i in range(n):
                 tauf[i] = 0.0

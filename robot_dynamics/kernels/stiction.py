@@ -256,12 +256,13 @@ def solve_tree_lu(P, fpar, nf, b, x):
 
 @njit(cache=True, inline="always")
 def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, h, tol, max_iter,
-                a, tauf, info, L, W, vecs, idx, start, loaded, screen, prev0):
+                a, tauf, info, L, W, vecs, idx, start, loaded, screen, prev0, predict):
     """Accelerations of the free joints for the stick/slip assignment in ``stuck``, iterating
     from the free joints' entries of ``a`` (``start`` 0) — or from a = 0 (1, cold), or from a
     screened solve's answer for the same assignment (2; ``prev0`` its last step, the first
     contraction estimate's). ``screen``: the step test alone ends the iteration (no confirming
-    residual; ``tauf`` is then that of the last iterate but one). Returns the last step's size
+    residual; ``tauf`` is then that of the last iterate but one; ``predict``: and the factored
+    matrix is kept for the next pass, as after a confirmed solve). Returns the last step's size
     (0 for a direct solve), or -1 when there is no motion with this assignment."""
     cold = start == 1
     n = M.shape[0]
@@ -405,8 +406,8 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
         if step <= bound or (affine and newton and not screen) or (
                 (cold or it >= 2 or start == 2 or (it >= 1 and screen))
                 and step < prev < np.inf and step * step <= bound * (prev - step)):
-            if screen:
-                info[7] = 0  # the solve to tol takes a fresh Newton matrix from here
+            if screen:  # the solve to tol takes a fresh Newton matrix from here (a predictor's
+                info[7] = 1 if (predict and chord) else 0  # next pass: a chord from it)
                 return step
             _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction, h, W,
                          loaded, tauf)
@@ -538,7 +539,11 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
     ``warm``: 1, start from the joint states in ``stuck``, the directions in vecs[1] and the
     accelerations in ``a`` (a previous solve's, e.g. the simulator's previous pass); otherwise
     from every joint at rest stuck, the others sliding along q̇, and a = 0 (``warm`` 0) or the
-    caller's ``a`` as the first guess (2: the simulator's previous step's q̈).
+    caller's ``a`` as the first guess (2: the simulator's previous step's q̈; 3: the same, a
+    predictor, the simulator's first pass, whose answer only places the mid-step velocity of the
+    velocity products: the step test alone ends each iteration, from its second step on, with
+    no confirming residual, and the first assignment that passes the rules is the answer —
+    where some law is not affine in the velocity; otherwise as 2).
 
     ``stuck`` (int64 joint states: 0 free, 1 stuck, 2/3 on the lower/upper stop), ``at_rest``,
     ``info`` and ``vecs[TAU_LIMIT]`` (the stops' reactions) are outputs; ``L``, ``W``, ``vecs``
@@ -550,6 +555,13 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
     target, direction = vecs[_TARGET], vecs[_DIRECTION]
     hold, bounds, release = vecs[_HOLD], vecs[_BOUNDS], vecs[_RELEASE]
     noise, tlim = vecs[_NOISE_ROW], vecs[TAU_LIMIT]
+    # a predictor where a confirmed solve costs more than one step: laws affine in the velocity
+    # land on the root in one Newton step and confirm it with one residual (_solve_free)
+    predict = False
+    if warm == 3:
+        warm = 2
+        for i in range(n):
+            predict = predict or not affine_in_velocity(codes[i], params[i])
     for i in range(n):
         rest = abs(v[i]) <= v_tol
         at_rest[i] = rest and codes[i] != 0  # a joint without friction never "breaks away"
@@ -570,12 +582,13 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
     # solved to tol (it is most often the answer: joints at rest that stay stuck). Not in a
     # time step: there each solve starts from the previous step's answer, close already, and a
     # pass's factored matrix serves the next
-    screening = h == 0.0 and warm != 1
-    screen = False
+    screening = (h == 0.0 and warm != 1) or predict
+    screen = predict
+    loose = tol if predict else SCREEN
     screened = False  # the assignment was just screened: solve it to tol from there
     last = np.inf  # the last solve's last step
     for change in range(12 * n + 21):
-        tol_k = max(tol, SCREEN) if screen else tol
+        tol_k = max(tol, loose) if screen else tol
         for i in range(n):
             st = stuck[i]
             if h > 0:
@@ -587,7 +600,7 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
         screened = False
         last = _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, h,
                            tol_k, max_iter, a, tauf, info, L, W, vecs, idx, start, loaded,
-                           screen, last)
+                           screen, last, predict)
         if last < 0.0:
             # no motion with these joints sliding (e.g. a Stribeck drop steeper than the drive
             # can follow within the step): the joint whose equation is worst off at the last
@@ -731,8 +744,8 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
             info[3] += 1
             screen = screening
             continue
-        if screen:  # this assignment holds as far as a screened motion tells: solve it to tol
-            screen = False
+        if screen and not predict:  # this assignment holds as far as a screened motion
+            screen = False  # tells: solve it to tol
             screened = True
             continue
         res = 0.0
