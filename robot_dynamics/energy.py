@@ -9,7 +9,10 @@ motors minus what friction (and URDF viscous damping) dissipated:
 work of their reactions, ≥ 0.)
 
 ``residual`` is the left side minus the right; ``relative_residual`` divides it by the largest
-energy flow of the run, so it is comparable across runs and robots.
+energy flow of the run, so it is comparable across runs and robots — the net terms, or the
+energy that flowed through the motors either way (``motor_gross``, Σ over steps of |the step's
+motor work|): a motion that ends where it started, at rest and without friction, has net
+terms near zero however much energy it moved.
 
 ``friction_parts`` splits ``D_friction`` by the named parts of the joints' friction laws
 (``gear_mesh``, ``bearing``, ``motor``: :class:`~robot_dynamics.friction.composite.CompositeFriction`,
@@ -46,6 +49,7 @@ class EnergyAudit:
     kinetic: float = 0.0  # ΔT since reset [J]
     potential: float = 0.0  # ΔV since reset [J]
     motor_work: float = 0.0  # ∫ τ·q̇ dt [J]
+    motor_gross: float = 0.0  # Σ_steps |∫_step τ·q̇ dt|: energy through the motors, either way [J]
     friction_dissipation: float = 0.0  # −∫ τf·q̇ dt ≥ 0 [J]
     damping_dissipation: float = 0.0  # ∫ d q̇² dt ≥ 0 [J]
     limit_dissipation: float = 0.0  # taken by the joint stops: impulses, −∫ τl·q̇ dt; ≥ 0 [J]
@@ -58,10 +62,15 @@ class EnergyAudit:
 
     @property
     def relative_residual(self) -> float:
-        scale = max(abs(self.kinetic) + abs(self.potential), abs(self.motor_work),
-                    self.friction_dissipation + self.damping_dissipation
-                    + abs(self.limit_dissipation), 1e-12)
-        return self.residual / scale
+        return self.residual / max(self.scale, 1e-12)
+
+    @property
+    def scale(self) -> float:
+        """The run's largest energy flow [J]: |ΔT| + |ΔV|, the motor work (net or gross), or the
+        dissipation — what ``relative_residual`` divides by."""
+        return max(abs(self.kinetic) + abs(self.potential), abs(self.motor_work),
+                   self.motor_gross, self.friction_dissipation + self.damping_dissipation
+                   + abs(self.limit_dissipation))
 
     def __str__(self) -> str:
         return (f"ΔT {self.kinetic:+.6g} J, ΔV {self.potential:+.6g} J, motor work "

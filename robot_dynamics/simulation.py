@@ -50,7 +50,7 @@ from .directors import wrench_directors
 from .energy import EnergyAudit, kinetic_energy, potential_energy, split_friction_dissipation
 from .errors import F64, InputError, as_vector, check_friction
 from .kernels.fd import (ACC, ACTED, PASSES, Q_HALF, Q_NEW, SP_DAMPING, SP_FRICTION, SP_H,
-                         SP_LIMIT, SP_LIMIT_STEPS, SP_MOTOR, SP_SATURATED, V_EVAL, V_NEW,
+                         SP_GROSS, SP_LIMIT, SP_LIMIT_STEPS, SP_MOTOR, SP_SATURATED, V_EVAL, V_NEW,
                          sim_params, sim_step_entry)
 from .kernels.rollout import DONE, RUN_STEP, sim_run_entry
 from .kernels.stiction import TAU_LIMIT
@@ -224,6 +224,7 @@ class Simulator:
         audit.kinetic = T - self._energy0[0]
         audit.potential = V - self._energy0[1]
         audit.motor_work = float(tail[SP_MOTOR])
+        audit.motor_gross = float(tail[SP_GROSS])
         audit.friction_dissipation = float(tail[SP_FRICTION])
         audit.damping_dissipation = float(tail[SP_DAMPING])
         audit.limit_dissipation = float(tail[SP_LIMIT])
@@ -463,6 +464,7 @@ class Simulator:
         acted = bool(lost != 0.0 or P.any() or (st >= LOWER).any())
         tail = self._tail
         tail[SP_MOTOR] += h * float(tau @ v_mid)
+        tail[SP_GROSS] += abs(h * float(tau @ v_mid))
         tail[SP_FRICTION] -= h * float(tauf @ v_mid)
         tail[SP_DAMPING] += h * float((self.damping * v_new) @ v_mid)
         if acted:

@@ -195,8 +195,7 @@ def check_output_path(path: str, what: str = "--plot"):
 def format_energy_residual(audit, tiny=1e-6) -> str:
     """The audit's residual: relative to the run's largest energy flow, or in J when that flow
     is below ``tiny`` J (a relative number of a ~0 reference means nothing)."""
-    scale = max(abs(audit.kinetic) + abs(audit.potential), abs(audit.motor_work),
-                audit.friction_dissipation + audit.damping_dissipation)
+    scale = audit.scale
     if scale < tiny:
         return f"residual {audit.residual:+.3e} J (absolute: the energy flows are below {tiny:g} J)"
     return f"residual {audit.residual:+.3e} J ({audit.residual / scale:+.2e} relative)"
