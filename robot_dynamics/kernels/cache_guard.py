@@ -4,8 +4,9 @@ numba keys a cached function on its own file's timestamp only: a kernel inlining
 another file (every entry point here calls into dynamics.py, friction.py, stiction.py, layout.py)
 would load stale machine code after that other file changed. :func:`guard` hashes the sources of
 every module with compiled functions and, when the hash differs from the one stamped beside the
-caches, deletes those caches before any kernel is imported. Best effort: a read-only install
-(caches elsewhere, sources unchanged) is left alone.
+caches, deletes those caches before any kernel is imported — beside the sources, or under
+``NUMBA_CACHE_DIR`` when that is set. Best effort: a read-only install (caches elsewhere,
+sources unchanged) is left alone.
 """
 from __future__ import annotations
 
@@ -19,12 +20,26 @@ _SOURCES = ("kernels/layout.py", "kernels/dynamics.py", "kernels/friction.py",
             "kernels/stiction.py", "kernels/fd.py", "kernels/rollout.py", "batch.py")
 
 
+def _cache_folders():
+    """Where numba keeps the caches of the package's kernels: beside the sources, or under
+    ``NUMBA_CACHE_DIR`` when that is set (numba's own rule for a user-provided cache folder)."""
+    sources = (os.path.join(_PKG, "kernels"), _PKG)
+    cache_dir = os.environ.get("NUMBA_CACHE_DIR", "")
+    if not cache_dir:
+        return [os.path.join(d, "__pycache__") for d in sources]
+    from numba.core.caching import UserProvidedCacheLocator
+
+    return [os.path.join(cache_dir, UserProvidedCacheLocator.get_suitable_cache_subpath(
+        os.path.join(d, "__init__.py"))) for d in sources]
+
+
 def guard() -> None:
     digest = hashlib.sha256()
     for rel in _SOURCES:
         with open(os.path.join(_PKG, rel), "rb") as fh:
             digest.update(fh.read())
-    stamp = os.path.join(_PKG, "kernels", "__pycache__", "sources.sha256")
+    folders = _cache_folders()
+    stamp = os.path.join(folders[0], "sources.sha256")
     try:
         with open(stamp) as fh:
             if fh.read() == digest.hexdigest():
@@ -35,11 +50,10 @@ def guard() -> None:
         print("robot_dynamics: compiling the dynamics kernels (first use after an install or "
               "update: a minute or two; cached for later runs)", file=sys.stderr, flush=True)
     try:
-        for folder in (os.path.join(_PKG, "kernels", "__pycache__"),
-                       os.path.join(_PKG, "__pycache__")):
+        for folder in folders:
             for path in glob.glob(os.path.join(folder, "*.nb[ic]")):
                 os.remove(path)
-        os.makedirs(os.path.dirname(stamp), exist_ok=True)
+        os.makedirs(folders[0], exist_ok=True)
         with open(stamp, "w") as fh:
             fh.write(digest.hexdigest())
     except OSError:

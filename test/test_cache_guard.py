@@ -1,0 +1,60 @@
+"""The kernel cache guard: stale numba caches are deleted when a kernel source changes, beside
+the sources or under NUMBA_CACHE_DIR (numba's own folder rule), and left alone otherwise."""
+import os
+
+from robot_dynamics.kernels import cache_guard
+
+
+def _fake_package(tmp_path):
+    pkg = tmp_path / "robot_dynamics"
+    for rel in cache_guard._SOURCES:
+        path = pkg / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# {rel}\n")
+    return pkg
+
+
+def _caches(folders):
+    for folder in folders:
+        os.makedirs(folder, exist_ok=True)
+        for name in ("fd._step-1.py311.nbi", "fd._step-1.py311.1.nbc"):
+            open(os.path.join(folder, name), "w").close()
+
+
+def _count(folders):
+    return sum(len([f for f in os.listdir(d) if f.endswith((".nbi", ".nbc"))])
+               for d in folders if os.path.isdir(d))
+
+
+def _check(monkeypatch, pkg):
+    monkeypatch.setattr(cache_guard, "_PKG", str(pkg))
+    folders = cache_guard._cache_folders()
+    _caches(folders)
+    cache_guard.guard()  # no stamp yet: cleared, stamped
+    assert _count(folders) == 0
+    _caches(folders)
+    cache_guard.guard()  # same sources: kept
+    assert _count(folders) == 4
+    (pkg / "kernels" / "friction.py").write_text("# edited\n")
+    cache_guard.guard()  # a source changed: cleared
+    assert _count(folders) == 0
+    return folders
+
+
+def test_caches_beside_the_sources(tmp_path, monkeypatch):
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    pkg = _fake_package(tmp_path)
+    folders = _check(monkeypatch, pkg)
+    assert folders[0] == str(pkg / "kernels" / "__pycache__")
+
+
+def test_caches_under_numba_cache_dir(tmp_path, monkeypatch):
+    from numba.core.caching import UserProvidedCacheLocator
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    pkg = _fake_package(tmp_path)
+    folders = _check(monkeypatch, pkg)
+    # the folder numba itself uses for a kernel file of the package
+    expected = UserProvidedCacheLocator.get_suitable_cache_subpath(str(pkg / "kernels" / "fd.py"))
+    assert folders[0] == str(tmp_path / "cache" / expected)
+    assert not (pkg / "kernels" / "__pycache__").exists()
