@@ -132,7 +132,10 @@ def dynamics_model_main() -> int:
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help"):
+    if not argv:  # a usage mistake (exit 2), as an unknown command
+        print(f"robot-dynamics: a command is needed\n\n{usage()}", file=sys.stderr)
+        return 2
+    if argv[0] in ("-h", "--help"):
         print(usage())
         return 0
     if argv[0] in ("-V", "--version"):

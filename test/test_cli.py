@@ -65,6 +65,13 @@ def test_version():
     assert proc.stdout.strip() == f"robot-dynamics {rd.__version__}"
 
 
+def test_no_command_is_a_usage_mistake():
+    proc = run([], timeout=60)
+    assert proc.returncode == 2
+    assert "a command is needed" in proc.stderr and "sim" in proc.stderr
+    assert proc.stdout == ""
+
+
 def one_line_error(proc, needle):
     # the node's own log lines ([INFO] robot ..., as it loaded) are not the error message
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and not ln.startswith("[")]
