@@ -93,6 +93,8 @@ def one_line_error(proc, needle):
     (["sim", "--actuators", "/nonexistent/act.yaml"], "/nonexistent/act.yaml: no such file"),
     (["sim", "--robot", "/nonexistent/arm.urdf"], "/nonexistent/arm.urdf: no such file"),
     (["sim", "--mode", "warp"], "invalid choice"),
+    (["sim", "--controller-config", "nope.yaml"], "controller config nope.yaml: no such file"),
+    (["sim", "--controller-config", "."], "controller config .: is a directory"),
 ])
 def test_sim_mistakes_are_one_line_exit_2(args, needle, tmp_path, capsys, monkeypatch):
     """In process (the checks run before rclpy starts): exit 2, one line, no node."""

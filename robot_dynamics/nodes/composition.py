@@ -152,8 +152,12 @@ def controller_parameters(robot: str, path=None) -> dict:
     try:
         with open(path, encoding="utf-8") as fh:
             doc = yaml.safe_load(fh) or {}
+    except FileNotFoundError:
+        raise UsageError(f"controller config {path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"controller config {path}: is a directory, not a YAML file") from None
     except (OSError, yaml.YAMLError) as exc:
-        raise UsageError(f"controller config {path}: {exc}") from None
+        raise UsageError(f"controller config {path}: {' '.join(str(exc).split())}") from None
     section = next((doc[k]["ros__parameters"] for k in ("id_controller", "/id_controller", "/**")
                     if isinstance(doc.get(k), dict) and "ros__parameters" in doc[k]), None)
     if not isinstance(section, dict):
