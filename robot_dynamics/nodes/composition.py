@@ -592,7 +592,8 @@ def report(summary, log=print):
         f"{s['motor_work']:.4f} J")
     log(f"energy audit: ΔT {audit.kinetic:+.6g} J, ΔV {audit.potential:+.6g} J, motor work "
         f"{audit.motor_work:+.6g} J, friction dissipation {audit.friction_dissipation:.6g} J, "
-        f"damping dissipation {audit.damping_dissipation:.6g} J, {format_energy_residual(audit)}")
+        f"damping dissipation {audit.damping_dissipation:.6g} J, limit dissipation "
+        f"{audit.limit_dissipation:.6g} J, {format_energy_residual(audit)}")
     if s["stats"]:
         log("simulator stats: " + ", ".join(f"{k} {v}" for k, v in sorted(s["stats"].items())))
     if s["valid"]:
