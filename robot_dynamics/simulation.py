@@ -463,8 +463,9 @@ class Simulator:
             raise _Overflow()
         acted = bool(lost != 0.0 or P.any() or (st >= LOWER).any())
         tail = self._tail
-        tail[SP_MOTOR] += h * float(tau @ v_mid)
-        tail[SP_GROSS] += abs(h * float(tau @ v_mid))
+        motor = h * float(tau @ v_mid)
+        tail[SP_MOTOR] += motor
+        tail[SP_GROSS] += abs(motor)
         tail[SP_FRICTION] -= h * float(tauf @ v_mid)
         tail[SP_DAMPING] += h * float((self.damping * v_new) @ v_mid)
         if acted:

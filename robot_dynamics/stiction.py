@@ -27,8 +27,9 @@ at once until two releases have proved premature, then only the one most over it
 most against its direction; stop when all
 conditions hold (a complementarity solution), or report failure — never a silent wrong answer.
 At an instant (h = 0), once the assignment has changed, each new one is solved to ``SCREEN``
-(1e-3) only, with the rules' margins at that tolerance: enough to decide what changes. The assignment that passes is solved to ``tol`` from there and checked again (a margin
-case the screen missed changes it then). Only the path changes: the answer is the same.
+(1e-3) only, with the rules' margins at that tolerance: enough to decide what changes. The
+assignment that passes is solved to ``tol`` from there and checked again (a margin case the
+screen missed changes it then). Only the path changes: the answer is the same.
 
 Two uses share this solver:
 
@@ -119,10 +120,10 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
     n = model.nv
     lo = np.full(n, -np.inf) if u_lower is None else np.asarray(u_lower, dtype=float)
     hi = np.full(n, np.inf) if u_upper is None else np.asarray(u_upper, dtype=float)
-    predict = predict and not all(affine_in_velocity(law) for law in friction.laws)
-    if friction._packed is not None and not reference:
+    if friction._packed is not None and not reference:  # (the kernel applies the rule below)
         return _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, max_iter,
                                lo, hi, warm, predict)
+    predict = predict and not all(affine_in_velocity(law) for law in friction.laws)
     report = FrictionSolveReport()
     active = friction.active
     at_rest = np.abs(v) <= v_tol
@@ -137,9 +138,10 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
     W = W0
     seen = set()
     bulk, premature = True, 0
-    # while the stick/slip assignment may still change (a joint starts stuck or on a stop),
-    # each assignment is solved to SCREEN only: its rules need no more; the assignment that
-    # passes them is then solved to ``tol`` from there ("screened") and checked again
+    # at an instant, once the stick/slip assignment has changed, each new one is solved to
+    # SCREEN only: its rules need no more; the assignment that passes them is then solved to
+    # ``tol`` from there ("screened") and checked again. A predictor screens every assignment,
+    # at tol, and takes the first that passes
     screening = (h == 0 and warm is None) or predict  # (kernels/stiction.py says why)
     screen, screened, last = predict, False, np.inf
     for change in range(12 * n + 21):

@@ -157,7 +157,7 @@ PASSES = 4
 SP_H, SP_VTOL, SP_TOL, SP_MAXITER = 0, 1, 2, 3  # step length, rest velocity, tolerance, iterations
 SP_MOTOR, SP_FRICTION, SP_DAMPING, SP_LIMIT = 4, 5, 6, 7  # energy-audit sums, accumulated
 SP_SATURATED, SP_LIMIT_STEPS = 8, 9  # steps with a saturated joint / with a stop acting
-SP_GROSS = 10  # Σ |motor work of a step|: the energy that flowed through the motors (the audit's scale)
+SP_GROSS = 10  # Σ |a step's motor work|: the energy through the motors (the audit's scale)
 SP_SCALARS = 11
 #: after the scalars, n entries: the last step's q̈, the first guess of the next step's friction
 #: solve (zeroed with the audit sums by Simulator.reset: a run is reproducible to the bit)

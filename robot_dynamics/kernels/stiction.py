@@ -581,14 +581,14 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
     # them is then solved to ``tol`` from there and checked again. The first assignment is
     # solved to tol (it is most often the answer: joints at rest that stay stuck). Not in a
     # time step: there each solve starts from the previous step's answer, close already, and a
-    # pass's factored matrix serves the next
+    # pass's factored matrix serves the next. A predictor screens every assignment, at tol,
+    # and takes the first that passes
     screening = (h == 0.0 and warm != 1) or predict
     screen = predict
-    loose = tol if predict else SCREEN
     screened = False  # the assignment was just screened: solve it to tol from there
     last = np.inf  # the last solve's last step
     for change in range(12 * n + 21):
-        tol_k = max(tol, loose) if screen else tol
+        tol_k = max(tol, SCREEN) if screen and not predict else tol
         for i in range(n):
             st = stuck[i]
             if h > 0:
