@@ -111,7 +111,6 @@ def test_controller_stalls_then_resumes_the_arm_brakes(ros):
     assert probe.set_parameters("simulator", initial_positions=[0.0] * NV)[
         "initial_positions"][0]
     reset(probe)
-    log_start = len(sim.log)
     # every state (a deep queue: the probe may fall behind the 1 kHz stream, it loses none)
     states = probe.collect(JointState, "/joint_states",
                            QoSProfile(depth=100000, reliability=ReliabilityPolicy.RELIABLE))
@@ -126,14 +125,17 @@ def test_controller_stalls_then_resumes_the_arm_brakes(ros):
     while time.monotonic() < end and not (states and abs(states[-1].velocity[0]) > 0.5):
         publish_for(pub, drive, 0.05)
     publish_for(pub, drive, 0.3)
+    log_drive = len(sim.log)  # (under load, a stall before the drive began is logged too)
     # the controller stalls for 1.5 s of wall time: under load a realtime simulator lags the
     # wall clock, and the checks below need 0.7 s of simulated braking before commands resume
     time.sleep(1.5)
     publish_for(pub, command([0.0] * NV), 0.2)
-    assert sim.wait_log("no effort command for 0.10 s: braking to hold the position", 5), sim.log
-    assert sim.wait_log("effort commands resumed after", 5), sim.log
-    # when braking began, in simulated time, from the node's own log line
-    line = next(x for x in sim.log[log_start:].splitlines() if "no effort command for" in x)
+    assert probe.wait_for(lambda: "no effort command for 0.10 s: braking to hold the position"
+                          in sim.log[log_drive:], 5), sim.log
+    assert probe.wait_for(lambda: "effort commands resumed after" in sim.log[log_drive:], 5), \
+        sim.log
+    # when braking began after the drive, in simulated time, from the node's own log line
+    line = next(x for x in sim.log[log_drive:].splitlines() if "no effort command for" in x)
     t_brake = float(line.split("t=")[1].split(" s:")[0])
     assert probe.wait_for(lambda: stamp_to_seconds(states[-1].header.stamp) > t_brake + 0.7, 10)
     states = list(states)  # a snapshot: the subscription keeps appending
