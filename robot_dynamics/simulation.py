@@ -26,11 +26,15 @@ step (the impulse of step 0, the solve of step 2) and in the audit's kinetic ene
 
 The position update is the Störmer–Verlet splitting (second order, good energy behaviour); the
 impulse of step 0 keeps it exact (``q⁺ − q = h (q̇' + q̇⁺)/2``) with positions never past a stop.
-Velocity products (b and fn(q, q̇, 0)) are evaluated at the mid-step velocity ``q̇' + (h/2) q̈``,
-re-solved until the stick/slip/stop active set repeats (normally two solves; the first only
-predicts q̈ for that velocity, and ends on its step test without a confirming residual); if it
-does not settle in four (a step far too long for the motion, e.g. 1e7 N·m on a wrist), at
-``q̇'`` (explicit), so the verdict always holds for the loads it used (the report says so).
+Velocity products (b and fn(q, q̇, 0)) are evaluated at the mid-step velocity ``q̇' + (h/2) q̈``.
+Normally one solve: q̈ of the last step places it (extrapolated, an O(h²) error in that velocity
+as a predictor's), and the answer stands when its stick/slip/stop active set is the last
+step's. Otherwise — a joint sticks, breaks away or meets a stop, and on the first step after
+:meth:`Simulator.reset` or a stop's impulse, where a first solve with ``q̇'`` predicts q̈ (ended
+on its step test without a confirming residual) — it is re-solved at ``q̇' + (h/2) q̈`` of the
+previous solve until the active set repeats; if it does not settle in four (a step far too long
+for the motion, e.g. 1e7 N·m on a wrist), at ``q̇'`` (explicit), so the verdict always holds
+for the loads it used (the report says so). A joint that ends on a stop lands on it exactly.
 
 The energy audit accumulates motor work ``h τ·q̇_mid``, friction dissipation ``−h τf·q̇_mid``,
 damping dissipation ``h d q̇_mid·q̇⁺`` and stop dissipation ``T(q̇) − T(q̇') − h τl·q̇_mid`` with
@@ -49,9 +53,9 @@ from .crba import bias_forces, mass_matrix
 from .directors import wrench_directors
 from .energy import EnergyAudit, kinetic_energy, potential_energy, split_friction_dissipation
 from .errors import F64, InputError, as_vector, check_friction
-from .kernels.fd import (ACC, ACTED, PASSES, Q_HALF, Q_NEW, SP_DAMPING, SP_FRICTION, SP_H,
-                         SP_GROSS, SP_LIMIT, SP_LIMIT_STEPS, SP_MOTOR, SP_SATURATED, V_EVAL, V_NEW,
-                         sim_params, sim_step_entry)
+from .kernels.fd import (ACC, ACTED, PASSES, Q_HALF, Q_NEW, SP_DAMPING, SP_FRICTION, SP_GROSS,
+                         SP_GUESS, SP_H, SP_HISTORY, SP_LIMIT, SP_LIMIT_STEPS, SP_MOTOR,
+                         SP_SATURATED, V_EVAL, V_NEW, sim_params, sim_step_entry)
 from .kernels.rollout import DONE, RUN_STEP, sim_run_entry
 from .kernels.stiction import TAU_LIMIT
 from .model import Data
@@ -420,11 +424,12 @@ class Simulator:
 
     def _integrate(self, tau, h, reference):
         model, data = self.model, self.data
-        v, lost, P = self.v, 0.0, np.zeros(model.nv)
-        if self._has_stops:
+        n, tail = model.nv, self._tail
+        v, lost, P = self.v, 0.0, np.zeros(n)
+        q_half = self.q + 0.5 * h * v
+        crossing = bool(((q_half < self.lower) | (q_half > self.upper)).any())
+        if crossing:
             v, q_half, lost, P = self._stop_impulse(self.q, self.v, h)
-        else:
-            q_half = self.q + 0.5 * h * v
         with np.errstate(invalid="ignore", over="ignore"):
             u_lo = np.minimum(2.0 * (self.lower - q_half) / h, 0.0)
             u_hi = np.maximum(2.0 * (self.upper - q_half) / h, 0.0)
@@ -433,18 +438,24 @@ class Simulator:
         D = None
         if self.friction is not None and self.friction.active.any():
             D = wrench_directors(model, data)  # from the composite inertias of mass_matrix
-        # velocity-product terms at the mid-step velocity (implicit midpoint): a first solve with
-        # q̇ predicts q̇⁺, the next evaluate b and fn(q, q̇, 0) at the mean until the active set
-        # repeats; if it does not, at q̇ (explicit)
-        # repeat until the active set repeats; each pass after the first starts from the previous
-        # pass's joint states and accelerations
+        # velocity-product terms at the mid-step velocity q̇' + (h/2) q̈: after a step, the last
+        # step's q̈ places it, and the answer stands if its active set is the last step's;
+        # otherwise (and after a reset or a stop's impulse) a first solve with q̇ predicts q̈.
+        # The next passes evaluate b and fn(q, q̇, 0) at q̇' + (h/2) q̈ of the previous pass
+        # until the active set repeats; if it does not, at q̇ (explicit). Each pass after the
+        # first starts from the previous pass's joint states and accelerations
+        guess, states = tail[SP_GUESS:SP_GUESS + n], tail[SP_GUESS + n:SP_GUESS + 2 * n]
+        first = 1 if tail[SP_HISTORY] == 1.0 and not crossing else 0
         v_eval, seen, explicit, warm = v, None, False, None
-        for ps in range(PASSES + 1):
+        if first:
+            v_eval, seen = v + 0.5 * h * guess, states.astype(np.int64)
+        for ps in range(first, PASSES + 1):
             if ps == PASSES:
                 v_eval, explicit = v, True
             bias = bias_forces(model, data, q_half, v_eval) + self.damping * v
             a, tauf, tlim, state = self._solve(tau, q_half, v, M_eff, bias, data.f.copy(), D, h,
-                                               reference, u_lo, u_hi, warm, ps == 0)
+                                               reference, u_lo, u_hi, warm, ps == 0,
+                                               guess if ps == first else None)
             warm = (state, a)
             if ps == PASSES or (ps > 0 and np.array_equal(state, seen)):
                 break
@@ -459,10 +470,11 @@ class Simulator:
         v_mid = 0.5 * (v + v_new)
         with np.errstate(invalid="ignore", over="ignore"):
             q_new = q_half + 0.5 * h * v_new
+        q_new = np.where(st == LOWER, self.lower, np.where(st == UPPER, self.upper, q_new))
         if not (np.isfinite(q_new).all() and np.isfinite(v_new).all()):
             raise _Overflow()
         acted = bool(lost != 0.0 or P.any() or (st >= LOWER).any())
-        tail = self._tail
+        guess[:], states[:], tail[SP_HISTORY] = a, state, 1.0  # the answer, for the next step
         motor = h * float(tau @ v_mid)
         tail[SP_MOTOR] += motor
         tail[SP_GROSS] += abs(motor)
@@ -477,16 +489,19 @@ class Simulator:
         self.v = v_new
         self.tau_friction = tauf
 
-    def _solve(self, tau, q, v, M_eff, bias, W0, D, h, reference, u_lo, u_hi, warm, predict):
+    def _solve(self, tau, q, v, M_eff, bias, W0, D, h, reference, u_lo, u_hi, warm, predict,
+               guess):
         n = self.model.nv
         if D is None and not self._has_stops:
             self._wrenches = None
-            return np.linalg.solve(M_eff, tau - bias), np.zeros(n), np.zeros(n), np.zeros(n, int)
+            # no law and no stop: every joint free, along q̇ (the active set's codes)
+            state = np.where(np.abs(v) <= self.v_tol, 0, np.sign(v)).astype(np.int64) + 1
+            return np.linalg.solve(M_eff, tau - bias), np.zeros(n), np.zeros(n), state
         a, tauf, report = solve_with_friction(self.model, self._solve_friction_model, q, v, tau,
                                               M_eff, bias, W0, D, h=h, v_tol=self.v_tol,
                                               tol=self.tol, max_iter=self.max_iter,
                                               reference=reference, u_lower=u_lo, u_upper=u_hi,
-                                              warm=warm, predict=predict)
+                                              warm=warm, predict=predict, guess=guess)
         self._report = report
         if not report.converged:
             raise FrictionSolveError(report)

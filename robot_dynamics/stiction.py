@@ -99,11 +99,12 @@ class FrictionSolveError(RuntimeError):
 
 def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_tol=1e-9,
                         tol=1e-10, max_iter=50, reference=False, u_lower=None, u_upper=None,
-                        warm=None, predict=False):
+                        warm=None, predict=False, guess=None):
     """Return (a, τf, report). See the module docstring for the meaning of ``h``.
 
     ``warm``: (report.state, a) of a previous solve to start from (joint states, directions
-    and accelerations); otherwise every joint at rest starts stuck and a = 0.
+    and accelerations); otherwise every joint at rest starts stuck and a = ``guess`` (e.g. the
+    simulator's previous step's q̈), or 0.
 
     ``predict``: a predictor solve (the simulator's first pass, whose answer only places the
     mid-step velocity of the velocity products), where some law is not affine in the velocity:
@@ -122,7 +123,7 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
     hi = np.full(n, np.inf) if u_upper is None else np.asarray(u_upper, dtype=float)
     if friction._packed is not None and not reference:  # (the kernel applies the rule below)
         return _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, max_iter,
-                               lo, hi, warm, predict)
+                               lo, hi, warm, predict, guess)
     predict = predict and not all(affine_in_velocity(law) for law in friction.laws)
     report = FrictionSolveReport()
     active = friction.active
@@ -131,7 +132,7 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
         # state: 0 free (sliding or breaking away), STUCK held by friction, LOWER/UPPER on a stop
         state = np.where(at_rest & active, STUCK, FREE)
         direction = np.where(at_rest, 0.0, np.sign(v))
-        a = np.zeros(n)
+        a = np.zeros(n) if guess is None else np.array(guess, dtype=float)
     else:
         state, direction = warm[0] // 4, (warm[0] % 4 - 1).astype(float)
         a = np.array(warm[1], dtype=float)
@@ -158,7 +159,9 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
             target = np.zeros(n)
         a, tauf, ok, last = _solve_free(model, friction, q, v, tau, M, bias, W0, D,
                                         state != FREE, target, direction, h, tol_k, max_iter,
-                                        report, a if change > 0 or warm is not None else None,
+                                        report,
+                                        None if change == 0 and warm is None and guess is None
+                                        else a,
                                         screen=screen, screened=last if screened else None)
         screened = False
         if not ok:
@@ -506,7 +509,7 @@ _NON_UNIQUE = ("friction this strong can make the motion non-unique (Painlevé-t
 
 
 def _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, max_iter, lo, hi,
-                    warm=None, predict=False):
+                    warm=None, predict=False, guess=None):
     from .kernels.stiction import solve_friction
 
     n = model.nv
@@ -518,8 +521,8 @@ def _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, m
         stuck[:] = warm[0] // 4
         vecs[1] = warm[0] % 4 - 1
         a[:] = warm[1]
-    elif predict:
-        a[:] = 0.0
+    else:
+        a[:] = 0.0 if guess is None else guess
     codes, params = friction._packed[:2]
     W = np.empty((n, 6))
     residual = solve_friction(
@@ -530,7 +533,8 @@ def _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, m
         np.ascontiguousarray(v, dtype=float), float(h), float(v_tol), float(tol), int(max_iter),
         np.ascontiguousarray(lo, dtype=float), np.ascontiguousarray(hi, dtype=float),
         a, tauf, stuck, at_rest, info, np.empty((n, n)), W, vecs,
-        np.empty((5, n), dtype=np.int64), 1 if warm is not None else (3 if predict else 0),
+        np.empty((5, n), dtype=np.int64),
+        1 if warm is not None else (3 if predict else (0 if guess is None else 2)),
         True)
     if not info[0]:
         tauf[:] = 0.0

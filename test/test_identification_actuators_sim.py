@@ -111,26 +111,6 @@ def test_noise_free_simulated_run_recovers_armature_and_mesh_within_tight_interv
     assert "= efficiency_backward η_b" in result.summary()
 
 
-def test_noise_free_fit_needs_the_replay_to_carry_the_fitted_armature(run, monkeypatch):
-    """The simulator's M had the rotors; a replay that kept the model's (zero) armature would
-    misplace the first solve's velocity: the fit then misses by ~1e-6, far outside the
-    intervals — the reason fit() sets StepReplay.armature to its estimate."""
-    import sys
-
-    from robot_dynamics.identification.step_model import StepReplay
-
-    model, act, truth, log, result = run
-
-    class Fixed(StepReplay):  # armature stays at the model's
-        armature = property(lambda self: self._armature, lambda self, value: None)
-
-    monkeypatch.setattr(sys.modules["robot_dynamics.identification.fit"], "StepReplay", Fixed)
-    wrong = fit(model, log["q"], log["v"], log["tau"], t=log["t"], terms=TERMS)
-    missed = [(j.joint, k) for j in wrong.joints for k, (lo, hi) in j.intervals.items()
-              if not lo <= truth[j.joint][k] <= hi]
-    assert len(missed) > 5, missed
-
-
 def test_noisy_simulated_runs_cover_armature_and_mesh(run):
     model, act, truth, log, _ = run
     inside, inside_actuator, conditional = [], [], 0

@@ -5,10 +5,10 @@ Per joint (docs/identification.md explains and measures each choice):
 1. **Samples.** Rows with ``|q̇| > min_velocity`` (friction's sign is undefined at rest) that the
    state model can describe — by default (``method="step"``) each row is a control period and
    :mod:`~.step_model` replays the simulator's step: exact mean q̈ = Δq̇/Δt, the wrench at the
-   mid-step position and at the velocity the step evaluated its products at (which needs the
-   friction of its first solve: fitted, replayed with the estimate, fitted again), friction at
-   the end-of-step velocity; rows where a joint starts, stops or reverses are excluded. The
-   balance's other efforts — armature∘q̈ and URDF damping d∘q̇ — are subtracted.
+   mid-step position and at the velocity the step evaluated its products at (the last step's
+   q̈ placed it), friction at the end-of-step velocity; rows where a joint starts, stops or
+   reverses (and the row after) are excluded. The balance's other efforts — armature∘q̈ and
+   URDF damping d∘q̇ — are subtracted.
 2. **Identifiability.** The regressor Φ (:mod:`~.regressors`) with unit-RMS columns; a load
    column the robot can never excite (e.g. an axial load on a planar arm) is *not applicable*
    (coefficient 0, no effect on this robot); while the scaled Φ's condition number exceeds
@@ -52,8 +52,6 @@ ABSENT = 1e-9
 OTHER = {"classic": "load_dependent", "load_dependent": "classic"}
 #: relative precision of a logged effort balance: the Simulator's friction-solve tolerance
 BALANCE_TOLERANCE = 1e-10
-#: fits after the first one, each with the step replayed at the previous fit's coefficients
-REPLAYS = 1
 
 
 @dataclass
@@ -405,28 +403,17 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
                         valid,
                         _inertial_scale(model, Qw, A), balance_tolerance, min_velocity,
                         min_samples, folds, progress)
-    # the simulator's step replayed (step_model.py): its products' velocity q̇_e needs the
-    # friction of its first solve, hence the coefficients — fit, replay with them, fit again
+    # the simulator's step replayed (step_model.py): the states its friction balance used
     replay = StepReplay(model, t, Q, V)
-    result = Ve = None
     try:
         with np.errstate(over="raise", invalid="raise"):
-            inertial = _inertial_scale(model, replay.Qh, replay.A)
-            for rep in range(REPLAYS + 1):
-                if result is not None and "armature" in terms:  # the rotors in the step's M
-                    replay.armature = [j.coefficients.get("armature", a) for j, a in
-                                       zip(result.joints, model.armature)]
-                Ve = replay.evaluation_velocity(None if result is None else
-                                                result.friction_law(model), start=Ve)
-                last = rep == REPLAYS
-                result = _fit_all(model, law, terms, V, TAU, replay.A, replay.wrenches(Ve),
-                                  replay.valid, inertial, balance_tolerance, min_velocity,
-                                  min_samples, folds, progress if last else None,
-                                  estimate_only=not last)
+            result = _fit_all(model, law, terms, V, TAU, replay.A, replay.wrenches(),
+                              replay.valid, _inertial_scale(model, replay.Qh, replay.A),
+                              balance_tolerance, min_velocity, min_samples, folds, progress)
     except (InputError, FloatingPointError, np.linalg.LinAlgError) as exc:
         # only an overflow gets here (the inputs were checked above)
         raise InputError(
-            f"replaying the simulator's step overflowed ({str(exc).splitlines()[0][:80]}): "
+            f"the fit of the replayed steps overflowed ({str(exc).splitlines()[0][:80]}): "
             f"the log's magnitudes (|q̇| ≤ {np.abs(V).max():.3g}, |q̈| ≤ "
             f"{np.abs(replay.A).max():.3g}, |τ| ≤ {np.abs(TAU).max():.3g}) are far beyond any "
             "motion of this robot — check the units and columns") from None
@@ -443,7 +430,7 @@ def _inertial_scale(model, Q, A):
 
 
 def _fit_all(model, law, terms, V, TAU, A, W, valid, inertial, tolerance, min_velocity,
-             min_samples, folds, progress, estimate_only=False):
+             min_samples, folds, progress):
     """Every joint's fit from the joint wrenches W (N, nv, 6) of the rows' states; the motor
     effort that is not friction: fn∥ (eq. 2.7.5), the armature's armature∘q̈ and the URDF
     damping d∘q̇ (the simulator applies both besides the friction law). Each row's balance is
@@ -457,22 +444,21 @@ def _fit_all(model, law, terms, V, TAU, A, W, valid, inertial, tolerance, min_ve
     result = FitResult(law, terms=terms)
     for i in range(model.nv):
         result.joints.append(_fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid,
-                                        present[i], min_velocity, min_samples, folds,
-                                        estimate_only))
+                                        present[i], min_velocity, min_samples, folds))
         if progress is not None:
             progress(i + 1, model.nv)
     return result
 
 
 def _fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid, present, min_velocity,
-               min_samples, folds, estimate_only=False):
-    """One joint's JointFit; ``estimate_only``: the coefficients, nothing else."""
+               min_samples, folds):
+    """One joint's JointFit."""
     joint, kind = model.joint_names[i], model.kinds[i]
     rows = np.flatnonzero((np.abs(V[:, i]) > min_velocity) & valid[:, i])
     names = coefficient_names(law, terms)
     regs, subsets = {}, {}
     vi, Wi = V[rows, i], W[rows, i]
-    for lw in (law,) if estimate_only else (law, OTHER[law]):
+    for lw in (law, OTHER[law]):
         lw_names = coefficient_names(lw, terms)
         applicable = [not (lw == "load_dependent" and nm in LAWS[lw] and nm.startswith("k") and
                            not present[int(nm[1]) - 1]) for nm in lw_names]
@@ -500,9 +486,6 @@ def _fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid, present,
     y = np.sign(vi) * (TAU[rows, i] - other[rows, i])  # = |τf| (eq. 2.7.5)
     Xa = X[:, cols]
     theta, r = _ols(Xa, y)
-    if estimate_only:
-        jf.coefficients = {names[k]: float(x) for k, x in zip(cols, theta)}
-        return jf
     cov, jf.hac_lags, jf.residual_autocorrelation = hac_covariance(Xa, r, rows, len(V))
     se = np.sqrt(np.maximum(np.diag(cov), 0.0))
     q975 = float(student_t.ppf(0.975, max(len(y) - len(cols), 1)))

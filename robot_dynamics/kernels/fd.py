@@ -158,9 +158,12 @@ SP_H, SP_VTOL, SP_TOL, SP_MAXITER = 0, 1, 2, 3  # step length, rest velocity, to
 SP_MOTOR, SP_FRICTION, SP_DAMPING, SP_LIMIT = 4, 5, 6, 7  # energy-audit sums, accumulated
 SP_SATURATED, SP_LIMIT_STEPS = 8, 9  # steps with a saturated joint / with a stop acting
 SP_GROSS = 10  # Σ |a step's motor work|: the energy through the motors (the audit's scale)
-SP_SCALARS = 11
-#: after the scalars, n entries: the last step's q̈, the first guess of the next step's friction
-#: solve (zeroed with the audit sums by Simulator.reset: a run is reproducible to the bit)
+SP_HISTORY = 11  # 1: the slots below hold the last step's answer (0 after Simulator.reset)
+SP_SCALARS = 12
+#: after the scalars, n entries: the last step's q̈ (the next step's extrapolated mid-step
+#: velocity and the first guess of its friction solve), then n entries: its joint states as
+#: codes 4·state + sign(direction) + 1. Zeroed with the audit sums by Simulator.reset: a run is
+#: reproducible to the bit
 SP_GUESS = SP_SCALARS
 #: flags added to status 0 of a step: some joint saturated, some stop acted
 SATURATED, ACTED = 4, 8
@@ -168,9 +171,15 @@ SATURATED, ACTED = 4, 8
 
 def sim_params(damping, lower, upper, effort, h, v_tol, tol, max_iter):
     """The flat ``sp`` array of :func:`sim_step_entry` / :func:`sim_run_entry`."""
-    tail = np.zeros(SP_SCALARS + len(damping))
+    tail = np.zeros(SP_SCALARS + 2 * len(damping))
     tail[SP_H], tail[SP_VTOL], tail[SP_TOL], tail[SP_MAXITER] = h, v_tol, tol, max_iter
     return np.concatenate([damping, lower, upper, effort, tail]).astype(np.float64)
+
+
+@njit(cache=True)
+def _state_code(state, direction):
+    """A joint's entry in the active set: 4·state + sign(direction) + 1 (report.state's)."""
+    return state * 4 + (1 if direction > 0 else (-1 if direction < 0 else 0)) + 1
 
 
 @njit(cache=True)
@@ -181,14 +190,16 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
     efforts are saturated at the effort limits first (the applied efforts go to Data's ``tau``).
     Leaves q⁺, q̇⁺ in vecs[Q_NEW], vecs[V_NEW], τf in tau_friction, the stops' reactions in
     vecs[TAU_LIMIT] (impulses included, as P/h), the joint states in ``stuck``, the joint wrenches
-    of the answer in Wt (when a law reads them: info[6]), q̈ in vecs[ACC] and in sp's SP_GUESS
-    slots (the next step's first guess); adds the energy-audit increments (motor work, friction,
-    damping and stop dissipation) and the step counters to the tail of ``sp``, sums[1:7]. Returns 0 (+ SATURATED, + ACTED), or 1 a bad input,
-    2 the friction solve failed, 3 an overflow (the caller keeps its state in all three).
+    of the answer in Wt (when a law reads them: info[6]), q̈ in vecs[ACC]; q̈ and the joint
+    states also in sp's SP_GUESS slots, SP_HISTORY set (the next step's mid-step velocity and
+    first guess); adds the energy-audit increments (motor work, friction, damping and stop
+    dissipation) and the step counters to the tail of ``sp``, sums[1:7]. Returns 0
+    (+ SATURATED, + ACTED), or 1 a bad input, 2 the friction solve failed, 3 an overflow (the
+    caller keeps its state, and sp's slots but the step counters, in all three).
     """
     n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
     if (q.shape[0] != n or v.shape[0] != n or tau_cmd.shape[0] != n
-            or sp.shape[0] != 5 * n + SP_SCALARS or not all_finite(q, v, tau_cmd)):
+            or sp.shape[0] != 6 * n + SP_SCALARS or not all_finite(q, v, tau_cmd)):
         return 1
     damping, lower, upper, effort = sp[:n], sp[n:2 * n], sp[2 * n:3 * n], sp[3 * n:4 * n]
     acc_sums = sp[4 * n:]
@@ -213,6 +224,7 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
     vp = v_new  # the step's start velocity after the stops' impulse, then q̇⁺
     seen = idx[2]  # the active set of the previous pass
     guess = acc_sums[SP_GUESS:SP_GUESS + n]
+    last_states = acc_sums[SP_GUESS + n:SP_GUESS + 2 * n]
     for i in range(n):
         a[i] = guess[i]  # the first pass iterates from the last step's q̈
     info[5] = 0
@@ -240,12 +252,20 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
         for c in range(n):
             Meff[r, c] = M[r, c]
         Meff[r, r] += h * damping[r]
-    # 2. velocity-product terms at the mid-step velocity: a first solve with q̇ predicts q̇⁺,
-    # the next evaluate b and fn(q, q̇, 0) at the mean, until the active set repeats; if it
-    # does not (a step too long for the motion), at the start velocity (explicit). Each pass
-    # after the first starts from the previous pass's joint states and accelerations
+    # 2. velocity-product terms at the mid-step velocity q̇' + (h/2) q̈: after a step, the last
+    # step's q̈ places it (extrapolated), and the answer stands if its active set is the last
+    # step's; otherwise (and after a reset or a stop's impulse) a first solve with q̇ predicts
+    # q̈. The next passes evaluate b and fn(q, q̇, 0) at q̇' + (h/2) q̈ of the previous pass,
+    # until the active set repeats; if it does not (a step too long for the motion), at the
+    # start velocity (explicit). Each pass after the first starts from the previous pass's
+    # joint states and accelerations
     res = np.inf
-    for ps in range(PASSES + 1):
+    first = 1 if acc_sums[SP_HISTORY] == 1.0 and not crossing else 0
+    if first:
+        for i in range(n):
+            v_eval[i] = vp[i] + 0.5 * h * guess[i]
+            seen[i] = int(last_states[i])
+    for ps in range(first, PASSES + 1):
         if ps == PASSES:
             info[5] = 1
             for i in range(n):
@@ -257,7 +277,7 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
                 W0[i, k] = f[i, k]
         res = solve_friction(Meff, bias, tau, W0, D, rel, codes, params, kinds, axes, vp, h, v_tol,
                              tol, max_iter, ulo, uhi, a, tauf, stuck, at_rest, info, L, W, vecs,
-                             idx, 1 if ps > 0 else 3, loaded)
+                             idx, 3 if ps == 0 else (2 if ps == first else 1), loaded)
         if not np.isfinite(res):
             for i in range(n):
                 tauf[i] = 0.0
@@ -267,7 +287,7 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
         same = ps > 0
         direction = vecs[1]
         for i in range(n):
-            code = stuck[i] * 4 + (1 if direction[i] > 0 else (-1 if direction[i] < 0 else 0)) + 1
+            code = _state_code(stuck[i], direction[i])
             same = same and seen[i] == code
             seen[i] = code
         if same:
@@ -282,12 +302,12 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
     for i in range(n):
         st = stuck[i]
         u = vp[i] + h * a[i]
-        if st == STUCK or abs(u) < v_tol * 1e-3:
-            u = 0.0  # exact zeros from the stick solve
-        elif st == LOWER:
+        if st == LOWER:
             u = ulo[i]
         elif st == UPPER:
             u = uhi[i]
+        elif st == STUCK or abs(u) < v_tol * 1e-3:
+            u = 0.0  # exact zeros from the stick solve
         acted = acted or st >= LOWER
         mid = 0.5 * (vp[i] + u)
         motor += tau[i] * mid
@@ -295,13 +315,20 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
         damp += damping[i] * u * mid
         stop += tlim[i] * mid
         x = q_half[i] + 0.5 * h * u  # 3. drift the other half
+        if st == LOWER:
+            x = lower[i]  # where ulo takes it (exactly: q½ + (h/2) ulo would round)
+        elif st == UPPER:
+            x = upper[i]
         if not (np.isfinite(x) and np.isfinite(u)):
             return 3
         q_new[i] = min(max(x, lower[i]), upper[i])  # roundoff only: u respects the stops
         v_new[i] = u
         tlim[i] += P[i] / h
-    for i in range(n):
+    direction = vecs[1]
+    for i in range(n):  # the answer, for the next step
         guess[i] = a[i]
+        last_states[i] = _state_code(stuck[i], direction[i])
+    acc_sums[SP_HISTORY] = 1.0
     sums[0] = res
     sums[1] = h * motor
     sums[2] = -h * fric
