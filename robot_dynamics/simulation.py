@@ -444,11 +444,14 @@ class Simulator:
         # The next passes evaluate b and fn(q, q̇, 0) at q̇' + (h/2) q̈ of the previous pass
         # until the active set repeats; if it does not, at q̇ (explicit). Each pass after the
         # first starts from the previous pass's joint states and accelerations
-        guess, states = tail[SP_GUESS:SP_GUESS + n], tail[SP_GUESS + n:SP_GUESS + 2 * n]
-        first = 1 if tail[SP_HISTORY] == 1.0 and not crossing else 0
+        last, states = tail[SP_GUESS:SP_GUESS + n], tail[SP_GUESS + n:SP_GUESS + 2 * n]
+        before = tail[SP_GUESS + 2 * n:SP_GUESS + 3 * n]
+        # the first solve iterates from the last steps' q̈, extrapolated
+        guess = 2.0 * last - before if tail[SP_HISTORY] >= 2.0 else last.copy()
+        first = 1 if tail[SP_HISTORY] >= 1.0 and not crossing else 0
         v_eval, seen, explicit, warm = v, None, False, None
         if first:
-            v_eval, seen = v + 0.5 * h * guess, states.astype(np.int64)
+            v_eval, seen = v + 0.5 * h * last, states.astype(np.int64)
         for ps in range(first, PASSES + 1):
             if ps == PASSES:
                 v_eval, explicit = v, True
@@ -474,7 +477,8 @@ class Simulator:
         if not (np.isfinite(q_new).all() and np.isfinite(v_new).all()):
             raise _Overflow()
         acted = bool(lost != 0.0 or P.any() or (st >= LOWER).any())
-        guess[:], states[:], tail[SP_HISTORY] = a, state, 1.0  # the answer, for the next step
+        before[:], last[:], states[:] = last, a, state  # the answer, for the next steps
+        tail[SP_HISTORY] = min(tail[SP_HISTORY] + 1.0, 2.0)
         motor = h * float(tau @ v_mid)
         tail[SP_MOTOR] += motor
         tail[SP_GROSS] += abs(motor)

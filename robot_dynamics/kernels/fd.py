@@ -158,12 +158,12 @@ SP_H, SP_VTOL, SP_TOL, SP_MAXITER = 0, 1, 2, 3  # step length, rest velocity, to
 SP_MOTOR, SP_FRICTION, SP_DAMPING, SP_LIMIT = 4, 5, 6, 7  # energy-audit sums, accumulated
 SP_SATURATED, SP_LIMIT_STEPS = 8, 9  # steps with a saturated joint / with a stop acting
 SP_GROSS = 10  # Σ |a step's motor work|: the energy through the motors (the audit's scale)
-SP_HISTORY = 11  # 1: the slots below hold the last step's answer (0 after Simulator.reset)
+SP_HISTORY = 11  # steps (at most 2) whose answers the slots below hold (0 after reset)
 SP_SCALARS = 12
-#: after the scalars, n entries: the last step's q̈ (the next step's extrapolated mid-step
-#: velocity and the first guess of its friction solve), then n entries: its joint states as
-#: codes 4·state + sign(direction) + 1. Zeroed with the audit sums by Simulator.reset: a run is
-#: reproducible to the bit
+#: after the scalars, n entries: the last step's q̈ (it places the next step's mid-step
+#: velocity), n entries: its joint states as codes 4·state + sign(direction) + 1, n entries: the
+#: q̈ of the step before (the next solve's first guess: 2 q̈_k − q̈_{k−1}). Zeroed with the audit
+#: sums by Simulator.reset: a run is reproducible to the bit
 SP_GUESS = SP_SCALARS
 #: flags added to status 0 of a step: some joint saturated, some stop acted
 SATURATED, ACTED = 4, 8
@@ -171,7 +171,7 @@ SATURATED, ACTED = 4, 8
 
 def sim_params(damping, lower, upper, effort, h, v_tol, tol, max_iter):
     """The flat ``sp`` array of :func:`sim_step_entry` / :func:`sim_run_entry`."""
-    tail = np.zeros(SP_SCALARS + 2 * len(damping))
+    tail = np.zeros(SP_SCALARS + 3 * len(damping))
     tail[SP_H], tail[SP_VTOL], tail[SP_TOL], tail[SP_MAXITER] = h, v_tol, tol, max_iter
     return np.concatenate([damping, lower, upper, effort, tail]).astype(np.float64)
 
@@ -199,7 +199,7 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
     """
     n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
     if (q.shape[0] != n or v.shape[0] != n or tau_cmd.shape[0] != n
-            or sp.shape[0] != 6 * n + SP_SCALARS or not all_finite(q, v, tau_cmd)):
+            or sp.shape[0] != 7 * n + SP_SCALARS or not all_finite(q, v, tau_cmd)):
         return 1
     damping, lower, upper, effort = sp[:n], sp[n:2 * n], sp[2 * n:3 * n], sp[3 * n:4 * n]
     acc_sums = sp[4 * n:]
@@ -225,8 +225,10 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
     seen = idx[2]  # the active set of the previous pass
     guess = acc_sums[SP_GUESS:SP_GUESS + n]
     last_states = acc_sums[SP_GUESS + n:SP_GUESS + 2 * n]
-    for i in range(n):
-        a[i] = guess[i]  # the first pass iterates from the last step's q̈
+    before = acc_sums[SP_GUESS + 2 * n:SP_GUESS + 3 * n]
+    two = acc_sums[SP_HISTORY] >= 2.0
+    for i in range(n):  # the first pass iterates from the last steps' q̈, extrapolated
+        a[i] = 2.0 * guess[i] - before[i] if two else guess[i]
     info[5] = 0
     crossing = False
     for i in range(n):
@@ -260,7 +262,7 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
     # start velocity (explicit). Each pass after the first starts from the previous pass's
     # joint states and accelerations
     res = np.inf
-    first = 1 if acc_sums[SP_HISTORY] == 1.0 and not crossing else 0
+    first = 1 if acc_sums[SP_HISTORY] >= 1.0 and not crossing else 0
     if first:
         for i in range(n):
             v_eval[i] = vp[i] + 0.5 * h * guess[i]
@@ -326,9 +328,10 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
         tlim[i] += P[i] / h
     direction = vecs[1]
     for i in range(n):  # the answer, for the next step
+        before[i] = guess[i]
         guess[i] = a[i]
         last_states[i] = _state_code(stuck[i], direction[i])
-    acc_sums[SP_HISTORY] = 1.0
+    acc_sums[SP_HISTORY] = min(acc_sums[SP_HISTORY] + 1.0, 2.0)
     sums[0] = res
     sums[1] = h * motor
     sums[2] = -h * fric
