@@ -27,9 +27,10 @@ step (the impulse of step 0, the solve of step 2) and in the audit's kinetic ene
 The position update is the Störmer–Verlet splitting (second order, good energy behaviour); the
 impulse of step 0 keeps it exact (``q⁺ − q = h (q̇' + q̇⁺)/2``) with positions never past a stop.
 Velocity products (b and fn(q, q̇, 0)) are evaluated at the mid-step velocity ``q̇' + (h/2) q̈``.
-Normally one solve: q̈ of the last step places it (extrapolated, an O(h²) error in that velocity
-as a predictor's), and the answer stands when its stick/slip/stop active set is the last
-step's. Otherwise — a joint sticks, breaks away or meets a stop, and on the first step after
+Normally one solve: q̈ extrapolated from the last two steps, ``2 q̈_k − q̈_{k−1}``, places it (an
+O(h³) error in that velocity; a predictor solve's was O(h²)), and the answer stands when its
+stick/slip/stop active set is the last step's (the second step after a reset takes the last
+q̈ alone). Otherwise — a joint sticks, breaks away or meets a stop, and on the first step after
 :meth:`Simulator.reset` or a stop's impulse, where a first solve with ``q̇'`` predicts q̈ (ended
 on its step test without a confirming residual) — it is re-solved at ``q̇' + (h/2) q̈`` of the
 previous solve until the active set repeats; if it does not settle in four (a step far too long
@@ -180,8 +181,9 @@ class Simulator:
         return None if self._wrenches is None else self._wrenches.copy()
 
     def reset(self, q, v=None):
-        """Start again at (q, q̇) with the clock at 0 and a fresh energy audit. With stops,
-        q must lie within them."""
+        """Start again at (q, q̇) with the clock at 0, a fresh energy audit and no step history
+        (the first step predicts its q̈ instead of extrapolating the last steps': see the
+        module docstring). With stops, q must lie within them."""
         q = as_vector("q", q, self.model.nq, where="Simulator.reset")
         slack = 1e-9 * (1.0 + np.abs(q))
         out = np.flatnonzero((q < self.lower - slack) | (q > self.upper + slack))
@@ -438,20 +440,21 @@ class Simulator:
         D = None
         if self.friction is not None and self.friction.active.any():
             D = wrench_directors(model, data)  # from the composite inertias of mass_matrix
-        # velocity-product terms at the mid-step velocity q̇' + (h/2) q̈: after a step, the last
-        # step's q̈ places it, and the answer stands if its active set is the last step's;
+        # velocity-product terms at the mid-step velocity q̇' + (h/2) q̈: after a step, q̈
+        # extrapolated from the last steps places it, and the answer stands if its active set
+        # is the last step's;
         # otherwise (and after a reset or a stop's impulse) a first solve with q̇ predicts q̈.
         # The next passes evaluate b and fn(q, q̇, 0) at q̇' + (h/2) q̈ of the previous pass
         # until the active set repeats; if it does not, at q̇ (explicit). Each pass after the
         # first starts from the previous pass's joint states and accelerations
         last, states = tail[SP_GUESS:SP_GUESS + n], tail[SP_GUESS + n:SP_GUESS + 2 * n]
         before = tail[SP_GUESS + 2 * n:SP_GUESS + 3 * n]
-        # the first solve iterates from the last steps' q̈, extrapolated
-        guess = 2.0 * last - before if tail[SP_HISTORY] >= 2.0 else last.copy()
+        # the first solve iterates from the last steps' q̈, extrapolated (and it places q̇_mid)
+        guess = 2.0 * last - before if tail[SP_HISTORY] >= 3.0 else last.copy()
         first = 1 if tail[SP_HISTORY] >= 1.0 and not crossing else 0
         v_eval, seen, explicit, warm = v, None, False, None
         if first:
-            v_eval, seen = v + 0.5 * h * last, states.astype(np.int64)
+            v_eval, seen = v + 0.5 * h * guess, states.astype(np.int64)
         for ps in range(first, PASSES + 1):
             if ps == PASSES:
                 v_eval, explicit = v, True
@@ -478,7 +481,8 @@ class Simulator:
             raise _Overflow()
         acted = bool(lost != 0.0 or P.any() or (st >= LOWER).any())
         before[:], last[:], states[:] = last, a, state  # the answer, for the next steps
-        tail[SP_HISTORY] = min(tail[SP_HISTORY] + 1.0, 2.0)
+        smooth = first == 1 and ps == 1 and not explicit  # the extrapolated pass stood
+        tail[SP_HISTORY] = min(tail[SP_HISTORY] + 1.0, 3.0) if smooth else 1.0
         motor = h * float(tau @ v_mid)
         tail[SP_MOTOR] += motor
         tail[SP_GROSS] += abs(motor)

@@ -3,7 +3,7 @@ simulator's step applied — the reason noise-free logs can be identified within
 
 A run of :class:`robot_dynamics.Simulator` records its own per-step friction ``tau_friction``;
 the fit's reconstruction ``τf = fn∥(q½, q̇_e, q̈) − τ`` of each row must equal it, with q̇_e
-the step's start velocity plus (h/2) × the previous step's q̈. With the
+the step's start velocity plus (h/2) × the previous two steps' q̈ extrapolated. With the
 products' velocity at the mean velocity (q̇_{k−1} + q̇_k)/2 — the estimator before — it does not
 (errors ~1e-7 N·m, correlated over seconds: what made the intervals miss).
 """
@@ -37,13 +37,15 @@ def test_replay_reconstructs_the_simulators_friction(run):
     model, friction, log = run
     replay = StepReplay(model, log["t"], log["q"], log["v"])
     rows = replay.valid.all(axis=1)
-    # only the first two rows and rows with (or after) a start, stop or reversal are left out
+    # only the first three rows and rows with (or after) a start, stop or reversal are left out
     assert rows.mean() > 0.95
-    assert not rows[:2].any()
-    # the products' velocity: the last step's q̈ (from the log) placed it
+    assert not rows[:3].any()
+    # the products' velocity: the last two steps' q̈ (from the log), extrapolated, placed it
     k = np.flatnonzero(rows)[5]
-    np.testing.assert_allclose(replay.Ve[k], log["v"][k - 1] + 0.5 * (log["v"][k - 1] -
-                                                                      log["v"][k - 2]))
+    assert rows[k - 2:k + 1].all()  # (the steps before kept their sets: the extrapolation's)
+    v = log["v"]
+    np.testing.assert_allclose(replay.Ve[k], v[k - 1] + 0.5 * (2 * (v[k - 1] - v[k - 2]) -
+                                                               (v[k - 2] - v[k - 3])))
     scale = np.abs(log["tau"][rows]).max()
     exact = _reconstructed(model, replay, replay.Ve, log)
     err_exact = np.abs(exact - log["tau_friction"])[rows].max()

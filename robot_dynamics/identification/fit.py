@@ -5,7 +5,7 @@ Per joint (docs/identification.md explains and measures each choice):
 1. **Samples.** Rows with ``|q̇| > min_velocity`` (friction's sign is undefined at rest) that the
    state model can describe — by default (``method="step"``) each row is a control period and
    :mod:`~.step_model` replays the simulator's step: exact mean q̈ = Δq̇/Δt, the wrench at the
-   mid-step position and at the velocity the step evaluated its products at (the last step's
+   mid-step position and at the velocity the step evaluated its products at (the last steps'
    q̈ placed it), friction at the end-of-step velocity; rows where a joint starts, stops or
    reverses (and the row after) are excluded. The balance's other efforts — armature∘q̈ and
    URDF damping d∘q̇ — are subtracted.

@@ -8,16 +8,21 @@ acting) solves
     M(q½) q̈ + b(q½, q̇_e) + d∘(q̇_{k−1} + h q̈) = τ_k + τf(W(q½, q̇_e, q̈), q̇_k)
 
 with q½ = q_{k−1} + (h/2) q̇_{k−1} = q_k − (h/2) q̇_k, q̈ = (q̇_k − q̇_{k−1})/h, and the velocity
-products evaluated at **q̇_e = q̇_{k−1} + (h/2) q̈_{k−1}**, where
-q̈_{k−1} = (q̇_{k−1} − q̇_{k−2})/h′ is the previous step's answer: the simulator places the
-mid-step velocity with it and keeps that answer when the step's stick/slip set is the previous
-step's. So the log alone gives q̇_e: no friction law, no mass matrix, no solve.
+products evaluated at **q̇_e = q̇_{k−1} + (h/2)(2 q̈_{k−1} − q̈_{k−2})**, where
+q̈_{k−1} = (q̇_{k−1} − q̇_{k−2})/h′ and q̈_{k−2} are the previous steps' answers: the simulator
+places the mid-step velocity with their extrapolation and keeps that answer when the step's
+stick/slip set is the previous step's. So the log alone gives q̇_e: no friction law, no mass
+matrix, no solve.
 
-A row where any joint starts, stops or reverses may have taken more solves (the stick/slip set
-changed): such a row is not described and is marked invalid for every joint, as is the row
-after it (its step's set may differ from the row's before: a joint without friction that
-reversed), a row with a joint on or at its position limit (a stop acted: after a stop's impulse
-the step predicts q̈ instead), and the first two rows (the step before them is not in the log).
+The simulator extrapolates only from steps that kept their predecessor's stick/slip set (for
+two steps after a change it takes the last q̈ alone). A row where any joint starts, stops or
+reverses may have taken more solves (the set changed); such a row, the three rows after it
+(their extrapolation may have taken the last q̈ alone), a row with a joint on or at its position
+limit (a stop acted: after a stop's impulse the step predicts q̈ instead) and the three after
+it, and the first three rows of a log (the steps before them are not in the log) are not
+described: they are marked invalid for every joint. The replay takes every joint to have
+friction, as the fit does: a joint without friction that reverses changes the set of the next
+step too (that row is then not exact).
 When such rows are more than :data:`ROW_SHARE` of the log (velocities flickering through zero:
 sensor noise at rest, so not a simulator log), only the joints concerned of a row with a
 transition are.
@@ -57,10 +62,11 @@ class StepReplay:
         self.A = np.zeros_like(V)
         self.A[1:] = (V[1:] - V[:-1]) / dt[:, None]
         self.Qh = Q - 0.5 * self.h[:, None] * V
-        self.Ve = self.Vp.copy()  # (rows 0 and 1: not described)
-        self.Ve[2:] += 0.5 * self.h[2:, None] * self.A[1:-1]
-        # rows the replay describes: no joint starts, stops or reverses within the step or the
-        # one before, none at or past a stop
+        # rows the replay describes: in the row and the three before, no joint starts, stops or
+        # reverses and none is at or past a stop — then the row's step and the two before it
+        # kept their predecessors' stick/slip sets (every joint has friction: one that reverses
+        # within a step is released along its new motion, the set the next step starts from),
+        # so the step's extrapolated solve stood, extrapolated from two steps
         moving = (self.Vp != 0.0) | (V != 0.0)
         transition = moving & (np.sign(self.Vp) != np.sign(V))
         lo, hi = np.asarray(model.lower_limits, float), np.asarray(model.upper_limits, float)
@@ -70,13 +76,18 @@ class StepReplay:
                 at_stop |= (((x <= lo + 1e-12 * (1 + np.abs(lo))) & np.isfinite(lo))
                             | ((x >= hi - 1e-12 * (1 + np.abs(hi))) & np.isfinite(hi)))
         bad = transition | at_stop
-        row_ok = ~bad.any(axis=1)
-        row_ok[1:] &= row_ok[:-1].copy()
-        row_ok[:2] = False
+        clean = ~bad.any(axis=1)
+        row_ok = clean.copy()
+        for lag in (1, 2, 3):
+            row_ok[lag:] &= clean[:-lag]
+        row_ok[:3] = False  # (the first step after a reset predicts; the next two do not
+        # extrapolate from two steps)
+        self.Ve = self.Vp.copy()  # q̇_{k−1} + (h/2)(2 q̈_{k−1} − q̈_{k−2}) (rows 0 and 1: q̇_{k−1})
+        self.Ve[2:] += 0.5 * self.h[2:, None] * (2.0 * self.A[1:-1] - self.A[:-2])
         if row_ok.mean() >= 1.0 - ROW_SHARE:
             self.valid = np.repeat(row_ok[:, None], V.shape[1], axis=1)
         else:  # velocities that cross zero on many rows (noise at rest: not a simulator log)
-            row_ok[2:] = True
+            row_ok[3:] = True
             self.valid = ~bad & row_ok[:, None]
 
     def wrenches(self):

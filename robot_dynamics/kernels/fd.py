@@ -158,11 +158,14 @@ SP_H, SP_VTOL, SP_TOL, SP_MAXITER = 0, 1, 2, 3  # step length, rest velocity, to
 SP_MOTOR, SP_FRICTION, SP_DAMPING, SP_LIMIT = 4, 5, 6, 7  # energy-audit sums, accumulated
 SP_SATURATED, SP_LIMIT_STEPS = 8, 9  # steps with a saturated joint / with a stop acting
 SP_GROSS = 10  # Σ |a step's motor work|: the energy through the motors (the audit's scale)
-SP_HISTORY = 11  # steps (at most 2) whose answers the slots below hold (0 after reset)
+#: 0 after reset (no step to extrapolate from), 1 after a step whose active set changed (or
+#: whose stop impulse acted), 2 and 3 after one and two steps in a row that kept the previous
+#: step's set: the answers below then lie on one smooth motion
+SP_HISTORY = 11
 SP_SCALARS = 12
-#: after the scalars, n entries: the last step's q̈ (it places the next step's mid-step
-#: velocity), n entries: its joint states as codes 4·state + sign(direction) + 1, n entries: the
-#: q̈ of the step before (the next solve's first guess: 2 q̈_k − q̈_{k−1}). Zeroed with the audit
+#: after the scalars, n entries: the last step's q̈, n entries: its joint states as codes
+#: 4·state + sign(direction) + 1, n entries: the q̈ of the step before (2 q̈_k − q̈_{k−1} places
+#: the next step's mid-step velocity and is its solve's first guess). Zeroed with the audit
 #: sums by Simulator.reset: a run is reproducible to the bit
 SP_GUESS = SP_SCALARS
 #: flags added to status 0 of a step: some joint saturated, some stop acted
@@ -226,7 +229,7 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
     guess = acc_sums[SP_GUESS:SP_GUESS + n]
     last_states = acc_sums[SP_GUESS + n:SP_GUESS + 2 * n]
     before = acc_sums[SP_GUESS + 2 * n:SP_GUESS + 3 * n]
-    two = acc_sums[SP_HISTORY] >= 2.0
+    two = acc_sums[SP_HISTORY] >= 3.0
     for i in range(n):  # the first pass iterates from the last steps' q̈, extrapolated
         a[i] = 2.0 * guess[i] - before[i] if two else guess[i]
     info[5] = 0
@@ -255,7 +258,7 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
             Meff[r, c] = M[r, c]
         Meff[r, r] += h * damping[r]
     # 2. velocity-product terms at the mid-step velocity q̇' + (h/2) q̈: after a step, the last
-    # step's q̈ places it (extrapolated), and the answer stands if its active set is the last
+    # steps' q̈ extrapolated places it, and the answer stands if its active set is the last
     # step's; otherwise (and after a reset or a stop's impulse) a first solve with q̇ predicts
     # q̈. The next passes evaluate b and fn(q, q̇, 0) at q̇' + (h/2) q̈ of the previous pass,
     # until the active set repeats; if it does not (a step too long for the motion), at the
@@ -265,8 +268,9 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
     first = 1 if acc_sums[SP_HISTORY] >= 1.0 and not crossing else 0
     if first:
         for i in range(n):
-            v_eval[i] = vp[i] + 0.5 * h * guess[i]
+            v_eval[i] = vp[i] + 0.5 * h * a[i]  # (a: the extrapolated q̈)
             seen[i] = int(last_states[i])
+    smooth = False  # the extrapolated pass stands: the set is the last step's
     for ps in range(first, PASSES + 1):
         if ps == PASSES:
             info[5] = 1
@@ -293,6 +297,7 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
             same = same and seen[i] == code
             seen[i] = code
         if same:
+            smooth = ps == 1 and first == 1
             break
         for i in range(n):
             v_eval[i] = vp[i] + 0.5 * h * a[i]
@@ -331,7 +336,7 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
         before[i] = guess[i]
         guess[i] = a[i]
         last_states[i] = _state_code(stuck[i], direction[i])
-    acc_sums[SP_HISTORY] = min(acc_sums[SP_HISTORY] + 1.0, 2.0)
+    acc_sums[SP_HISTORY] = min(acc_sums[SP_HISTORY] + 1.0, 3.0) if smooth else 1.0
     sums[0] = res
     sums[1] = h * motor
     sums[2] = -h * fric
