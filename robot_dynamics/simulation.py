@@ -442,11 +442,10 @@ class Simulator:
             D = wrench_directors(model, data)  # from the composite inertias of mass_matrix
         # velocity-product terms at the mid-step velocity q̇' + (h/2) q̈: after a step, q̈
         # extrapolated from the last steps places it, and the answer stands if its active set
-        # is the last step's;
-        # otherwise (and after a reset or a stop's impulse) a first solve with q̇ predicts q̈.
-        # The next passes evaluate b and fn(q, q̇, 0) at q̇' + (h/2) q̈ of the previous pass
-        # until the active set repeats; if it does not, at q̇ (explicit). Each pass after the
-        # first starts from the previous pass's joint states and accelerations
+        # is the last step's; otherwise (and after a reset or a stop's impulse) a first solve
+        # with q̇ predicts q̈. The next passes evaluate b and fn(q, q̇, 0) at q̇' + (h/2) q̈ of
+        # the previous pass until the active set repeats; if it does not, at q̇ (explicit).
+        # Each pass after the first starts from the previous pass's states and accelerations
         last, states = tail[SP_GUESS:SP_GUESS + n], tail[SP_GUESS + n:SP_GUESS + 2 * n]
         before = tail[SP_GUESS + 2 * n:SP_GUESS + 3 * n]
         # the first solve iterates from the last steps' q̈, extrapolated (and it places q̇_mid)

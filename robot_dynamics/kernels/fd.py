@@ -226,12 +226,12 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
     ulo, uhi, tlim = vecs[ULO], vecs[UHI], vecs[TAU_LIMIT]
     vp = v_new  # the step's start velocity after the stops' impulse, then q̇⁺
     seen = idx[2]  # the active set of the previous pass
-    guess = acc_sums[SP_GUESS:SP_GUESS + n]
+    last = acc_sums[SP_GUESS:SP_GUESS + n]  # the last step's q̈, its states, the q̈ before
     last_states = acc_sums[SP_GUESS + n:SP_GUESS + 2 * n]
     before = acc_sums[SP_GUESS + 2 * n:SP_GUESS + 3 * n]
     two = acc_sums[SP_HISTORY] >= 3.0
     for i in range(n):  # the first pass iterates from the last steps' q̈, extrapolated
-        a[i] = 2.0 * guess[i] - before[i] if two else guess[i]
+        a[i] = 2.0 * last[i] - before[i] if two else last[i]
     info[5] = 0
     crossing = False
     for i in range(n):
@@ -333,8 +333,8 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
         tlim[i] += P[i] / h
     direction = vecs[1]
     for i in range(n):  # the answer, for the next step
-        before[i] = guess[i]
-        guess[i] = a[i]
+        before[i] = last[i]
+        last[i] = a[i]
         last_states[i] = _state_code(stuck[i], direction[i])
     acc_sums[SP_HISTORY] = min(acc_sums[SP_HISTORY] + 1.0, 3.0) if smooth else 1.0
     sums[0] = res
