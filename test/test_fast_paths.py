@@ -88,8 +88,14 @@ def test_compiled_rollout_equals_repeated_steps(arm7, law):
     assert np.abs(out["q"][-1] - q_ref[-1]).max() < 0.15  # it follows the reference
 
 
-def test_computed_torque_rollout_equals_its_numpy_law(arm7):
+@pytest.mark.parametrize("rotors", [False, True])
+def test_computed_torque_rollout_equals_its_numpy_law(arm7, rotors):
+    """The compiled law is inverse dynamics at the commanded acceleration, rotors included
+    (armature∘q̈: with the README's armature, leaving it out tracked 500× worse)."""
     model = arm7
+    if rotors:
+        model = rd.load_urdf(os.path.join(REPO, "urdf", "arm7.urdf"))
+        model.armature = np.array([2.5, 2.5, 1.2, 1.2, 0.4, 0.2, 0.2])
     fr = friction_from_config(LAWS["load_dependent"], model)
     q_ref = np.linspace(-0.3, 0.3, model.nv)
     ct = rd.ComputedTorque(400.0, 40.0, q_ref, friction=fr)

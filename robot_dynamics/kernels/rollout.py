@@ -6,7 +6,8 @@ a controller given as one flat array ``ctl`` (:func:`pack_controller`; the Pytho
 
 * ``ZERO``: no effort;
 * ``PD``: ``τ = τff_k + Kp∘(q_ref,k − q) + Kd∘(q̇_ref,k − q̇)`` (+ gravity compensation g(q));
-* ``COMPUTED_TORQUE``: ``τ = RNEA(q, q̇, q̈_ref,k + Kp∘(q_ref,k − q) + Kd∘(q̇_ref,k − q̇))``,
+* ``COMPUTED_TORQUE``: ``τ = RNEA(q, q̇, q̈_c) + armature∘q̈_c``, q̈_c = q̈_ref,k + Kp∘(q_ref,k − q)
+  + Kd∘(q̇_ref,k − q̇),
   with friction compensation ``− τf`` of the controller's own laws (seed 004 §2.7) if given.
 
 Row ``k`` of the references is used at step ``k`` of the run (the last row holds beyond).
@@ -16,10 +17,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .dynamics import F1, rnea_passes, placements_kernel
+from .dynamics import F1, add_rotor_effort, placements_kernel, rnea_passes
 from .fd import Q_NEW, V_NEW, ZERO as ZERO_ROW, _step
 from .friction import ID_OUT, id_friction_kernel
-from .layout import laws_views, model_gravity, model_views, scratch_views, work_views
+from .layout import (laws_views, model_armature, model_gravity, model_views, scratch_views,
+                     work_views)
 from .stiction import TAU_LIMIT
 
 ZERO, PD, COMPUTED_TORQUE = 0, 1, 2
@@ -80,6 +82,7 @@ def controller_kernel(mb, ctl, k, q, v, w, out):
         acmd[i] = A[i] + kp[i] * (Q[i] - q[i]) + kd[i] * (V[i] - v[i])
     placements_kernel(kinds, axes, R0, p0, q, R, p)
     rnea_passes(parents, I6, S, model_gravity(mb), v, acmd, R, p, vel, acc, f, tau)
+    add_rotor_effort(model_armature(mb), acmd, tau)  # the rotors' armature∘q̈ (as rnea's)
     if ctl[3] != 0.0:
         codes, params = laws_views(ctl[int(ctl[5]):], n)
         id_friction_kernel(codes, params, kinds, axes, f, q, v, acmd, tau, ctl[6], tauf, out)
