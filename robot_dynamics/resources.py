@@ -6,6 +6,7 @@ Looked up, in order: the ament index of a ROS 2 install (``share/robot_dynamics`
 """
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 from functools import lru_cache
@@ -43,8 +44,13 @@ def _resolve(kind: str, name: str, suffix: str, also=()) -> str:
         if os.sep in name or (os.altsep and os.altsep in name):
             # a path, not a bundled name: listing the bundled files would only confuse
             raise ModelError(f"{name}: no such file")
-        known = sorted(f for f in os.listdir(directory) if f.endswith((suffix, *also)))
-        raise ModelError(f"no bundled {kind} file {name!r} (and no such file); bundled: {known}")
+        # the names one can type: 'arm7' for arm7.urdf, a xacro by its file name
+        known = sorted(f[:-len(suffix)] if f.endswith(suffix) else f
+                       for f in os.listdir(directory) if f.endswith((suffix, *also)))
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ModelError(f"no bundled {kind} file {name!r} (and no such file); {hint}"
+                         f"bundled: {known}")
     return path
 
 

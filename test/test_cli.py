@@ -83,6 +83,8 @@ def one_line_error(proc, needle):
 
 @pytest.mark.parametrize("args, needle", [
     (["sim", "--robot", "nope"], "no bundled urdf file 'nope'"),
+    (["sim", "--robot", "arm8"], "did you mean 'arm7'? bundled: ['arm7', 'arm7_gripper',"),
+    (["sim", "--friction", "arm7_fricton"], "did you mean 'arm7_friction'?"),
     (["sim", "--plot", "/nonexistent-folder/demo.png"], "does not exist"),
     (["sim", "--plot", "demo.txt"], "unknown image format"),
     (["sim", "--move-time", "abc"], "not a number"),
