@@ -307,5 +307,8 @@ def test_single_point_goal_takes_its_stated_time(rig):
     progress = (q - q0) @ (q1 - q0) / np.dot(q1 - q0, q1 - q0)
     t_half = t[np.argmax(progress >= 0.5)] - t0
     t_done = t[np.argmax(np.abs(q - q1).max(axis=1) < 0.01)] - t0
-    assert 0.95 <= t_half <= 1.3, t_half  # half way at half the time (symmetric profile)...
+    # t0 is the last state the probe saw before sending: the controller starts the goal when it
+    # receives it, up to ~0.5 s of simulated time later on a loaded machine (lock-step runs as
+    # fast as the nodes answer; a fresh-clone CI once measured t_half = 1.301), hence the slack
+    assert 0.95 <= t_half <= 1.5, t_half  # half way at half the time (symmetric profile)...
     assert 1.8 <= t_done <= 2.5, t_done  # ...there at the stated 2 s, not as a step
