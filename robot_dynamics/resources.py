@@ -72,6 +72,30 @@ def robot_stem(name: str) -> str:
     return stem
 
 
+def bundled_robot(robot: str, xml: str = ""):
+    """The stem of the bundled robot that ``robot`` (a bundled name or a URDF/xacro path) is
+    (``'arm7'``), or None when it is not one: only a bundled robot gets its bundled
+    configurations (``<stem>_friction``, ``_actuators``, ``_controller``) by default. A user's
+    file named like a bundled robot (``~/my/arm7.urdf``) is not the bundled one, nor is a
+    ``robot_description`` (``xml``) other than the bundled file's text (a node given the XML of
+    the user's own arm, ``robot`` left at its default)."""
+    try:
+        path = robot_path(robot)
+    except ModelError:
+        return None
+    bundled = os.path.join(share_directory(), "urdf", os.path.basename(path))
+    try:
+        if not os.path.samefile(path, bundled):
+            return None
+        if xml.strip():
+            with open(bundled, encoding="utf-8") as fh:
+                if fh.read().strip() != xml.strip():
+                    return None
+    except OSError:
+        return None
+    return robot_stem(bundled)
+
+
 def config_path(name: str) -> str:
     """Path of a bundled configuration (``'arm7_friction'`` → ``…/config/arm7_friction.yaml``)."""
     return _resolve("config", name, ".yaml")

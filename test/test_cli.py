@@ -455,6 +455,33 @@ def test_sim_summary_names_the_friction_actually_used():
     assert _friction_label("none", None, "arm7") == "none"
 
 
+def test_a_users_file_named_like_a_bundled_robot_gets_no_bundled_configs(tmp_path):
+    """Bundled configurations (friction, actuators, gains, loop note) go with the bundled robot
+    only: a user's ~/arm7.urdf, or a robot_description that is not the bundled file's text, is
+    the user's robot (arm7's friction on it would be a silent wrong answer, or an error about
+    joints the user never named)."""
+    from robot_dynamics.nodes.composition import (_friction_label, controller_parameters,
+                                                  default_actuators, loop_closure_note)
+    from robot_dynamics.resources import bundled_robot
+
+    text = open(robot_path("arm7"), encoding="utf-8").read()
+    assert bundled_robot("arm7") == bundled_robot(robot_path("arm7")) == "arm7"
+    assert bundled_robot("planar_2r.urdf.xacro") == "planar_2r"
+    assert bundled_robot("arm7", text) == "arm7"  # sim.launch.py passes the file's text
+    assert bundled_robot("arm7", text.replace("arm7", "my_arm")) is None
+    assert bundled_robot("nope") is None
+    mine = tmp_path / "arm7.urdf"
+    mine.write_text(text)
+    five = tmp_path / "five_bar.urdf"
+    five.write_text(open(robot_path("five_bar"), encoding="utf-8").read())
+    assert bundled_robot(str(mine)) is None
+    assert default_actuators(str(mine)) == "" and default_actuators("arm7") == "arm7_actuators"
+    assert controller_parameters(str(mine)) == {} and controller_parameters("arm7")
+    assert loop_closure_note(str(five)) is None and loop_closure_note("five_bar")
+    assert _friction_label("", None, str(mine)) == \
+        "none ('arm7' is not a bundled robot: no default friction; set --friction)"
+
+
 def test_sim_notes_that_a_closed_chain_runs_as_its_open_tree():
     """five_bar has a loop-closure file the nodes do not use: `sim` says so before running."""
     from robot_dynamics.nodes.composition import loop_closure_note

@@ -178,6 +178,27 @@ def node():
     rclpy.shutdown(context=ctx)
 
 
+def test_a_users_robot_description_gets_no_bundled_defaults(node, capfd):
+    """A node given the XML of the user's own robot, ``robot`` left at its default (arm7), does
+    not take arm7's friction (it refused to start, naming arm7's joints); the default initial
+    positions put a joint whose range excludes 0 at its nearest limit (the Panda's elbow)."""
+    from robot_dynamics.resources import robot_path
+
+    text = open(robot_path("planar_2r"), encoding="utf-8").read()
+    mine = text.replace('<robot name="planar_2r">', '<robot name="my_arm">').replace(
+        'lower="-2.8" upper="2.8"', 'lower="-2.8" upper="-0.3"')
+    assert mine.count("my_arm") == 1 and 'upper="-0.3"' in mine
+    sim_node = node(robot_description=mine, robot="arm7", friction_config="",
+                    initial_positions=[0.0])
+    assert sim_node.friction is None
+    assert "'my_arm' is not a bundled robot" in capfd.readouterr().err
+    np.testing.assert_array_equal(sim_node.q0, [0.0, -0.3])
+    with pytest.raises(ValueError, match="joint 'elbow' at 0.5 is outside its limits"):
+        sim_node.initial_positions([0.5])
+    # the bundled robot's own text (what sim.launch.py passes) keeps its bundled friction
+    assert node(robot_description=text, robot="planar_2r", friction_config="").friction
+
+
 class Boom(RuntimeError):
     pass
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import gc
 import math
-import os
 import sys
 import warnings
 
@@ -17,7 +16,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 
 from .. import load_urdf
 from ..errors import InputError, ModelError
-from ..resources import config_path, robot_path, robot_stem
+from ..resources import bundled_robot, config_path, robot_path
 from .params import DYNAMIC, NODES, ROBOT, find
 
 #: /joint_states and effort commands: reliable, keep last few (a controller wants the newest).
@@ -153,10 +152,14 @@ def load_robot(node):
         log.warning(f"<mimic> joints {sorted(model.mimic)} are modelled as independent joints "
                     "(parameter mimic is false)")
     try:
-        friction = load_friction(node.get_parameter("friction_config").value,
-                                 robot_stem(robot), model)
+        spec = node.get_parameter("friction_config").value
+        bundled = bundled_robot(robot, xml)
+        friction = load_friction(spec, bundled, model)
     except (ModelError, ValueError) as exc:
         raise ModelError(f"parameter friction_config: {exc}") from None
+    if bundled is None and not spec.strip():
+        log.info(f"no friction: {model.name!r} is not a bundled robot, and parameter "
+                 "friction_config is empty (a friction YAML sets it)")
     try:
         actuators, friction = load_actuators(node.get_parameter("actuators").value, model,
                                              friction)
@@ -180,16 +183,20 @@ def load_actuators(spec: str, model, friction):
     return load(config_path(spec), model, friction)
 
 
-def load_friction(spec: str, robot: str, model):
-    """Friction model from a config name/path; None for 'none' (or no default file)."""
+def load_friction(spec: str, bundled, model):
+    """Friction model from a config name/path; None for 'none'. An empty ``spec``: the bundled
+    robot's ``<bundled>_friction`` (``bundled``: :func:`~robot_dynamics.resources.bundled_robot`),
+    None when there is none or the robot is not a bundled one."""
     from ..friction import friction_from_config
 
     spec = (spec or "").strip()
     if spec.lower() == "none":
         return None
     if not spec:
+        if bundled is None:
+            return None
         try:
-            path = config_path(os.path.splitext(os.path.basename(robot))[0] + "_friction")
+            path = config_path(bundled + "_friction")
         except ModelError:
             return None
         return friction_from_config(path, model)

@@ -136,16 +136,13 @@ def trajectory_msg(model, traj, start=None):
 
 def controller_parameters(robot: str, path=None) -> dict:
     """The id_controller parameters of ``config/<robot>_controller.yaml`` (or ``path``), as
-    ``ros2 run ... --params-file`` reads them; {} when the robot has none."""
+    ``ros2 run ... --params-file`` reads them; {} when the robot has none (or is not a bundled
+    one)."""
     import yaml
 
-    from ..errors import ModelError
-    from ..resources import config_path, robot_stem
-
     if path is None:
-        try:
-            path = config_path(robot_stem(robot) + "_controller")
-        except ModelError:
+        path = _bundled_config(robot, "_controller")
+        if path is None:
             return {}
     from .params import ID_CONTROLLER, find
 
@@ -291,7 +288,7 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
     from rclpy.signals import SignalHandlerOptions
 
     from .. import load_urdf
-    from ..resources import robot_path, robot_stem
+    from ..resources import bundled_robot, robot_path
     from .common import load_actuators, load_friction
 
     plant_spec = friction if plant_friction is None else plant_friction
@@ -300,8 +297,8 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
     settle = DEMO_TIMING.get(robot, {}).get("settle", DEFAULT_SETTLE) if settle is None else settle
     # everything a user can get wrong is checked here, before any node starts
     model = load_urdf(robot_path(robot), validate=validate, mimic=True)  # as the nodes load it
-    plant_law = load_friction(plant_spec, robot_stem(robot), model)
-    model_law = load_friction(model_spec, robot_stem(robot), model)
+    plant_law = load_friction(plant_spec, bundled_robot(robot), model)
+    model_law = load_friction(model_spec, bundled_robot(robot), model)
     if actuators is None:
         actuators = default_actuators(robot)
     _, plant_law = load_actuators(actuators, model, plant_law)
@@ -411,15 +408,11 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
 def loop_closure_note(robot: str):
     """A warning line when ``robot`` has a bundled loop-closure file (``<robot>_loop.yaml``,
     e.g. the five-bar): the nodes simulate the URDF tree, the loop open; None otherwise."""
-    from ..errors import ModelError
-    from ..resources import config_path, robot_stem
-
-    name = robot_stem(robot) + "_loop"
-    try:
-        path = config_path(name)
-    except ModelError:
+    path = _bundled_config(robot, "_loop")
+    if path is None:
         return None
-    return (f"note: {robot_stem(robot)} is a closed chain ({os.path.basename(path)}); the nodes "
+    name = os.path.splitext(os.path.basename(path))[0][:-len("_loop")]
+    return (f"note: {name} is a closed chain ({os.path.basename(path)}); the nodes "
             "simulate its URDF tree with the loop open (each branch on its own); the closed "
             "mechanism is robot_dynamics.formulations.closed_loop")
 
@@ -429,24 +422,36 @@ def _friction_label(spec, law, robot):
     'none' when the default was asked for and the robot has no bundled friction file."""
     if spec:
         return spec
-    from ..resources import robot_stem
+    from ..resources import bundled_robot, robot_stem
 
+    stem = bundled_robot(robot)
+    if stem is None:
+        return (f"none ({robot_stem(robot)!r} is not a bundled robot: no default friction; "
+                "set --friction)")
     if law is None:
-        return f"none (no bundled {robot_stem(robot)}_friction)"
-    return f"{robot_stem(robot)}_friction (default)"
+        return f"none (no bundled {stem}_friction)"
+    return f"{stem}_friction (default)"
 
 
 def default_actuators(robot: str) -> str:
     """The robot's bundled ``<robot>_actuators`` config, or '' when it has none."""
-    from ..errors import ModelError
-    from ..resources import config_path, robot_stem
+    path = _bundled_config(robot, "_actuators")
+    return "" if path is None else os.path.splitext(os.path.basename(path))[0]
 
-    name = robot_stem(robot) + "_actuators"
+
+def _bundled_config(robot: str, suffix: str):
+    """Path of the bundled robot's ``config/<robot><suffix>.yaml``; None when there is none or
+    ``robot`` is not a bundled robot (:func:`~robot_dynamics.resources.bundled_robot`)."""
+    from ..errors import ModelError
+    from ..resources import bundled_robot, config_path
+
+    stem = bundled_robot(robot)
+    if stem is None:
+        return None
     try:
-        config_path(name)
+        return config_path(stem + suffix)
     except ModelError:
-        return ""
-    return name
+        return None
 
 
 def _deliver(executor, pub, msg, received, timeout=30.0):

@@ -98,7 +98,8 @@ ROBOT = (
           read_only=True),
     Param("friction_config", "string", "",
           "friction YAML: bundled name or path; 'none' for no friction; empty = '<robot>_friction'"
-          " when bundled, else none", read_only=True),
+          " when the robot is a bundled one (robot_description, if set, is its file's text), "
+          "else none", read_only=True),
     Param("actuators", "string", "",
           "actuator YAML (gear ratio, rotor inertia → armature, gear-mesh efficiency, motor "
           "torque limit and friction per joint; robot_dynamics.actuators): bundled name (e.g. "
@@ -113,7 +114,8 @@ SIMULATOR = ROBOT + (
     Param("limits", "bool", True, "joint position limits of the URDF as hard stops (false: no "
           "stops)", read_only=True),
     Param("initial_positions", "double_array", [0.0], "initial joint positions (URDF order); "
-          "[0.0] means all zero; live: used by the next ~/reset"),
+          "[0.0] means all zero, or the nearest limit where a joint's range excludes 0; live: "
+          "used by the next ~/reset"),
     Param("initial_velocities", "double_array", [0.0], "initial joint velocities; [0.0] = zero;"
           " live: used by the next ~/reset"),
     Param("lockstep_timeout", "double", 0.5,

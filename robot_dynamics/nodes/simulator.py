@@ -173,9 +173,13 @@ class SimulatorNode(Node):
         }
 
     def initial_positions(self, values):
-        """``initial_positions`` as (nq,), within the joints' position limits."""
+        """``initial_positions`` as (nq,), within the joints' position limits. The default [0.0]
+        puts a joint whose range excludes 0 at its nearest limit (a URDF's elbow limited to
+        [−3.07, −0.07], as the Panda's); values given otherwise must be within the limits."""
         q = per_joint("initial_positions", values, self.model.nq)
         lower, upper = self.model.lower_limits, self.model.upper_limits
+        if self.limits and len(values) == 1 and values[0] == 0.0:
+            q = np.clip(q, lower, upper)
         bad = np.flatnonzero((q < lower) | (q > upper)) if self.limits else []
         if len(bad):
             i = bad[0]
