@@ -106,17 +106,22 @@ class PD(_Controller):
 
 
 class ComputedTorque(_Controller):
-    """``τ = ID(q, q̇, q̈_ref,k + Kp∘(q_ref,k − q) + Kd∘(q̇_ref,k − q̇))``: the rigid-body inverse
-    dynamics, friction-aware (seed 004 §2.7, :func:`~robot_dynamics.inverse_dynamics`) with a
-    ``friction`` model of built-in laws."""
+    """``τ = ID(q, q̇, q̈_ref,k + Kp∘(q_ref,k − q) + Kd∘(q̇_ref,k − q̇)) + d∘q̇``: the rigid-body
+    inverse dynamics, friction-aware (seed 004 §2.7, :func:`~robot_dynamics.inverse_dynamics`)
+    with a ``friction`` model of built-in laws, and the URDF's joint damping d (``model.damping``,
+    what ``Simulator(damping=True)`` applies; ``damping=False`` leaves it out)."""
 
     kind = COMPUTED_TORQUE
 
     def __init__(self, kp, kd, q_ref, v_ref=None, a_ref=None, *, friction=None,
-                 velocity_tolerance=1e-6):
+                 velocity_tolerance=1e-6, damping=True):
         super().__init__(kp, kd, q_ref, v_ref, a_ref, "a_ref")
         self.friction = friction
         self.velocity_tolerance = float(velocity_tolerance)
+        self.damping = bool(damping)
+
+    def _damping(self, model):
+        return np.asarray(model.damping, dtype=float) if self.damping else np.zeros(model.nv)
 
     def pack(self, model):
         if model not in self._packed:
@@ -128,7 +133,8 @@ class ComputedTorque(_Controller):
                                      "compiled; use a Python controller callable instead")
                 laws = self.friction._packed[2]
             self._packed = {model: pack_controller(self.kind, model.nv, *self._arrays(model.nv),
-                                                   laws=laws, v_tol=self.velocity_tolerance)}
+                                                   laws=laws, v_tol=self.velocity_tolerance,
+                                                   damping=self._damping(model))}
         return self._packed[model]
 
     def torque(self, model, data, k, q, v):
@@ -136,5 +142,6 @@ class ComputedTorque(_Controller):
 
         kp, kd, qr, vr, ar = self._row(self._arrays(model.nv), k)
         a = ar + kp * (qr - q) + kd * (vr - v)
-        return inverse_dynamics(model, data, q, v, a, self.friction,
-                                velocity_tolerance=self.velocity_tolerance)
+        tau = inverse_dynamics(model, data, q, v, a, self.friction,
+                               velocity_tolerance=self.velocity_tolerance)
+        return tau + self._damping(model) * v

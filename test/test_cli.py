@@ -482,6 +482,41 @@ def test_a_users_file_named_like_a_bundled_robot_gets_no_bundled_configs(tmp_pat
         "none ('arm7' is not a bundled robot: no default friction; set --friction)"
 
 
+def test_a_users_urdf_friction_is_its_default_coulomb_friction(tmp_path):
+    """A robot that is not bundled, with no friction config, takes the URDF's own <dynamics
+    friction> as Coulomb friction (as Gazebo and MuJoCo's URDF import read it) instead of
+    dropping it silently; a joint declaring 0 stays frictionless."""
+    from robot_dynamics.friction.classic import ClassicFriction
+    from robot_dynamics.friction.none import NoFriction
+    from robot_dynamics.nodes.common import load_friction
+    from robot_dynamics.nodes.composition import _friction_label
+
+    text = open(robot_path("planar_2r"), encoding="utf-8").read()
+    mine = tmp_path / "my_arm.urdf"
+    mine.write_text(text.replace('friction="0.0"', 'friction="1.5"', 1))
+    model = rd.load_urdf(str(mine))
+    law = load_friction("", None, model)
+    assert isinstance(law.laws[0], ClassicFriction) and law.laws[0].coulomb == 1.5
+    assert law.laws[0].viscous == 0.0 and isinstance(law.laws[1], NoFriction)
+    assert _friction_label("", law, str(mine)) == \
+        "the URDF's <dynamics friction> (Coulomb; default)"
+    assert load_friction("none", None, model) is None
+    assert load_friction("", None, rd.load_urdf(robot_path("planar_2r"))) is None
+
+
+def test_tracking_verdict_names_urdf_damping_too_stiff_for_the_step():
+    """The controller compensates the URDF's damping as d∘q̇; where h·d/M ≫ 1 (xarm7's wrist:
+    d = 2 on 1.4e-4 kg·m², 14 at 1 ms) no per-step command can, and the verdict says why."""
+    from robot_dynamics.nodes.composition import _stiff_damping
+
+    text = open(robot_path("planar_2r"), encoding="utf-8").read()
+    data = {"t": np.arange(5) * 1e-3, "q": np.zeros((5, 2))}
+    for d, stiff in ((0.01, False), (500.0, True)):
+        model = rd.load_urdf(text.replace('damping="0.0"', f'damping="{d}"'))
+        reason = _stiff_damping(model, data, 1)
+        assert ("h·d/M =" in reason and "at the 1 ms step" in reason) == stiff, reason
+
+
 def test_sim_notes_that_a_closed_chain_runs_as_its_open_tree():
     """five_bar has a loop-closure file the nodes do not use: `sim` says so before running."""
     from robot_dynamics.nodes.composition import loop_closure_note

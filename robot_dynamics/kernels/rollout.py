@@ -6,8 +6,8 @@ a controller given as one flat array ``ctl`` (:func:`pack_controller`; the Pytho
 
 * ``ZERO``: no effort;
 * ``PD``: ``τ = τff_k + Kp∘(q_ref,k − q) + Kd∘(q̇_ref,k − q̇)`` (+ gravity compensation g(q));
-* ``COMPUTED_TORQUE``: ``τ = RNEA(q, q̇, q̈_c) + armature∘q̈_c``, q̈_c = q̈_ref,k + Kp∘(q_ref,k − q)
-  + Kd∘(q̇_ref,k − q̇),
+* ``COMPUTED_TORQUE``: ``τ = RNEA(q, q̇, q̈_c) + armature∘q̈_c + d∘q̇``, q̈_c = q̈_ref,k
+  + Kp∘(q_ref,k − q) + Kd∘(q̇_ref,k − q̇), d the joint damping it compensates,
   with friction compensation ``− τf`` of the controller's own laws (seed 004 §2.7) if given.
 
 Row ``k`` of the references is used at step ``k`` of the run (the last row holds beyond).
@@ -32,13 +32,16 @@ DONE, BAD_INPUT, SOLVE_FAILED, OVERFLOW = 0, 1, 2, 3
 RUN_STEP = 7  # slot of the work ``sums`` holding the step being taken (read after an exception)
 
 
-def pack_controller(kind, n, kp, kd, Q, V, A, gravity=False, laws=None, v_tol=1e-6):
+def pack_controller(kind, n, kp, kd, Q, V, A, gravity=False, laws=None, v_tol=1e-6,
+                    damping=None):
     """``ctl``: [kind, rows, gravity, friction, n, laws offset, v_tol], Kp, Kd (n each), then the
-    (rows, n) references Q, V and A (PD: the feed-forward), then the packed laws (or nothing);
-    ``v_tol``: the friction compensation's rest velocity (inverse_dynamics')."""
+    (rows, n) references Q, V and A (PD: the feed-forward), the joint damping d (n; None: 0),
+    then the packed laws (or nothing); ``v_tol``: the friction compensation's rest velocity
+    (inverse_dynamics')."""
     rows = Q.shape[0]
+    d = np.zeros(n) if damping is None else np.asarray(damping, float).ravel()
     body = [np.asarray(kp, float).ravel(), np.asarray(kd, float).ravel(), Q.ravel(), V.ravel(),
-            A.ravel()]
+            A.ravel(), d]
     off = _HEAD + sum(len(b) for b in body)
     head = np.array([kind, rows, 1.0 if gravity else 0.0, 0.0 if laws is None else 1.0, n, off,
                      v_tol], dtype=float)
@@ -89,6 +92,9 @@ def controller_kernel(mb, ctl, k, q, v, w, out):
     else:
         for i in range(n):
             out[i] = tau[i]
+    damping = ctl[base + 3 * rows * n:base + 3 * rows * n + n]
+    for i in range(n):  # the joint damping the plant applies, −d∘q̇
+        out[i] += damping[i] * v[i]
 
 
 @njit(f"int64({F1}, {F1}, {F1}, {F1}, {F1}, {F1}, int64, {F1}, float64[:, :, ::1])", cache=True)

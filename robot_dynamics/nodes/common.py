@@ -158,8 +158,10 @@ def load_robot(node):
     except (ModelError, ValueError) as exc:
         raise ModelError(f"parameter friction_config: {exc}") from None
     if bundled is None and not spec.strip():
-        log.info(f"no friction: {model.name!r} is not a bundled robot, and parameter "
-                 "friction_config is empty (a friction YAML sets it)")
+        log.info(f"{model.name!r} is not a bundled robot and parameter friction_config is empty:"
+                 + (" no friction" if friction is None else " the URDF's <dynamics friction> as "
+                    f"Coulomb friction {np.round(model.urdf_friction, 4).tolist()}")
+                 + " (a friction YAML sets it)")
     try:
         actuators, friction = load_actuators(node.get_parameter("actuators").value, model,
                                              friction)
@@ -186,21 +188,37 @@ def load_actuators(spec: str, model, friction):
 def load_friction(spec: str, bundled, model):
     """Friction model from a config name/path; None for 'none'. An empty ``spec``: the bundled
     robot's ``<bundled>_friction`` (``bundled``: :func:`~robot_dynamics.resources.bundled_robot`),
-    None when there is none or the robot is not a bundled one."""
+    else the URDF's own ``<dynamics friction>`` (:func:`urdf_friction`), else None."""
     from ..friction import friction_from_config
 
     spec = (spec or "").strip()
     if spec.lower() == "none":
         return None
     if not spec:
-        if bundled is None:
-            return None
-        try:
-            path = config_path(bundled + "_friction")
-        except ModelError:
-            return None
-        return friction_from_config(path, model)
+        if bundled is not None:
+            try:
+                return friction_from_config(config_path(bundled + "_friction"), model)
+            except ModelError as exc:
+                if "no bundled config file" not in str(exc):
+                    raise
+        return urdf_friction(model)
     return friction_from_config(config_path(spec), model)
+
+
+def urdf_friction(model):
+    """The URDF's ``<dynamics friction="…">`` as Coulomb friction (the classic law, no viscous
+    part: the URDF's damping is the Simulator's), as Gazebo and MuJoCo's URDF import
+    (frictionloss) read it; None when every joint declares 0."""
+    from ..friction import friction_from_config
+
+    # mimic coordinates: the laws are per joint of the URDF (friction_from_config maps them)
+    full = model.full if getattr(model, "coupling", None) is not None else model
+    levels = np.asarray(full.urdf_friction, dtype=float)
+    if not np.any(levels > 0):
+        return None
+    joints = {name: {"model": "classic", "coulomb": float(x), "viscous": 0.0}
+              for name, x in zip(full.joint_names, levels) if x > 0}
+    return friction_from_config({"default": {"model": "none"}, "joints": joints}, model)
 
 
 class JointStateMatcher:

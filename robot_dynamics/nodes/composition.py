@@ -425,12 +425,14 @@ def _friction_label(spec, law, robot):
     from ..resources import bundled_robot, robot_stem
 
     stem = bundled_robot(robot)
+    if stem is not None and _bundled_config(robot, "_friction") is not None:
+        return f"{stem}_friction (default)"
+    if law is not None:
+        return "the URDF's <dynamics friction> (Coulomb; default)"
     if stem is None:
         return (f"none ({robot_stem(robot)!r} is not a bundled robot: no default friction; "
                 "set --friction)")
-    if law is None:
-        return f"none (no bundled {stem}_friction)"
-    return f"{stem}_friction (default)"
+    return f"none (no bundled {stem}_friction)"
 
 
 def default_actuators(robot: str) -> str:
@@ -524,6 +526,24 @@ def _most(model, flags) -> str:
     return f" (most on {model.joint_names[int(np.argmax(flags.sum(axis=0)))]})"
 
 
+def _stiff_damping(model, data, i) -> str:
+    """Why joint i's URDF damping may not be compensated: the simulator applies it implicitly
+    over a step h, the controller's d∘q̇ cancels it only while h·d/M_ii ≪ 1 (the commanded
+    acceleration is scaled by M/(M + h d)); "" when that holds."""
+    from ..crba import mass_matrix
+
+    d = float(model.damping[i])
+    if not d > 0 or len(data["t"]) < 2:
+        return ""
+    h = float(np.median(np.diff(data["t"])))
+    m = float(mass_matrix(model, model.create_data(), data["q"][0])[i, i])
+    ratio = h * d / m
+    if not ratio > 0.1:
+        return ""
+    return (f" (its URDF damping {d:g} over its inertia {m:.2g} is too stiff to compensate: "
+            f"h·d/M = {ratio:.2g} at the {h * 1e3:g} ms step; lower it or raise the rate)")
+
+
 def summarize(model, data, qd, audit, stats, *, mode, wall, tolerance, tolerance_prismatic):
     """Numbers of a run and its verdict: ``valid`` and the one-line ``reasons``."""
     from .. import joints as jt
@@ -542,7 +562,7 @@ def summarize(model, data, qd, audit, stats, *, mode, wall, tolerance, tolerance
         i = over[np.argmax(max_err[over] / tol[over])]
         reasons.append(f"tracking error {max_err[i]:.3g} {units[i].position} on "
                        f"{model.joint_names[i]} above the tolerance {tol[i]:g} "
-                       f"{units[i].position}")
+                       f"{units[i].position}" + _stiff_damping(model, data, i))
     # counts from the simulator node's own counters; the recorded data says which joint
     limits = np.asarray(model.effort_limits, float)
     if int(stats.get("saturated_steps", 0)):

@@ -203,7 +203,10 @@ class IdController(Node):
         self.get_logger().info(
             f"computed-torque control of {self.model.name!r} ({n} joints), friction "
             f"{'on' if self.friction is not None and self.friction_compensation else 'off'}, "
-            f"commands on {cmd_topic}")
+            + (f"URDF joint damping {self.model.damping.tolist()} "
+               f"{'' if self.friction_compensation else 'not '}compensated, "
+               if self.model.damping.any() else "")
+            + f"commands on {cmd_topic}")
 
     # -- parameters ---------------------------------------------------------------------------
     def _default_tolerances(self):
@@ -359,6 +362,8 @@ class IdController(Node):
         w = direction_velocity(vd, qd - q, v, error_gain=self.error_gain, blend=self.blend)
         tau = compensated_inverse_dynamics(self.model, self.data, q, v, a_cmd, friction, w,
                                            blend=self.blend, smoothing_velocity=self.smoothing)
+        if self.friction_compensation:  # the URDF's joint damping, which the simulator applies
+            tau = tau + self.model.damping * v
         self.publish(tau)
 
     def _state_error(self, exc):

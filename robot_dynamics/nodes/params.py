@@ -156,7 +156,8 @@ ID_CONTROLLER = ROBOT + (
     Param("kp", "double_array", [400.0],
           "position gains K_p [1/s²], one per joint or one for all"),
     Param("kd", "double_array", [40.0], "velocity gains K_d [1/s], one per joint or one for all"),
-    Param("friction_compensation", "bool", True, "add the friction map to the computed torque"),
+    Param("friction_compensation", "bool", True, "add the friction map and the URDF's joint "
+          "damping d∘q̇ (which the simulator applies) to the computed torque"),
     Param("friction_smoothing_velocity", "double", 0.01,
           "ε [rad/s or m/s]: friction compensation direction tanh(w/ε) of the direction "
           "velocity w (0 = sign(w), switching)", 0.0, 10.0),
