@@ -17,6 +17,7 @@ node, as under ``ros2 run``).
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 COMMANDS = {
@@ -131,6 +132,15 @@ def dynamics_model_main() -> int:
 
 
 def main(argv=None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # `robot-dynamics simulator --help | head`: the reader left
+        devnull = os.open(os.devnull, os.O_WRONLY)  # (no traceback at exit either)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+
+
+def _main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv:  # a usage mistake (exit 2), as an unknown command
         print(f"robot-dynamics: a command is needed\n\n{usage()}", file=sys.stderr)

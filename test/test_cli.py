@@ -116,6 +116,17 @@ def test_sim_mistakes_are_one_line_exit_2(args, needle, tmp_path, capsys, monkey
     assert not rclpy.ok()  # no context was created
 
 
+def test_sim_without_rclpy_is_one_line(capsys, monkeypatch):
+    """A venv whose rclpy cannot load (the ROS 2 wheels' libraries not found) gets one line
+    naming the import error, not a traceback."""
+    from robot_dynamics.cli import main
+
+    monkeypatch.setitem(sys.modules, "rclpy", None)  # import rclpy → ImportError
+    rc = main(["sim"])
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert rc == 2 and len(lines) == 1 and "cannot start the nodes" in lines[0], lines
+
+
 @pytest.mark.parametrize("args, needle", [
     (["simulator", "--ros-args", "-p", "robot:=nonexistent"], "no bundled urdf file"),
     (["simulator", "--ros-args", "-p", "rate:=-5.0"], "out of range"),

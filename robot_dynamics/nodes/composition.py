@@ -282,7 +282,11 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
     plant and controller (bundled name or path; 'none'; None: the robot's bundled
     ``<robot>_actuators`` when there is one).
     """
-    import rclpy
+    try:
+        import rclpy
+    except ImportError as exc:  # a venv without the ROS 2 wheels' libraries, no sourced ROS
+        raise UsageError(f"cannot start the nodes ({exc}); install the ROS 2 wheels (pip "
+                         "install 'robot_dynamics[ros]') or source a ROS 2 setup") from None
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter
     from rclpy.signals import SignalHandlerOptions
