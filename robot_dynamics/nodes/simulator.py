@@ -221,6 +221,8 @@ class SimulatorNode(Node):
             self.destroy_timer(self._timer)
         self.mode = mode
         self.waiting = False
+        if mode == "realtime":
+            self._check_step_cost()
         self._rebase()
         if not self.started and mode != "lockstep":
             self._timer = self.create_timer(WAIT_PUBLISH_PERIOD, self.publish_state)
@@ -233,6 +235,33 @@ class SimulatorNode(Node):
             self._timer = self.create_timer(0.01, self.lockstep_watchdog)
             self.publish_state()
             self.waiting = True
+
+    def _check_step_cost(self, steps=20):
+        """Warn, with the numbers, when a step costs more than half the realtime period (e.g.
+        mimic joints, which step in Python): realtime would fall behind and drop steps. Timed
+        on a scratch Simulator from the initial state; measured once."""
+        if getattr(self, "_step_cost", None) is not None:
+            return
+        probe = Simulator(self.model, friction=self.friction, dt=self.sim.dt, limits=self.limits)
+        probe.reset(self.q0, self.v0)
+        zero = np.zeros(self.model.nv)
+        try:
+            for _ in range(3):  # first calls: caches, allocations
+                probe.step(zero)
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                probe.step(zero)
+        except Exception:  # noqa: BLE001 - the run itself reports a failing step
+            return
+        self._step_cost = (time.perf_counter() - t0) / steps
+        if self._step_cost > 0.5 * self.sim.dt:
+            why = ("; its mimic joints step in Python: mimic:=false models the followers as "
+                   "independent joints and takes the compiled step"
+                   if getattr(self.model, "coupling", None) is not None else "")
+            self.get_logger().warning(
+                f"a step costs {self._step_cost * 1e3:.2g} ms here, the realtime period is "
+                f"{self.sim.dt * 1e3:g} ms: realtime will fall behind (lower rate, or mode "
+                f"fast/lockstep){why}")
 
     def _rebase(self):
         """Realtime: simulated time follows the wall clock from now on."""
