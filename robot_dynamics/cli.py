@@ -108,6 +108,13 @@ def run_node(name, module, rest) -> int:
             cause = cause.__context__
         if cause is None:
             raise
+        text = str(cause)
+        if "parse parameter override rule" in text and "robot_description:=" in text:
+            # rcl parses a -p value as YAML, and some URDF text (comment banners, colons) is not
+            # a YAML scalar: the message quoted the whole URDF, cut, and no way out
+            return error(name, "rcl could not parse -p robot_description:=<URDF text> (it reads "
+                               "the value as YAML); pass the file instead: -p robot:=/path/to/"
+                               "robot.urdf, or robot_description in a --params-file")
         return error(name, cause)
     return 0
 

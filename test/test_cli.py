@@ -131,6 +131,10 @@ def test_sim_without_rclpy_is_one_line(capsys, monkeypatch):
     (["simulator", "--ros-args", "-p", "robot:=nonexistent"], "no bundled urdf file"),
     (["simulator", "--ros-args", "-p", "rate:=-5.0"], "out of range"),
     (["id_controller", "--ros-args", "-p", "stale_behavior:=explode"], "stale_behavior"),
+    # URDF text rcl cannot read as a YAML value (ur5's comment banner has "a: b" alike): the
+    # way out, not the whole URDF quoted and cut
+    (["simulator", "--ros-args", "-p", 'robot_description:=<robot name="a"/> <!-- a: b -->'],
+     "pass the file instead: -p robot:="),
 ])
 def test_node_mistakes_are_one_line_exit_2(args, needle):
     one_line_error(run(args), needle)
