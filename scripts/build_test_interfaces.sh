@@ -37,11 +37,14 @@ if command -v ninja >/dev/null 2>&1; then GENERATOR="Ninja"
 elif command -v make >/dev/null 2>&1; then GENERATOR="Unix Makefiles"
 else missing "neither ninja nor make found"; fi
 
-# This interpreter's paths (its sys.prefix is where the ROS wheels put share/, include/, lib/).
+# This interpreter's paths (its sys.prefix is where the ROS wheels put share/, include/, lib/;
+# in a venv made with --system-site-packages they may be the base interpreter's).
 mapfile -t PYINFO < <("$PYTHON" - <<'EOF'
-import sys, sysconfig
+import os, sys, sysconfig
 print(sys.executable)
-print(sys.prefix)
+print(next((p for p in (sys.prefix, sys.base_prefix) if os.path.isfile(os.path.join(
+    p, "share", "rosidl_default_generators", "cmake", "rosidl_default_generatorsConfig.cmake"))),
+    sys.prefix))
 print(f"{sys.version_info.major}.{sys.version_info.minor}")
 print(sysconfig.get_paths()["include"])
 try:

@@ -514,7 +514,7 @@ def test_a_users_urdf_friction_is_its_default_coulomb_friction(tmp_path):
     assert isinstance(law.laws[0], ClassicFriction) and law.laws[0].coulomb == 1.5
     assert law.laws[0].viscous == 0.0 and isinstance(law.laws[1], NoFriction)
     assert _friction_label("", law, str(mine)) == \
-        "the URDF's <dynamics friction> (Coulomb; default)"
+        "the URDF's <dynamics friction> (default)"
     assert load_friction("none", None, model) is None
     assert load_friction("", None, rd.load_urdf(robot_path("planar_2r"))) is None
 

@@ -432,7 +432,7 @@ def _friction_label(spec, law, robot):
     if stem is not None and _bundled_config(robot, "_friction") is not None:
         return f"{stem}_friction (default)"
     if law is not None:
-        return "the URDF's <dynamics friction> (Coulomb; default)"
+        return "the URDF's <dynamics friction> (default)"
     if stem is None:
         return (f"none ({robot_stem(robot)!r} is not a bundled robot: no default friction; "
                 "set --friction)")

@@ -179,7 +179,13 @@ class SimulatorNode(Node):
         q = per_joint("initial_positions", values, self.model.nq)
         lower, upper = self.model.lower_limits, self.model.upper_limits
         if self.limits and len(values) == 1 and values[0] == 0.0:
+            moved = np.flatnonzero((q < lower) | (q > upper))
             q = np.clip(q, lower, upper)
+            if len(moved):
+                self.get_logger().info(
+                    "initial_positions: 0 is outside the limits of "
+                    + ", ".join(f"{self.model.joint_names[i]} (starts at {q[i]:g})"
+                                for i in moved))
         bad = np.flatnonzero((q < lower) | (q > upper)) if self.limits else []
         if len(bad):
             i = bad[0]
@@ -259,9 +265,9 @@ class SimulatorNode(Node):
                    "independent joints and takes the compiled step"
                    if getattr(self.model, "coupling", None) is not None else "")
             self.get_logger().warning(
-                f"a step costs {self._step_cost * 1e3:.2g} ms here, the realtime period is "
-                f"{self.sim.dt * 1e3:g} ms: realtime will fall behind (lower rate, or mode "
-                f"fast/lockstep){why}")
+                f"a step costs {self._step_cost * 1e3:.2g} ms here, more than half the "
+                f"{self.sim.dt * 1e3:g} ms realtime period (publishing needs the rest): realtime "
+                f"will fall behind (lower rate, or mode fast/lockstep){why}")
 
     def _rebase(self):
         """Realtime: simulated time follows the wall clock from now on."""
