@@ -729,7 +729,8 @@ def build_parser():
                              "(default strict)")
     parser.add_argument("--friction", default="",
                         help="friction of both the plant and the controller's model (bundled "
-                             "name, YAML path or 'none'); default: the robot's")
+                             "name, YAML path or 'none'); default: a bundled robot's own, "
+                             "else the URDF's <dynamics friction> as Coulomb friction")
     parser.add_argument("--plant-friction", default=None,
                         help="friction of the simulated plant (default: --friction)")
     parser.add_argument("--model-friction", default=None,
