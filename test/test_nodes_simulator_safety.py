@@ -125,18 +125,24 @@ def test_controller_stalls_then_resumes_the_arm_brakes(ros):
     while time.monotonic() < end and not (states and abs(states[-1].velocity[0]) > 0.5):
         publish_for(pub, drive, 0.05)
     publish_for(pub, drive, 0.3)
-    log_drive = len(sim.log)  # (under load, a stall before the drive began is logged too)
+    moving = [stamp_to_seconds(x.header.stamp) for x in list(states) if abs(x.velocity[0]) > 0.5]
+    assert moving, "the drive did not move the arm"
+    log_drive = len(sim.log)
     # the controller stalls for 1.5 s of wall time: under load a realtime simulator lags the
     # wall clock, and the checks below need 0.7 s of simulated braking before commands resume
     time.sleep(1.5)
     publish_for(pub, command([0.0] * NV), 0.2)
-    assert probe.wait_for(lambda: "no effort command for 0.10 s: braking to hold the position"
-                          in sim.log[log_drive:], 5), sim.log
+
+    def brake_times():  # simulated times of the node's "braking" lines after the arm moved
+        # (under load a stall before the drive began can reach the log after log_drive)
+        return [t for t in (float(x.split("t=")[1].split(" s:")[0]) for x in sim.log.splitlines()
+                            if "no effort command for 0.10 s: braking to hold the position" in x)
+                if t > moving[0]]
+
+    assert probe.wait_for(lambda: brake_times(), 5), sim.log
     assert probe.wait_for(lambda: "effort commands resumed after" in sim.log[log_drive:], 5), \
         sim.log
-    # when braking began after the drive, in simulated time, from the node's own log line
-    line = next(x for x in sim.log[log_drive:].splitlines() if "no effort command for" in x)
-    t_brake = float(line.split("t=")[1].split(" s:")[0])
+    t_brake = brake_times()[0]  # when braking began after the drive, in simulated time
     assert probe.wait_for(lambda: stamp_to_seconds(states[-1].header.stamp) > t_brake + 0.7, 10)
     states = list(states)  # a snapshot: the subscription keeps appending
     t = np.array([stamp_to_seconds(s.header.stamp) for s in states])
