@@ -118,6 +118,9 @@ class ComputedTorque(_Controller):
         super().__init__(kp, kd, q_ref, v_ref, a_ref, "a_ref")
         self.friction = friction
         self.velocity_tolerance = float(velocity_tolerance)
+        if not isinstance(damping, (bool, np.bool_)):
+            raise InputError(f"ComputedTorque: damping must be True (compensate the URDF's joint "
+                             f"damping) or False, got {damping!r}")
         self.damping = bool(damping)
 
     def _damping(self, model):

@@ -7,8 +7,8 @@ Per joint (docs/identification.md explains and measures each choice):
    :mod:`~.step_model` replays the simulator's step: exact mean q̈ = Δq̇/Δt, the wrench at the
    mid-step position and at the velocity the step evaluated its products at (the last steps'
    q̈ placed it), friction at the end-of-step velocity; rows where a joint starts, stops or
-   reverses or meets a stop, and the three rows after, are excluded. The balance's other efforts — armature∘q̈ and
-   URDF damping d∘q̇ — are subtracted.
+   reverses or meets a stop, and the three rows after, are excluded. The balance's other
+   efforts — armature∘q̈ and URDF damping d∘q̇ — are subtracted.
 2. **Identifiability.** The regressor Φ (:mod:`~.regressors`) with unit-RMS columns; a load
    column the robot can never excite (e.g. an axial load on a planar arm) is *not applicable*
    (coefficient 0, no effect on this robot); while the scaled Φ's condition number exceeds

@@ -82,7 +82,8 @@ class StepReplay:
             row_ok[lag:] &= clean[:-lag]
         row_ok[:3] = False  # (the first step after a reset predicts; the next two do not
         # extrapolate from two steps)
-        self.Ve = self.Vp.copy()  # q̇_{k−1} + (h/2)(2 q̈_{k−1} − q̈_{k−2}) (rows 0 and 1: q̇_{k−1})
+        # q̇_{k−1} + (h/2)(2 q̈_{k−1} − q̈_{k−2}) (rows 0 and 1: q̇_{k−1})
+        self.Ve = self.Vp.copy()
         self.Ve[2:] += 0.5 * self.h[2:, None] * (2.0 * self.A[1:-1] - self.A[:-2])
         if row_ok.mean() >= 1.0 - ROW_SHARE:
             self.valid = np.repeat(row_ok[:, None], V.shape[1], axis=1)

@@ -195,13 +195,13 @@ def load_friction(spec: str, bundled, model):
     if spec.lower() == "none":
         return None
     if not spec:
+        path = None
         if bundled is not None:
             try:
-                return friction_from_config(config_path(bundled + "_friction"), model)
-            except ModelError as exc:
-                if "no bundled config file" not in str(exc):
-                    raise
-        return urdf_friction(model)
+                path = config_path(bundled + "_friction")
+            except ModelError:  # a bundled robot without a friction file
+                pass
+        return urdf_friction(model) if path is None else friction_from_config(path, model)
     return friction_from_config(config_path(spec), model)
 
 

@@ -474,8 +474,9 @@ class SimulatorNode(Node):
         self.get_logger().info(
             f"t={self.sim.t:.2f} s energy audit: ΔT+ΔV={audit.kinetic + audit.potential:.6g} J, "
             f"motor work {audit.motor_work:.6g} J, dissipation by friction "
-            f"{audit.friction_dissipation:.6g} J, damping {audit.damping_dissipation:.6g} J, stops "
-            f"{audit.limit_dissipation:.6g} J, residual {audit.relative_residual:.2e} (relative)")
+            f"{audit.friction_dissipation:.6g} J, damping {audit.damping_dissipation:.6g} J, "
+            f"stops {audit.limit_dissipation:.6g} J, residual {audit.relative_residual:.2e} "
+            "(relative)")
 
 
 def main(args=None):
