@@ -550,3 +550,21 @@ def test_plot_title_names_the_actuators():
     assert "actuators arm7_actuators" in plot_title(dict(base, actuators="arm7_actuators"))
     assert "actuators fit_actuators" in plot_title(dict(base, actuators="/x/fit_actuators.yaml"))
     assert "actuators none" in plot_title(dict(base, actuators="none"))
+
+
+def test_realtime_verdict_names_steps_dropped_without_an_overrun():
+    """A realtime simulator slower than the wall clock by small ticks (each catching up at most
+    5 ms) drops steps without an overrun: the run is not real time, and the verdict says so."""
+    from robot_dynamics.energy import EnergyAudit
+    from robot_dynamics.nodes.composition import summarize
+
+    model = rd.load_urdf(robot_path("planar_2r"))
+    data = {"t": np.arange(5) * 1e-3, "q": np.zeros((5, 2)), "tau": np.zeros((5, 2))}
+    for mode, dropped, valid in (("realtime", 0, True), ("realtime", 40, False),
+                                 ("lockstep", 40, True)):
+        out = summarize(model, data, np.zeros((5, 2)), EnergyAudit(),
+                        {"overruns": 0, "dropped_steps": dropped}, mode=mode, wall=1.0,
+                        tolerance=0.01, tolerance_prismatic=0.001)
+        assert out["valid"] == valid, out["reasons"]
+        assert valid or out["reasons"] == ["40 step(s) dropped: simulated time fell behind the "
+                                           "wall clock"]

@@ -297,20 +297,25 @@ def test_realtime_overruns_counted_and_steps_dropped(node):
     sim_node = node(mode="realtime", overrun_threshold=0.01)
     sim_node.realtime_tick()  # the first tick starts the clock
     sim_node.wall_start -= 0.05  # the node was away for 50 ms
+    steps = sim_node.stats["steps"]
     sim_node.realtime_tick()
-    assert sim_node.stats["overruns"] == 1 and sim_node.stats["dropped_steps"] == 0
-    sim_node.wall_start -= 0.5  # 500 ms: the catch-up cap (100 steps) drops the rest
+    # it catches up 5 steps (5 ms under the command it holds), and drops the other ~45
+    assert sim_node.stats["steps"] - steps == 5
+    assert sim_node.stats["overruns"] == 1 and 44 <= sim_node.stats["dropped_steps"] < 100
+    dropped = sim_node.stats["dropped_steps"]
+    sim_node.wall_start -= 0.5  # 500 ms: 495 steps dropped, and a few more for the test's time
     sim_node.realtime_tick()
-    # 400 steps dropped, and a few more for the wall time this test itself takes
-    assert sim_node.stats["overruns"] == 2 and 390 <= sim_node.stats["dropped_steps"] < 500
+    assert sim_node.stats["overruns"] == 2
+    assert 490 <= sim_node.stats["dropped_steps"] - dropped < 600
     assert sim_node.set_parameters([Parameter("overrun_threshold", value=1.0)])[0].successful
     sim_node.wall_start -= 0.05
     sim_node.realtime_tick()
     assert sim_node.stats["overruns"] == 2  # a 50 ms lag is now within the threshold
-    dropped = sim_node.stats["dropped_steps"]
+    dropped, steps = sim_node.stats["dropped_steps"], sim_node.stats["steps"]
     sim_node.wall_start -= 0.3
-    sim_node.realtime_tick()  # within the threshold, but still at most 100 steps per tick
-    assert sim_node.stats["overruns"] == 2 and sim_node.stats["dropped_steps"] >= dropped + 190
+    sim_node.realtime_tick()  # within the threshold, but still at most 5 ms of steps per tick
+    assert sim_node.stats["steps"] - steps == 5
+    assert sim_node.stats["overruns"] == 2 and sim_node.stats["dropped_steps"] >= dropped + 290
 
 
 def test_wait_for_command_and_live_mode(node):

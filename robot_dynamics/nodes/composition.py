@@ -584,6 +584,9 @@ def summarize(model, data, qd, audit, stats, *, mode, wall, tolerance, tolerance
         if int(stats.get("overruns", 0)):
             reasons.append(f"{int(stats['overruns'])} overrun(s): the simulation fell behind "
                            "the wall clock")
+        elif int(stats.get("dropped_steps", 0)):  # slower than real time, by small ticks
+            reasons.append(f"{int(stats['dropped_steps'])} step(s) dropped: simulated time fell "
+                           "behind the wall clock")
         if int(stats.get("stale_command_steps", 0)):
             reasons.append(f"{int(stats['stale_command_steps'])} steps without a fresh command")
     return {

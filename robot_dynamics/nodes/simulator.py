@@ -7,8 +7,12 @@ with simulated time) and ``/clock`` (for ``use_sim_time``). Modes (``mode``, liv
 
 * ``realtime`` — simulated time follows the wall clock. When the node cannot keep up (the wall
   clock runs ahead of the simulation by more than ``overrun_threshold``) the tick is counted as an
-  overrun; more than MAX_CATCH_UP steps behind, the excess steps are dropped (simulated time
-  falls behind the wall clock for good) and counted. Both are logged (throttled) and published;
+  overrun. A tick integrates at most MAX_CATCH_UP seconds of steps under the command it holds;
+  the steps beyond are dropped: simulated time falls behind the wall clock for good (the
+  simulation runs slower than real time, as Gazebo does when its physics cannot keep up), and
+  they are counted. Catching up 100 ms in one tick held one command over 100 steps that the
+  controller never saw: a slow step (mimic joints) made a computed-torque loop run away.
+  Both counters are logged (throttled) and published;
 * ``fast`` — as fast as possible, commands applied whenever they arrive (``publish_every``: steps
   per published state); it integrates for up to FAST_SLICE of wall time per executor turn, so
   commands and services are served between slices without an executor wake-up per step (a
@@ -79,8 +83,9 @@ STAT_FIELDS = ("steps", "overruns", "dropped_steps", "stale_command_steps", "err
                "saturated_steps", "limit_steps")
 #: fast mode: wall time integrated per executor turn [s]
 FAST_SLICE = 0.002
-#: realtime mode: most steps integrated in one tick (0.1 s at 1 kHz); beyond, steps are dropped
-MAX_CATCH_UP = 100
+#: realtime mode: most simulated time integrated in one tick [s] (5 steps at 1 kHz, at least one
+#: step): the controller's command is held that long at most; beyond, steps are dropped
+MAX_CATCH_UP = 0.005
 #: waiting for the first command: the state is re-published this often [s of wall time]
 WAIT_PUBLISH_PERIOD = 0.05
 #: ~/diagnostics period [s of wall time]
@@ -397,11 +402,12 @@ class SimulatorNode(Node):
         due = int((time.monotonic() - self.wall_start) / dt) - int(
             round((self.sim.t - self.sim_start) / dt))
         lag = (due - 1) * dt  # behind the wall clock, beyond the step this tick is for
-        if due > MAX_CATCH_UP:
-            dropped = due - MAX_CATCH_UP
+        cap = max(1, int(round(MAX_CATCH_UP / dt)))
+        if due > cap:
+            dropped = due - cap
             self.stats["dropped_steps"] += dropped
             self.wall_start += dropped * dt  # simulated time falls behind the wall clock
-            due = MAX_CATCH_UP
+            due = cap
         if lag > self.overrun_threshold + 1e-12:
             self.stats["overruns"] += 1
             self.get_logger().warning(
