@@ -25,6 +25,13 @@ virtual power maps efforts back with ``Gᵀ``:
   friction model in these coordinates to :func:`robot_dynamics.stiction.solve_with_friction`
   (its reference path), which runs unchanged.
 
+**Simulation.** :class:`~robot_dynamics.simulation.Simulator` steps the coordinates in one
+compiled call (kernels/fd.py ``_coupled_mass`` / ``_coupled_bias``) when no follower has
+friction of its own — a coordinate's friction is then its leader's, from the leader's wrench
+— and ``M`` keeps the pattern of the coordinates' tree (:func:`reduced_tree`); otherwise
+through the Python statement of the scheme with :class:`CoupledFriction` (the reference the
+compiled step is tested against, to 1e-10).
+
 This matches Pinocchio's ``buildModelFromUrdf(path, mimic=True)``: ``nq``/``nv`` count the
 independent joints; ``rnea``/``crba`` agree with the functions here.
 
@@ -41,7 +48,8 @@ import warnings
 import numpy as np
 
 from .errors import ModelError, as_vector, check_friction
-from .model import Model
+from .kernels.layout import make_work
+from .model import Data, Model
 
 
 # -- building ---------------------------------------------------------------------------------
@@ -95,6 +103,45 @@ def resolve(full: Model) -> tuple[np.ndarray, np.ndarray, list[int]] | None:
     return G, o, independent
 
 
+def reduced_tree(full: Model, G: np.ndarray, independent) -> list[int] | None:
+    """Parents of the coordinates (each leader's nearest independent ancestor, −1: none) when
+    ``M = Gᵀ M_full G`` keeps the pattern of that tree — every pair of full joints on one
+    root-to-leaf path maps to coordinates on one path — so the compiled step's tree
+    factorisations hold (kernels/fd.py ``_coupled_mass``); else None (e.g. a follower in another
+    branch than its leader's, coupling the two branches)."""
+    pos = {int(i): k for k, i in enumerate(independent)}
+    parents = []
+    for i in independent:
+        j = int(full.parents[i])
+        while j >= 0 and j not in pos:
+            j = int(full.parents[j])
+        parents.append(pos[j] if j >= 0 else -1)
+
+    def chain(k, tree):  # k and its ancestors
+        out = set()
+        while k >= 0:
+            out.add(k)
+            k = tree[k]
+        return out
+
+    up = [chain(k, parents) for k in range(len(parents))]
+    col = [int(np.flatnonzero(G[i])[0]) if G[i].any() else -1 for i in range(full.nv)]
+    for j in range(full.nv):
+        for i in chain(j, [int(x) for x in full.parents]):  # i an ancestor of j (or j)
+            b, c = col[i], col[j]
+            if b >= 0 and c >= 0 and b not in up[c] and c not in up[b]:
+                return None
+    return parents
+
+
+def pack_coupling(G: np.ndarray, o: np.ndarray, independent) -> np.ndarray:
+    """The coupling as the compiled step reads it (kernels/fd.py ``_coupling_views``)."""
+    nf, nv = G.shape
+    col = np.array([np.flatnonzero(G[i])[0] if G[i].any() else -1 for i in range(nf)], float)
+    g = np.array([G[i, int(c)] if c >= 0 else 0.0 for i, c in enumerate(col)])
+    return np.concatenate([[nf, nv], col, g, o, np.asarray(independent, float)])
+
+
 def couple(full: Model) -> Model:
     """The model in independent coordinates of a full model with mimic tags (or ``full`` itself
     when nothing couples). Called by :func:`robot_dynamics.model.build_model`."""
@@ -115,8 +162,6 @@ class MimicModel(Model):
     joints). ``full`` is the model of every movable joint (the kernels' tree); ``coupling``
     (G) and ``coupling_offset`` (o) map ``q_full = G q + o``. Joint-level fields (names, types,
     limits, damping) are per independent coordinate; per-body fields live on ``full``."""
-
-    _no_friction = None  # no compiled friction pack: the Simulator steps in Python
 
     def __init__(self, full: Model, G: np.ndarray, o: np.ndarray, independent: list[int]):
         super().__init__()
@@ -149,6 +194,25 @@ class MimicModel(Model):
         self.urdf_friction = _frozen(absG.T @ full.urdf_friction)
         self.mechanical_reduction = _frozen(full.mechanical_reduction[ind])
         self._gravity = full.gravity
+        # the compiled step (kernels/fd.py): the coordinates' tree packed for the friction
+        # solve (leaders' kinds and axes, the coordinates' parents and armature), the coupling;
+        # None where M does not keep the coordinates' tree pattern (the step runs in Python)
+        tree = reduced_tree(full, G, independent)
+        self._cp = self._rmb = self._no_friction = None
+        if tree is not None:
+            from .kernels.layout import pack_laws, pack_model
+
+            kinds = np.asarray(full.kinds)[ind]
+            z = np.zeros
+            self._rmb = pack_model(_Packable(
+                nv=self.nv, kinds=kinds, parents=np.array(tree, dtype=np.int64), axes=self.axes,
+                joint_rotations=z((self.nv, 3, 3)), joint_translations=z((self.nv, 3)),
+                spatial_inertias=z((self.nv, 6, 6)), motion_subspaces=z((self.nv, 6)),
+                gravity=z(3), armature=z(self.nv)))
+            self._arm = self._rmb[len(self._rmb) - self.nv:]  # the armature setter writes it
+            self._cp = pack_coupling(G, o, independent)
+            self._no_friction = pack_laws(np.zeros(self.nv, dtype=np.int64),
+                                          np.zeros((self.nv, 8)))
         self.armature = np.zeros(self.nv)  # per coordinate (the full tree's stays its own)
 
     @property
@@ -197,6 +261,13 @@ class MimicModel(Model):
                 f"followers={self.followers})")
 
 
+class _Packable:
+    """The fields :func:`~robot_dynamics.kernels.layout.pack_model` reads, given by name."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+
 class MimicData:
     """Workspace of a :class:`MimicModel`: ``full`` is the full tree's Data (body poses,
     velocities, joint wrenches ``f`` of every full joint, composite inertias); ``tau``,
@@ -207,10 +278,13 @@ class MimicData:
         self._model, self._work = model, self.full._work  # as a Data: its model (errors.check_data)
         for name in ("oMi", "liMi_R", "liMi_p", "X", "S", "v", "a", "f", "Ic"):
             setattr(self, name, getattr(self.full, name))
-        self.tau = np.zeros(model.nv)
-        self.tau_friction = np.zeros(model.nv)
-        self.M = np.zeros((model.nv, model.nv))
-        self.fd_report = None
+        # the coordinates' work of the compiled step (kernels/layout.py; Simulator)
+        self._rwork, views = make_work(model.nv)
+        self._views, self._vecs = views, views["vecs"]
+        self.tau, self.tau_friction, self.M = views["tau"], views["tau_friction"], views["M"]
+        self._report = None
+
+    fd_report = Data.fd_report
 
 
 def joint_state(model: MimicModel, q, v, tau):
@@ -297,8 +371,6 @@ class CoupledFriction:
     ``magnitudes``/``bounds`` of coordinate β are ``Σ_i |G_iβ| ·`` those of the full joints it
     drives, each evaluated at the expanded state with the direction ``sign(G_iβ) d_β``."""
 
-    _packed = None  # always the Python (reference) path
-
     def __init__(self, full_friction, model: MimicModel):
         check_friction(model.full, full_friction, "friction")
         self.full, self.model = full_friction, model
@@ -308,6 +380,19 @@ class CoupledFriction:
         self._absG = np.abs(model.coupling)
         self._sign = np.sign(model.coupling)
         self.active = (self._absG.T @ full_friction.active.astype(float)) > 0
+        #: the leaders' packed laws, for the Simulator's compiled step (kernels/fd.py): when
+        #: built-in laws, no follower with friction, and a coordinates' tree (reduced_tree);
+        #: else None (the step runs in Python)
+        self.step_pack = None
+        followers = np.setdiff1d(np.flatnonzero(model.coupling.any(axis=1)), model.independent)
+        if (model._cp is not None and full_friction._packed is not None
+                and not full_friction.active[followers].any()):
+            from .kernels.layout import pack_laws
+
+            codes, params = full_friction._packed[:2]
+            self.step_pack = pack_laws(codes[model.independent], params[model.independent])
+
+    _packed = None  # solve_with_friction takes the reference path (robot_dynamics.stiction)
 
     def _state(self, q, v, directions):
         G, m = self.model.coupling, self.model
@@ -329,6 +414,21 @@ class CoupledFriction:
 
     def __repr__(self) -> str:
         return f"CoupledFriction({self.full!r})"
+
+
+def python_step_reason(model, friction) -> str:
+    """Why a Simulator of ``model`` (mimic joints) with ``friction`` steps through the Python
+    statement rather than the compiled step, or "" when it does not."""
+    if getattr(model, "coupling", None) is None:
+        return ""
+    if model._cp is None:
+        return ("a follower lies in another branch than its leader's (M couples the branches), "
+                "so its steps run in Python")
+    fr = coupled_friction(friction, model)
+    if fr is not None and fr.step_pack is None:
+        return ("a follower has friction of its own (or a law is not built in), so its steps "
+                "run in Python: give the followers friction 'none'")
+    return ""
 
 
 def coupled_friction(friction, model: MimicModel):

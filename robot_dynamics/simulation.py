@@ -56,7 +56,8 @@ from .energy import EnergyAudit, kinetic_energy, potential_energy, split_frictio
 from .errors import F64, InputError, as_vector, check_friction
 from .kernels.fd import (ACC, ACTED, PASSES, Q_HALF, Q_NEW, SP_DAMPING, SP_FRICTION, SP_GROSS,
                          SP_GUESS, SP_H, SP_HISTORY, SP_LIMIT, SP_LIMIT_STEPS, SP_MOTOR,
-                         SP_SATURATED, V_EVAL, V_NEW, sim_params, sim_step_entry)
+                         SP_SATURATED, V_EVAL, V_NEW, sim_params, sim_step_entry,
+                         sim_step_mimic_entry)
 from .kernels.rollout import DONE, RUN_STEP, sim_run_entry
 from .kernels.stiction import TAU_LIMIT
 from .model import Data
@@ -98,8 +99,9 @@ class Simulator:
         ``tau_limit`` is the stops' reaction effort of the last step (impulses as P/h),
         ``at_limit`` flags the joints held on a stop, ``limit_steps`` counts the steps in which
         a stop acted. ``limits=False`` simulates without them."""
-        if model.coupling is not None:  # mimic joints: Python path (robot_dynamics/mimic.py)
-            friction, compiled = mimic.coupled_friction(friction, model), False
+        self._coupled = model.coupling is not None  # mimic joints (robot_dynamics/mimic.py)
+        if self._coupled:
+            friction = mimic.coupled_friction(friction, model)
         if not (np.isfinite(dt) and dt > 0):
             raise InputError(f"dt must be a positive number of seconds, got {dt}")
         check_friction(model, friction, "Simulator")
@@ -133,9 +135,12 @@ class Simulator:
             from .friction import friction_from_config
             self._solve_friction_model = friction_from_config({"default": {"model": "none"}},
                                                               model)
-        # built-in laws (or none) step in one compiled call (kernels/fd.py); others in Python
-        self._packed = model._no_friction if friction is None else friction._packed
-        self._reference_only = not compiled
+        # built-in laws (or none) step in one compiled call (kernels/fd.py); others in Python.
+        # Mimic joints: in their coordinates (kernels/fd.py ``_coupled_mass``) where no follower
+        # has friction and M keeps the coordinates' tree; else the Python statement, always
+        self._packed = model._no_friction if friction is None else (
+            friction.step_pack if self._coupled else friction._packed)
+        self._reference_only = not compiled or (self._coupled and self._packed is None)
         if not compiled:
             self._packed = None
         self._fr = None if self._packed is None else self._packed[2]
@@ -145,7 +150,11 @@ class Simulator:
             self._tau_new, self._tauf_new = data.tau, data.tau_friction
             self._tau_limit_new, self._state = data._vecs[TAU_LIMIT], data._views["stuck"]
             self._on_lower = np.full(n, LOWER, dtype=self._state.dtype)
-            self._mb, self._work = model._mb, data._work
+            if self._coupled:  # the coordinates' packed tree and work, then the full tree's
+                self._mb, self._work = model._rmb, data._rwork
+                self._full = (model.full._mb, model._cp, data.full._work)
+            else:
+                self._mb, self._work = model._mb, data._work
         self._ctl_data = None  # Data of controllers run in Python (Simulator.run)
         self._report = None
         self.reset(np.zeros(n) if not self._has_stops else
@@ -169,7 +178,8 @@ class Simulator:
         (q½, the velocity the products were evaluated at) — the loads its friction and
         stiction verdicts used (eq. 2.3.7); None when the step had no friction solve."""
         if self._wrenches is _IN_WORK:
-            if self.data._views["info"][6]:  # the solve computed them (a law reads its loads)
+            # the solve computed them (a law reads its loads; mimic: the leaders' only)
+            if self.data._views["info"][6] and not self._coupled:
                 return self.data._views["Wt"].copy()
             # laws that do not read the loads (or none): the kernel skipped the directors; the
             # wrenches of the answer are RNEA's at (q½, velocity of the products, q̈)
@@ -252,8 +262,11 @@ class Simulator:
             try:  # the compiled step saturates and checks tau itself (length, finite); a list
                 # or an int array goes straight to the conversion below (numba's refusal of
                 # an argument type costs 0.2 ms)
-                status = (sim_step_entry(self._mb, self._fr, self._sp, q, v, tau, self._work)
-                          if tau.dtype is F64 else 1)
+                status = (1 if tau.dtype is not F64 else
+                          sim_step_entry(self._mb, self._fr, self._sp, q, v, tau, self._work)
+                          if not self._coupled else
+                          sim_step_mimic_entry(self._mb, self._fr, self._sp, q, v, tau,
+                                               self._work, *self._full))
             except (AttributeError, TypeError):  # not a float64 C vector: converted below
                 status = 1
             except np.linalg.LinAlgError:  # non-finite matrices (an overflow): named below
@@ -367,8 +380,10 @@ class Simulator:
         saved = tail[SP_H], tail[SP_SATURATED], tail[SP_LIMIT_STEPS]
         tail[SP_H] = h
         try:
-            status = sim_step_entry(self._mb, self._fr, self._sp, self.q, self.v, tau,
-                                    self._work)
+            status = (sim_step_mimic_entry(self._mb, self._fr, self._sp, self.q, self.v, tau,
+                                           self._work, *self._full) if self._coupled else
+                      sim_step_entry(self._mb, self._fr, self._sp, self.q, self.v, tau,
+                                     self._work))
         finally:
             tail[SP_H], tail[SP_SATURATED], tail[SP_LIMIT_STEPS] = saved
         self.data._report = _COMPILED
@@ -537,7 +552,8 @@ class Simulator:
         compiled_ctl = controller is None or isinstance(controller, _Controller)
         t0 = self.t
         # composite laws book their loss split per step (step()): they take the loop below
-        if self._packed is not None and compiled_ctl and not self._split:
+        # (mimic joints: each step compiled, the loop in Python)
+        if self._packed is not None and compiled_ctl and not self._split and not self._coupled:
             rows = self._run_compiled(N, controller)
         else:
             rows = np.empty((N, 5, n))

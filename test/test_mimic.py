@@ -428,3 +428,79 @@ def test_dynamics_model_outputs_are_per_independent_joint(gripper):
     rd.inverse_dynamics(gripper, data, q, v, np.zeros(8), friction=fr)
     np.testing.assert_array_equal(out["wrenches"][7], data.full.f[7])  # finger_left's own row
     np.testing.assert_allclose(out["friction"], data.tau_friction)
+
+
+def _leaders_only(config):
+    """``config`` with no friction on the follower (finger_right): the compiled step's case."""
+    joints = dict(config.get("joints", {}))
+    joints["finger_right"] = {"model": "none"}
+    return dict(config, joints=joints)
+
+
+@pytest.mark.parametrize("law", ["none", "friction"])
+def test_compiled_mimic_step_agrees_with_the_python_statement(gripper, law):
+    """No follower with friction: the simulator steps the coordinates in one compiled call
+    (kernels/fd.py _coupled_mass: the full tree at G q + o, then Gᵀ M G, Gᵀ b and the leaders'
+    loads), and agrees with the Python statement of the scheme over a run with stick/slip and
+    the fingers driven into their stops."""
+    fr = None if law == "none" else rd.friction_from_config(_leaders_only(GRIPPER_FRICTION),
+                                                            gripper.full)
+    data = gripper.create_data()
+    q0 = np.array([0.3, 0.5, -0.2, -1.0, 0.4, 0.7, 0.1, 0.02])
+
+    def controller(t, q, v):
+        push = 3.0 * np.sin(9 * t + np.arange(gripper.nv)) * (np.sin(3 * t) > -0.2)
+        push[7] = 15.0 * np.sign(np.sin(6 * t))  # the fingers slam into either stop
+        return rd.gravity_torques(gripper, data, q) + push
+
+    runs, sims = [], []
+    for compiled in (True, False):
+        sim = rd.Simulator(gripper, fr, dt=1e-3, compiled=compiled)
+        sim.reset(q0)
+        runs.append(sim.run(0.6, controller))
+        sims.append(sim)
+    assert sims[0]._packed is not None and sims[1]._packed is None  # compiled, and Python
+    fast, slow = runs
+    for key in ("q", "v", "tau_friction", "tau_limit"):
+        np.testing.assert_allclose(fast[key], slow[key], atol=1e-10, rtol=1e-10, err_msg=key)
+    finger = fast["q"][:, 7]
+    assert finger.min() == 0.0 and finger.max() == 0.04  # on both stops, exactly
+    if fr is not None:
+        stuck = fast["v"][:, :7] == 0.0
+        assert stuck.any() and (~stuck).any()
+    W = sims[0].joint_wrenches  # every full joint's, the follower's too
+    assert W.shape == (9, 6) and np.isfinite(W).all()
+    for name in ("motor_work", "friction_dissipation", "limit_dissipation"):
+        assert getattr(sims[0].audit, name) == pytest.approx(getattr(sims[1].audit, name),
+                                                             rel=1e-10, abs=1e-12)
+    assert abs(sims[0].audit.relative_residual) < 1e-3
+
+
+def test_mimic_step_stays_in_python_where_the_kernel_cannot_take_it(gripper):
+    """A follower with friction of its own (its share enters its leader's coordinate), or a
+    follower in another branch than its leader's (M couples the branches: no tree pattern),
+    steps through the Python statement."""
+    from robot_dynamics.mimic import python_step_reason
+
+    fr = rd.friction_from_config(GRIPPER_FRICTION, gripper.full)
+    assert rd.Simulator(gripper, fr)._packed is None
+    assert "a follower has friction of its own" in python_step_reason(gripper, fr)
+    leaders = rd.friction_from_config(_leaders_only(GRIPPER_FRICTION), gripper.full)
+    assert rd.Simulator(gripper, leaders)._packed is not None
+    assert python_step_reason(gripper, leaders) == python_step_reason(gripper, None) == ""
+    cross = _three_link('').replace(
+        '<joint name="j3" type="revolute"><parent link="l2"/>',
+        '<joint name="j3" type="revolute"><parent link="base"/>')
+    cross = cross.replace("</robot>", '<link name="l4"><inertial><mass value="0.5"/><inertia '
+                          'ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/>'
+                          '</inertial></link><joint name="j4" type="revolute"><parent '
+                          'link="l3"/><child link="l4"/><axis xyz="0 1 0"/><limit lower="-2" '
+                          'upper="2" effort="50" velocity="2"/><mimic joint="j2"/></joint>'
+                          "</robot>")
+    model = rd.load_urdf(cross, mimic=True)  # j4 (under j3) follows j2 (under j1)
+    assert model.nv == 3 and model._cp is None
+    assert "another branch" in python_step_reason(model, None)
+    sim = rd.Simulator(model)
+    assert sim._packed is None
+    sim.step(np.zeros(3))
+    assert np.isfinite(sim.q).all()

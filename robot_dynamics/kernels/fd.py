@@ -91,11 +91,17 @@ def stop_impulse(kinds, parents, axes, R0, p0, I6, S, q, v, lower, upper, h, R, 
     (``q̇' = q̇ + M(q)⁻¹ P``, every joint feels them). Writes q̇' to ``vp`` and the drift
     ``q½ = q + (h/2) q̇'`` (exactly on the stop for those joints) to ``q_half``; returns
     (kinetic energy lost, P). A rare path: it allocates."""
-    n = q.shape[0]
     placements_kernel(kinds, axes, R0, p0, q, R, p)
     composite_inertias(parents, I6, R, p, X, Ic)
     mass_from_composite(parents, S, X, Ic, M)
     add_armature(arm, M)
+    return _impulse(M, q, v, lower, upper, h, vp, q_half)
+
+
+@njit(cache=True)
+def _impulse(M, q, v, lower, upper, h, vp, q_half):
+    """:func:`stop_impulse` given M(q) (mimic coordinates: Gᵀ M_full G + diag(armature))."""
+    n = q.shape[0]
     Minv = np.linalg.inv(M)
     side = np.zeros(n)
     P = np.zeros(n)
@@ -150,6 +156,96 @@ def stop_impulse(kinds, parents, axes, R0, p0, I6, S, q, v, lower, upper, h, R, 
     return lost, P
 
 
+# -- mimic coordinates (robot_dynamics/mimic.py): q_full = G q + o ------------------------------
+# The coupling, packed by robot_dynamics.mimic.pack_coupling as floats: [n_full, nv, then per
+# full joint its coordinate (−1: none) and its G entry, the offsets o, then per coordinate the
+# full index of its own (leader) joint]. The full tree's kernels run on the full model's packed
+# arrays (mbf, wf) at the expanded state, and the step's coordinates get
+#   M = Gᵀ M_full G,  b = Gᵀ b_full,  W0_k = fn_full[leader k],  D[β, k] = Σ_{α∈β} G_αβ pl_α[leader k]
+# — the leaders' loads: the compiled path is taken only when no follower has friction, and
+# when M keeps the pattern of the coordinates' tree (mimic.reduced_tree).
+
+
+@njit(cache=True)
+def _coupling_views(cp):
+    nf, nv = int(cp[0]), int(cp[1])
+    return (nf, nv, cp[2:2 + nf], cp[2 + nf:2 + 2 * nf], cp[2 + 2 * nf:2 + 3 * nf],
+            cp[2 + 3 * nf:2 + 3 * nf + nv])
+
+
+@njit(cache=True)
+def _expand(cp, x, out, offset):
+    """out = G x (+ o)."""
+    nf, _, col, g, o, _ = _coupling_views(cp)
+    for i in range(nf):
+        c = int(col[i])
+        out[i] = (g[i] * x[c] if c >= 0 else 0.0) + (o[i] if offset else 0.0)
+
+
+@njit(cache=True)
+def _coupled_mass(mbf, wf, cp, q, loaded, M, D):
+    """Placements of the full tree at G q + o, then M = Gᵀ M_full G (full armature included)
+    and, when ``loaded``, the coordinates' directors at the leaders' joints (see above)."""
+    nf, kinds, parents, axes, R0, p0, I6, S = model_views(mbf)
+    R, p, _, _, _, _, _, X, Ic, _, Mf = work_views(mbf, wf)
+    _, Df, _, _, _, motion, vecs, _, _, _, _, _ = scratch_views(mbf, wf)
+    relf = model_relations(mbf)
+    _, nv, col, g, _, lead = _coupling_views(cp)
+    qf = vecs[Q_HALF]
+    _expand(cp, q, qf, True)
+    placements_kernel(kinds, axes, R0, p0, qf, R, p)
+    _mass_and_directors(loaded, parents, I6, S, R, p, X, Ic, Mf, Df, relf, motion)
+    add_armature(model_armature(mbf), Mf)
+    for r in range(nv):
+        for c in range(nv):
+            M[r, c] = 0.0
+    for i in range(nf):
+        ci = int(col[i])
+        if ci < 0:
+            continue
+        for j in range(nf):
+            cj = int(col[j])
+            if cj >= 0:
+                M[ci, cj] += g[i] * g[j] * Mf[i, j]
+    if not loaded:
+        return
+    ptr, idx = relf[0], relf[1]
+    for k in range(nv):
+        for b in range(nv):
+            for e in range(6):
+                D[b, k, e] = 0.0
+        i = int(lead[k])
+        for m in range(ptr[i], ptr[i + 1]):  # the joints α with pl_α non-zero at joint i
+            al = idx[m]
+            b = int(col[al])
+            if b >= 0:
+                for e in range(6):
+                    D[b, k, e] += g[al] * Df[al, i, e]
+
+
+@njit(cache=True)
+def _coupled_bias(mbf, wf, cp, v, bias, W0):
+    """RNEA of the full tree at zero acceleration and velocity G q̇ (placements from
+    :func:`_coupled_mass`): b = Gᵀ b_full, and W0 = fn_full(q, q̇, 0) of the leaders."""
+    _, _, parents, _, _, _, I6, S = model_views(mbf)
+    R, p, vel, acc, f, _, _, _, _, _, _ = work_views(mbf, wf)
+    vecs = scratch_views(mbf, wf)[6]
+    nf, nv, col, g, _, lead = _coupling_views(cp)
+    vf, zero, bf = vecs[V_EVAL], vecs[ZERO], vecs[BIAS]
+    _expand(cp, v, vf, False)
+    for i in range(nf):
+        zero[i] = 0.0
+    rnea_passes(parents, I6, S, model_gravity(mbf), vf, zero, R, p, vel, acc, f, bf)
+    for k in range(nv):
+        bias[k] = 0.0
+        for e in range(6):
+            W0[k, e] = f[int(lead[k]), e]
+    for i in range(nf):
+        c = int(col[i])
+        if c >= 0:
+            bias[c] += g[i] * bf[i]
+
+
 #: largest number of mid-step evaluations of the velocity products before the explicit fallback
 PASSES = 4
 #: the simulator's parameter array ``sp`` (owned by the Simulator, one per instance):
@@ -186,8 +282,11 @@ def _state_code(state, direction):
 
 
 @njit(cache=True)
-def _step(mb, fr, sp, q, v, tau_cmd, w):
+def _step(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf):
     """One step of :class:`robot_dynamics.simulation.Simulator` (see its module docstring).
+
+    Mimic joints: ``cp`` the packed coupling (empty: none), ``mbf``/``wf`` the full tree's
+    packed model and work; ``mb``/``w`` are then the coordinates' (:func:`_coupled_mass`).
 
     ``sp``: :func:`sim_params` (step length h; joints with |q̇| ≤ v_tol are at rest). The motor
     efforts are saturated at the effort limits first (the applied efforts go to Data's ``tau``).
@@ -241,17 +340,25 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
         crossing = crossing or q_half[i] < lower[i] or q_half[i] > upper[i]
     lost = 0.0
     P = zero
-    if crossing:  # 0. ... unless a stop is in the way: it takes the approach velocity first
+    coupled = cp.shape[0] > 0
+    if crossing and coupled:  # 0. ... unless a stop is in the way: it takes the approach
+        _coupled_mass(mbf, wf, cp, q, False, M, D)  # velocity first
+        add_armature(arm, M)
+        lost, P = _impulse(M, q, v, lower, upper, h, vp, q_half)
+    elif crossing:
         lost, P = stop_impulse(kinds, parents, axes, R0, p0, I6, S, q, v, lower, upper, h, R, p,
                                X, Ic, M, vp, q_half, arm)
     for i in range(n):  # the stops bound the end-of-step velocity: q⁺ stays in [lower, upper]
         ulo[i] = min(2.0 * (lower[i] - q_half[i]) / h, 0.0)
         uhi[i] = max(2.0 * (upper[i] - q_half[i]) / h, 0.0)
         v_eval[i] = vp[i]
-    placements_kernel(kinds, axes, R0, p0, q_half, R, p)
     loaded = loads_matter(codes, params)
     info[6] = 1 if loaded else 0  # Wt holds the answer's joint wrenches (else Python computes them)
-    _mass_and_directors(loaded, parents, I6, S, R, p, X, Ic, M, D, rel, motion)
+    if coupled:
+        _coupled_mass(mbf, wf, cp, q_half, loaded, M, D)
+    else:
+        placements_kernel(kinds, axes, R0, p0, q_half, R, p)
+        _mass_and_directors(loaded, parents, I6, S, R, p, X, Ic, M, D, rel, motion)
     add_armature(arm, M)  # rotors: M + diag(armature); D (link wrenches) as is
     for r in range(n):  # implicit damping: −d∘(q̇ + h q̈)
         for c in range(n):
@@ -276,11 +383,16 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
             info[5] = 1
             for i in range(n):
                 v_eval[i] = vp[i]
-        rnea_passes(parents, I6, S, gravity, v_eval, zero, R, p, vel, acc, f, bias)
-        for i in range(n):
-            bias[i] += damping[i] * vp[i]
-            for k in range(6):
-                W0[i, k] = f[i, k]
+        if coupled:
+            _coupled_bias(mbf, wf, cp, v_eval, bias, W0)
+            for i in range(n):
+                bias[i] += damping[i] * vp[i]
+        else:
+            rnea_passes(parents, I6, S, gravity, v_eval, zero, R, p, vel, acc, f, bias)
+            for i in range(n):
+                bias[i] += damping[i] * vp[i]
+                for k in range(6):
+                    W0[i, k] = f[i, k]
         res = solve_friction(Meff, bias, tau, W0, D, rel, codes, params, kinds, axes, vp, h, v_tol,
                              tol, max_iter, ulo, uhi, a, tauf, stuck, at_rest, info, L, W, vecs,
                              idx, 3 if ps == 0 else (2 if ps == first else 1), loaded)
@@ -362,4 +474,11 @@ def _step(mb, fr, sp, q, v, tau_cmd, w):
 @njit(f"int64({F1}, {F1}, {F1}, {F1}, {F1}, {F1}, {F1})", cache=True)
 def sim_step_entry(mb, fr, sp, q, v, tau_cmd, w):
     """:func:`_step` behind an explicit signature (one compiled call per step)."""
-    return _step(mb, fr, sp, q, v, tau_cmd, w)
+    return _step(mb, fr, sp, q, v, tau_cmd, w, mb, sp[:0], w)
+
+
+@njit(f"int64({F1}, {F1}, {F1}, {F1}, {F1}, {F1}, {F1}, {F1}, {F1}, {F1})", cache=True)
+def sim_step_mimic_entry(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf):
+    """:func:`_step` in mimic coordinates (``mb``/``w`` the coordinates', ``mbf``/``wf`` the full
+    tree's, ``cp`` the coupling)."""
+    return _step(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf)

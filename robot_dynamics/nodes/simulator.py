@@ -11,7 +11,8 @@ with simulated time) and ``/clock`` (for ``use_sim_time``). Modes (``mode``, liv
   the steps beyond are dropped: simulated time falls behind the wall clock for good (the
   simulation runs slower than real time, as Gazebo does when its physics cannot keep up), and
   they are counted. Catching up 100 ms in one tick held one command over 100 steps that the
-  controller never saw: a slow step (mimic joints) made a computed-torque loop run away.
+  controller never saw: a slow step (mimic joints in Python) made a computed-torque loop run
+  away.
   Both counters are logged (throttled) and published;
 * ``fast`` — as fast as possible, commands applied whenever they arrive (``publish_every``: steps
   per published state); it integrates for up to FAST_SLICE of wall time per executor turn, so
@@ -249,7 +250,7 @@ class SimulatorNode(Node):
 
     def _check_step_cost(self, steps=20):
         """Warn, with the numbers, when a step costs more than half the realtime period (e.g.
-        mimic joints, which step in Python): realtime would fall behind and drop steps. Timed
+        mimic joints stepped in Python): realtime would fall behind and drop steps. Timed
         on a scratch Simulator from the initial state; measured once."""
         if getattr(self, "_step_cost", None) is not None:
             return
@@ -266,9 +267,9 @@ class SimulatorNode(Node):
             return
         self._step_cost = (time.perf_counter() - t0) / steps
         if self._step_cost > 0.5 * self.sim.dt:
-            why = ("; its mimic joints step in Python: mimic:=false models the followers as "
-                   "independent joints and takes the compiled step"
-                   if getattr(self.model, "coupling", None) is not None else "")
+            why = mimic.python_step_reason(self.model, self.friction)
+            why = (f"; {why}, or mimic:=false models the followers as independent joints"
+                   if why else "")
             self.get_logger().warning(
                 f"a step costs {self._step_cost * 1e3:.2g} ms here, more than half the "
                 f"{self.sim.dt * 1e3:g} ms realtime period (publishing needs the rest): realtime "
