@@ -554,17 +554,18 @@ def test_plot_title_names_the_actuators():
 
 def test_realtime_verdict_names_steps_dropped_without_an_overrun():
     """A realtime simulator slower than the wall clock by small ticks (each catching up at most
-    5 ms) drops steps without an overrun: the run is not real time, and the verdict says so."""
+    5 ms) drops steps without an overrun: beyond 5 % of the steps taken the run is not real
+    time, and the verdict says so (a few dropped on a loaded machine are not)."""
     from robot_dynamics.energy import EnergyAudit
     from robot_dynamics.nodes.composition import summarize
 
     model = rd.load_urdf(robot_path("planar_2r"))
     data = {"t": np.arange(5) * 1e-3, "q": np.zeros((5, 2)), "tau": np.zeros((5, 2))}
-    for mode, dropped, valid in (("realtime", 0, True), ("realtime", 40, False),
-                                 ("lockstep", 40, True)):
+    for mode, dropped, valid in (("realtime", 0, True), ("realtime", 40, True),
+                                 ("realtime", 60, False), ("lockstep", 60, True)):
         out = summarize(model, data, np.zeros((5, 2)), EnergyAudit(),
-                        {"overruns": 0, "dropped_steps": dropped}, mode=mode, wall=1.0,
-                        tolerance=0.01, tolerance_prismatic=0.001)
+                        {"overruns": 0, "dropped_steps": dropped, "steps": 1000}, mode=mode,
+                        wall=1.0, tolerance=0.01, tolerance_prismatic=0.001)
         assert out["valid"] == valid, out["reasons"]
-        assert valid or out["reasons"] == ["40 step(s) dropped: simulated time fell behind the "
-                                           "wall clock"]
+        assert valid or out["reasons"] == ["60 steps dropped against 1000 taken: the simulation "
+                                           "ran slower than the wall clock"]
