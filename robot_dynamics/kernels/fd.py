@@ -161,7 +161,8 @@ def _impulse(M, q, v, lower, upper, h, vp, q_half):
 # full joint its coordinate (−1: none) and its G entry, the offsets o, then per coordinate the
 # full index of its own (leader) joint]. The full tree's kernels run on the full model's packed
 # arrays (mbf, wf) at the expanded state, and the step's coordinates get
-#   M = Gᵀ M_full G,  b = Gᵀ b_full,  W0_k = fn_full[leader k],  D[β, k] = Σ_{α∈β} G_αβ pl_α[leader k]
+#   M = Gᵀ M_full G,  b = Gᵀ b_full,  W0_k = fn_full[leader k],
+#   D[β, k] = Σ_{α∈β} G_αβ pl_α[leader k]
 # — the leaders' loads: the compiled path is taken only when no follower has friction, and
 # when M keeps the pattern of the coordinates' tree (mimic.reduced_tree).
 

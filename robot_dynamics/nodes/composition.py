@@ -397,7 +397,9 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
     qd = np.array([traj.sample(t - start)[0] for t in data["t"]])
     summary = summarize(model, data, qd, audit, stats, mode=mode, wall=wall,
                         tolerance=tolerance, tolerance_prismatic=tolerance_prismatic)
-    summary.update(robot=robot, plant_friction=_friction_label(plant_spec, plant_law, robot),
+    # a file names the robot by the URDF's own name, then the file: "panda (…/panda.urdf)"
+    label = robot if model.name == robot else f"{model.name} ({robot})"
+    summary.update(robot=label, plant_friction=_friction_label(plant_spec, plant_law, robot),
                    model_friction=_friction_label(model_spec, model_law, robot),
                    actuators=actuators or "none",
                    friction_compensation=bool(friction_compensation),
@@ -610,16 +612,32 @@ def summarize(model, data, qd, audit, stats, *, mode, wall, tolerance, tolerance
     }
 
 
+def _compensation(s) -> str:
+    if not s["friction_compensation"]:
+        return "off"
+    return "on" if s.get("model_friction_law", "none") != "none" else "on (nothing to compensate)"
+
+
 def report(summary, log=print):
     s, units = summary, summary["units"]
     pos = common_unit(units, "position")
     log(f"robot {s['robot']}: {s['samples']} states, {s['sim_time']:.2f} s simulated in "
         f"{s['wall_time']:.2f} s (x{s['real_time_factor']:.2f} real time, mode {s['mode']})")
-    log(f"friction: plant {s['plant_friction']} ({s['plant_friction_law']}), controller model "
-        f"{s['model_friction']} ({s['model_friction_law']}), compensation "
-        f"{'on' if s['friction_compensation'] else 'off'}, actuators {s.get('actuators', 'none')}")
+    plant = f"{s['plant_friction']} ({s['plant_friction_law']})"
+    model = f"{s['model_friction']} ({s['model_friction_law']})"
+    log("friction: " + (f"plant and controller model {plant}" if plant == model else
+                         f"plant {plant}, controller model {model}")
+        + f", compensation {_compensation(s)}, actuators {s.get('actuators', 'none')}")
     err = s["max_error_per_joint"]
-    log(f"tracking error: final {s['final_error']:.2e} {pos}, max {s['max_error']:.2e} {pos}"
+    final = (np.abs(s["reference"][-1] - s["data"]["q"][-1]) if len(s["data"]["q"])
+             else np.full(len(err), np.nan))
+    kinds = [u.position for u in units]
+
+    def per_unit(values):  # the largest of each joint type's, in its own unit
+        return ", ".join(f"{max(x for x, k in zip(values, kinds) if k == unit):.2e} {unit}"
+                         for unit in pos.split(" | "))
+
+    log(f"tracking error: final {per_unit(final)}; max {per_unit(err)}"
         f" (friction compensation {'on' if s['friction_compensation'] else 'off'})")
     log("  max per joint: " + ", ".join(f"{name} {e:.2e} {u.position}" for name, e, u in
                                         zip(s["joint_names"], err, units)))
