@@ -17,6 +17,10 @@ effort into ``qfrc_applied``; ours takes it as the argument.
 ``run`` is :meth:`Simulator.run` with the compiled PD controller (``rd.PD``): the whole rollout
 in one compiled call, per step.
 
+``(mimic)``: the arm loaded with ``mimic=True`` (Panda: the second finger follows the first,
+8 coordinates; its friction on the leaders only), the compiled step in mimic coordinates;
+MuJoCo's URDF import keeps the fingers independent (its 9 dof).
+
 **Creep.** Every joint's Coulomb friction above the largest gravity effort at a pose, zero motor
 effort, 2 s from rest: the largest joint drift. MuJoCo's friction is a soft constraint: it creeps.
 
@@ -196,6 +200,14 @@ def bench_steps(label, relpath, blocks, steps=1000):
     cases = [(f"step {k}", (lambda s=s: time_ours(s, ro, steps))) for k, s in sims.items()]
     if has_run:
         cases += [(f"run {k}", (lambda s=s: time_run(s, ro, steps))) for k, s in sims.items()]
+    coupled = rd.load_urdf(path, mimic=True)
+    if coupled.coupling is not None:  # the user's arm with its mimic joints (compiled step)
+        ro_m = Rollout(coupled, steps)
+        ld_m = rd.friction_from_config({"default": LOAD_DEPENDENT, "joints": {
+            f: {"model": "none"} for f in coupled.followers}}, coupled.full)
+        for k, fr in (("none", None), ("load_dependent", ld_m)):
+            sim = rd.Simulator(coupled, fr, dt=H)
+            cases.append((f"step {k} (mimic)", lambda s=sim: time_ours(s, ro_m, steps)))
     cases += [("mj_step none", lambda: time_mujoco(m0, d0, dofs, qadr, ro, steps)),
               ("mj_step frictionloss", lambda: time_mujoco(m1, d1, dofs, qadr, ro, steps))]
     for _, fn in cases:  # warm-up (compilation, caches)
@@ -209,7 +221,7 @@ def bench_steps(label, relpath, blocks, steps=1000):
     print(f"\n{label} ({model.nv} dof): µs per step (median of {blocks} interleaved blocks of "
           f"{steps} steps), ratio to mj_step with frictionloss (median of per-block ratios)")
     for k in t:
-        print(f"  {k:<24} {np.median(t[k]):8.2f} µs   ratio {np.median(t[k] / ref):5.2f}")
+        print(f"  {k:<28} {np.median(t[k]):8.2f} µs   ratio {np.median(t[k] / ref):5.2f}")
     err = agreement(model, path)
     ours, theirs = creep(model, path)
     print(f"  same arm: frictionless PD rollout, 0.2 s, max |q_ours − q_mujoco| = {err:.2e} rad")
