@@ -504,3 +504,36 @@ def test_mimic_step_stays_in_python_where_the_kernel_cannot_take_it(gripper):
     assert sim._packed is None
     sim.step(np.zeros(3))
     assert np.isfinite(sim.q).all()
+
+
+def test_forward_dynamics_compiled_solve_agrees_with_the_reference(gripper):
+    """No follower with friction: forward_dynamics takes the compiled stick/slip solve on the
+    leaders' loads. A follower with a law of zero friction (active, so the reference path)
+    is the same physics: the two agree, sliding, stuck and breaking away."""
+    leaders = rd.friction_from_config(_leaders_only(GRIPPER_FRICTION), gripper.full)
+    zero = dict(_leaders_only(GRIPPER_FRICTION))
+    zero["joints"] = dict(zero["joints"], finger_right={"model": "classic", "coulomb": 0.0})
+    reference = rd.friction_from_config(zero, gripper.full)
+    from robot_dynamics.mimic import coupled_friction
+
+    assert coupled_friction(leaders, gripper).step_pack is not None
+    assert coupled_friction(reference, gripper).step_pack is None
+    data = gripper.create_data()
+    seen = set()
+    for seed in range(12):
+        q, v, _ = random_state(gripper, seed=seed)
+        v[np.random.default_rng(seed).random(gripper.nv) < 0.5] = 0.0  # some at rest
+        tau = rd.bias_forces(gripper, data, q, v) + np.random.default_rng(seed).normal(
+            0.0, 2.0, gripper.nv)
+        out = []
+        for fr in (leaders, reference):
+            a = rd.forward_dynamics(gripper, data, q, v, tau, friction=fr)
+            out.append((a, data.tau_friction.copy(), data.fd_report,
+                        rd.joint_wrenches(gripper, data)))
+        (a1, f1, r1, w1), (a2, f2, r2, w2) = out
+        np.testing.assert_allclose(a1, a2, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(f1, f2, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(w1, w2, rtol=1e-10, atol=1e-9)
+        assert r1.stuck == r2.stuck and r1.breaking_away == r2.breaking_away
+        seen.update(("stuck" if r1.stuck else "", "breaking" if r1.breaking_away else ""))
+    assert {"stuck", "breaking"} <= seen
