@@ -81,6 +81,18 @@ def one_line_error(proc, needle):
     assert "simulating" not in proc.stdout + proc.stderr  # no simulation started
 
 
+def test_sim_refuses_an_unknown_robot_before_importing_the_kernels():
+    """A mistyped robot is a one-line error at once: on a cold cache the kernels' compilation
+    (minutes) used to come first."""
+    code = ("import sys\nfrom robot_dynamics.nodes.composition import main\n"
+            "rc = main(['--robot', 'bogus'])\nprint('numba' in sys.modules, 'rclpy' in sys.modules,"
+            " rc)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.stdout.split() == ["False", "False", "2"], proc.stdout + proc.stderr
+    assert "no bundled urdf file 'bogus'" in proc.stderr
+
+
 @pytest.mark.parametrize("args, needle", [
     (["sim", "--robot", "nope"], "no bundled urdf file 'nope'"),
     (["sim", "--robot", "arm8"], "did you mean 'arm7'? bundled: ['arm7', 'arm7_gripper',"),

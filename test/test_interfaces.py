@@ -49,7 +49,10 @@ def test_referenced_types_hash_as_the_installed_packages(follow_joint_trajectory
         package, kind, name = type_name.split("/")
         if package == "control_msgs":
             continue
-        own = _type_hashes(f"{kind}/{name}.json", package, Path(sys.prefix))
+        # the ROS wheels' share/: this interpreter's, or a --system-site-packages venv's base
+        prefix = next((Path(p) for p in (sys.prefix, sys.base_prefix)
+                       if (Path(p) / "share" / package).is_dir()), Path(sys.prefix))
+        own = _type_hashes(f"{kind}/{name}.json", package, prefix)
         assert own[type_name] == hash_string, type_name
         checked += 1
     assert checked >= 8  # Duration, Time, Header, UUID, ServiceEventInfo, 2 trajectory, geometry

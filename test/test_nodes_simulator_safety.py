@@ -225,6 +225,21 @@ def test_realtime_warns_when_a_step_costs_more_than_half_the_period(node, capfd,
     assert "a step costs" not in capfd.readouterr().err
 
 
+def test_mimic_robot_stepping_in_python_says_so_at_start(node, capfd, tmp_path):
+    """A friction file whose 'default:' law reaches a mimic follower makes every step run in
+    Python (~100× slower): the node says so at the start, in any mode, with the way out."""
+    law = "{model: classic, coulomb: 0.3, viscous: 0.1}"
+    for joints, slow in (("", True), ("\njoints:\n  finger_right: {model: none}", False)):
+        path = tmp_path / f"f{int(slow)}.yaml"
+        path.write_text(f"default: {law}{joints}\n")
+        capfd.readouterr()
+        sim_node = node(robot="arm7_gripper_mimic", friction_config=str(path), mode="lockstep",
+                        initial_positions=[0.0] * 8)
+        err = capfd.readouterr().err
+        assert ("mimic joints: a follower has friction of its own" in err) == slow, err
+        assert (sim_node.sim._packed is None) == slow
+
+
 class Boom(RuntimeError):
     pass
 

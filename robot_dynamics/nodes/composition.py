@@ -59,7 +59,9 @@ simulation modes:
 
 friction: the simulated plant and the controller's model each have a friction model
   (--plant-friction, --model-friction; --friction sets both). A value is a bundled name
-  (arm7_friction, ...), a YAML path, or 'none'; default: the robot's bundled <robot>_friction.
+  (arm7_friction, ...), a YAML path, or 'none'; default: the robot's bundled <robot>_friction,
+  else the URDF's <dynamics friction> as Coulomb friction. A YAML's 'default:' law reaches
+  mimic followers too, which makes the simulator step in Python (give them 'none').
   Different values study model mismatch (e.g. --model-friction none: no compensation model).
 
 validity (exit 1 with the reason when the run is not valid): max tracking error above
@@ -282,17 +284,22 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
     plant and controller (bundled name or path; 'none'; None: the robot's bundled
     ``<robot>_actuators`` when there is one).
     """
+    from ..resources import bundled_robot, robot_path
+
+    path = robot_path(robot)  # a mistyped robot: one line, before the kernels compile
     try:
         import rclpy
     except ImportError as exc:  # a venv without the ROS 2 wheels' libraries, no sourced ROS
-        raise UsageError(f"cannot start the nodes ({exc}); install the ROS 2 wheels (pip "
-                         "install 'robot_dynamics[ros]') or source a ROS 2 setup") from None
+        hint = ("the ROS 2 libraries are installed but not found: add their folder to "
+                "LD_LIBRARY_PATH, or source a ROS 2 setup" if ".so" in str(exc) else
+                "install the ROS 2 wheels (pip install 'robot_dynamics[ros]') or source a "
+                "ROS 2 setup")
+        raise UsageError(f"cannot start the nodes ({exc}); {hint}") from None
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter
     from rclpy.signals import SignalHandlerOptions
 
     from .. import load_urdf
-    from ..resources import bundled_robot, robot_path
     from .common import load_actuators, load_friction
 
     plant_spec = friction if plant_friction is None else plant_friction
@@ -300,7 +307,7 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
     move_time = move_time or DEMO_TIMING.get(robot, {}).get("move_time", DEFAULT_MOVE_TIME)
     settle = DEMO_TIMING.get(robot, {}).get("settle", DEFAULT_SETTLE) if settle is None else settle
     # everything a user can get wrong is checked here, before any node starts
-    model = load_urdf(robot_path(robot), validate=validate, mimic=True)  # as the nodes load it
+    model = load_urdf(path, validate=validate, mimic=True)  # as the nodes load it
     plant_law = load_friction(plant_spec, bundled_robot(robot), model)
     model_law = load_friction(model_spec, bundled_robot(robot), model)
     if actuators is None:
@@ -612,6 +619,12 @@ def summarize(model, data, qd, audit, stats, *, mode, wall, tolerance, tolerance
     }
 
 
+def _fixed(x: float) -> str:
+    """``x`` to 4 decimals, with no sign on a value that rounds to zero ('-0.0000')."""
+    text = f"{x:.4f}"
+    return text[1:] if text == "-0.0000" else text
+
+
 def _compensation(s) -> str:
     if not s["friction_compensation"]:
         return "off"
@@ -643,10 +656,10 @@ def report(summary, log=print):
                                         zip(s["joint_names"], err, units)))
     audit = s["audit"]
     parts = getattr(audit, "friction_parts", None)
-    split = (" (" + ", ".join(f"{k} {v:.4f} J" for k, v in sorted(parts.items())) + ")"
+    split = (" (" + ", ".join(f"{k} {_fixed(v)} J" for k, v in sorted(parts.items())) + ")"
              if parts else "")
-    log(f"friction dissipation {s['friction_dissipation']:.4f} J{split}, motor work "
-        f"{s['motor_work']:.4f} J")
+    log(f"friction dissipation {_fixed(s['friction_dissipation'])} J{split}, motor work "
+        f"{_fixed(s['motor_work'])} J")
     log(f"energy audit: ΔT {audit.kinetic:+.6g} J, ΔV {audit.potential:+.6g} J, motor work "
         f"{audit.motor_work:+.6g} J, friction dissipation {audit.friction_dissipation:.6g} J, "
         f"damping dissipation {audit.damping_dissipation:.6g} J, limit dissipation "

@@ -99,7 +99,10 @@ ROBOT = (
     Param("friction_config", "string", "",
           "friction YAML: bundled name or path; 'none' for no friction; empty = '<robot>_friction'"
           " when the robot is a bundled one (robot_description, if set, is its file's text), "
-          "else none", read_only=True),
+          "else the URDF's <dynamics friction> as Coulomb friction (none where it is 0). A "
+          "'default:' entry applies to mimic followers too; a follower with friction makes the "
+          "simulator step in Python (give it 'none' to keep the compiled step)",
+          read_only=True),
     Param("actuators", "string", "",
           "actuator YAML (gear ratio, rotor inertia → armature, gear-mesh efficiency, motor "
           "torque limit and friction per joint; robot_dynamics.actuators): bundled name (e.g. "

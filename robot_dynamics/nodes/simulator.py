@@ -124,6 +124,10 @@ class SimulatorNode(Node):
         self.sim = Simulator(self.model, friction=self.friction, dt=1.0 / rate,
                              limits=self.limits)
         self._core_counts = {"saturated_steps": 0, "limit_steps": 0}  # before the last reset
+        slow = mimic.python_step_reason(self.model, self.friction)
+        if slow:  # ~100× the compiled step: say it at the start, in every mode
+            self.get_logger().warning(f"mimic joints: {slow} (or mimic:=false models the "
+                                      "followers as independent joints)")
         self.reset_sim()
         self._brake_data = self.model.create_data()
         self.stats = dict.fromkeys(STAT_FIELDS, 0)
