@@ -52,7 +52,8 @@ simulation modes:
             tracking tolerance's default is stated for.
   realtime  simulated time follows the wall clock, commands are applied whenever they arrive
             (as on a real arm): a slow or loaded machine delays commands and the simulator
-            overruns; the run is then reported invalid. Not deterministic.
+            overruns or falls behind (a tick catches up at most 5 ms of steps, the rest are
+            dropped); the run is then reported invalid. Not deterministic.
   fast      as fast as possible without waiting for commands (each is applied when it
             arrives, typically several steps late): shows what controller latency does;
             tracks much worse than lockstep. Not deterministic.
@@ -67,7 +68,8 @@ friction: the simulated plant and the controller's model each have a friction mo
 validity (exit 1 with the reason when the run is not valid): max tracking error above
   --tolerance (revolute, rad) / --tolerance-prismatic (m); effort saturated at the effort limit
   (the URDF's, or N·motor_torque_limit of --actuators when lower); a joint at its position
-  limit; in realtime mode overruns or stale commands; any step error.
+  limit; in realtime mode overruns, stale commands or more than 5 % of the steps dropped; any
+  step error.
 exit codes: 0 valid run, 1 invalid run, 2 usage error, 130/143 interrupted by SIGINT/SIGTERM."""
 
 
