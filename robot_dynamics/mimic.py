@@ -432,10 +432,15 @@ def python_step_reason(model, friction) -> str:
         return ("a follower lies in another branch than its leader's (M couples the branches), "
                 "so its steps run in Python")
     fr = coupled_friction(friction, model)
-    if fr is not None and fr.step_pack is None:
-        return ("a follower has friction of its own (or a law is not built in), so its steps "
-                "run in Python: give the followers friction 'none'")
-    return ""
+    if fr is None or fr.step_pack is not None:
+        return ""
+    names = [model.full_joint_names[i] for i in range(len(model.full_joint_names))
+             if i not in set(model.independent) and model.coupling[i].any()
+             and fr.full.active[i]]
+    if not names:
+        return "a friction law is not built in, so its steps run in Python"
+    return (f"follower(s) {names} have friction of their own (e.g. from a 'default:' law), so "
+            "its steps run in Python: give them friction 'none'")
 
 
 def coupled_friction(friction, model: MimicModel):

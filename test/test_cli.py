@@ -505,8 +505,9 @@ def test_a_users_file_named_like_a_bundled_robot_gets_no_bundled_configs(tmp_pat
     assert default_actuators(str(mine)) == "" and default_actuators("arm7") == "arm7_actuators"
     assert controller_parameters(str(mine)) == {} and controller_parameters("arm7")
     assert loop_closure_note(str(five)) is None and loop_closure_note("five_bar")
-    assert _friction_label("", None, str(mine)) == \
-        "none ('arm7' is not a bundled robot: no default friction; set --friction)"
+    assert _friction_label("", None, str(mine)) == (
+        "none ('arm7' is not a bundled robot and its URDF declares no <dynamics friction>; set "
+        "--friction)")
 
 
 def test_a_users_urdf_friction_is_its_default_coulomb_friction(tmp_path):
@@ -581,3 +582,20 @@ def test_realtime_verdict_names_steps_dropped_without_an_overrun():
         assert out["valid"] == valid, out["reasons"]
         assert valid or out["reasons"] == ["60 steps dropped against 1000 taken: the simulation "
                                            "ran slower than the wall clock"]
+    late = summarize(model, data, np.full((5, 2), 0.1), EnergyAudit(), {"steps": 1000},
+                     mode="realtime", wall=1.0, tolerance=0.01, tolerance_prismatic=0.001)
+    assert not late["valid"] and "stated for lockstep" in late["reasons"][0]
+
+
+def test_progress_lines_one_per_simulated_second():
+    """Not on a terminal: one line per simulated second; the first line once the quiet spell
+    ends at 1.99 s counts for 2 s (it printed '1.99' and then '2.00')."""
+    import io
+
+    from robot_dynamics.nodes.composition import Progress
+
+    out = io.StringIO()
+    progress = Progress(7.0, stream=out, quiet=0.0)
+    for t in (1.99, 2.0, 2.5, 3.0, 3.99999999, 4.0):
+        progress.update(t)
+    assert [line.split()[1] for line in out.getvalue().splitlines()] == ["1.99", "3.00", "4.00"]

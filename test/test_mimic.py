@@ -484,7 +484,8 @@ def test_mimic_step_stays_in_python_where_the_kernel_cannot_take_it(gripper):
 
     fr = rd.friction_from_config(GRIPPER_FRICTION, gripper.full)
     assert rd.Simulator(gripper, fr)._packed is None
-    assert "a follower has friction of its own" in python_step_reason(gripper, fr)
+    assert "follower(s) ['finger_right'] have friction of their own" in \
+        python_step_reason(gripper, fr)
     leaders = rd.friction_from_config(_leaders_only(GRIPPER_FRICTION), gripper.full)
     assert rd.Simulator(gripper, leaders)._packed is not None
     assert python_step_reason(gripper, leaders) == python_step_reason(gripper, None) == ""

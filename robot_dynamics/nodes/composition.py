@@ -228,8 +228,8 @@ class Progress:
                                   f"(wall {wall:5.1f} s)")
                 self.stream.flush()
                 self.drawn = True
-        elif int(t) > self.last_second:
-            self.last_second = int(t)
+        elif int(t) > self.last_second:  # (a line at 1.99 s counts for 2: none at 2.00 s)
+            self.last_second = int(t + 0.05)
             self.stream.write(f"  simulated {t:.2f} / {self.total:.2f} s (wall {wall:.1f} s)\n")
             self.stream.flush()
 
@@ -445,8 +445,8 @@ def _friction_label(spec, law, robot):
     if law is not None:
         return "the URDF's <dynamics friction> (default)"
     if stem is None:
-        return (f"none ({robot_stem(robot)!r} is not a bundled robot: no default friction; "
-                "set --friction)")
+        return (f"none ({robot_stem(robot)!r} is not a bundled robot and its URDF declares no "
+                "<dynamics friction>; set --friction)")
     return f"none (no bundled {stem}_friction)"
 
 
@@ -582,7 +582,10 @@ def summarize(model, data, qd, audit, stats, *, mode, wall, tolerance, tolerance
         i = over[np.argmax(max_err[over] / tol[over])]
         reasons.append(f"tracking error {max_err[i]:.3g} {units[i].position} on "
                        f"{model.joint_names[i]} above the tolerance {tol[i]:g} "
-                       f"{units[i].position}" + _stiff_damping(model, data, i))
+                       f"{units[i].position}" + _stiff_damping(model, data, i)
+                       + (" (realtime: each command acts a loop's latency late, a few ms on a "
+                          "loaded machine; the tolerance's default is stated for lockstep)"
+                          if mode == "realtime" else ""))
     # counts from the simulator node's own counters; the recorded data says which joint
     limits = np.asarray(model.effort_limits, float)
     if int(stats.get("saturated_steps", 0)):
