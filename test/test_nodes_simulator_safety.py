@@ -450,12 +450,27 @@ def test_live_parameters_over_dds(ros):
                    "got 'warp'"),
     ("initial_positions:=[1.0,2.0,3.0]", "simulator: parameter initial_positions: expected 1 or "
                                          "7 finite numbers")])
-def test_bad_start_up_parameters_in_main(arg, message, capsys):
-    """The node's main() in this process (test_nodes_simulator runs one as a process)."""
+def test_bad_start_up_parameters_in_main(arg, message, capfd):
+    """The node's main() in this process (test_nodes_simulator runs one as a process). A
+    parameter that does not depend on the robot is refused before the robot loads: its line is
+    the only one (the robot's INFO line came first)."""
     from robot_dynamics.nodes.simulator import main
 
+    capfd.readouterr()
     with pytest.raises(SystemExit) as exit_info:
         main(["simulator", "--ros-args", "-p", arg])
     assert exit_info.value.code == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith(message), err
+    out = capfd.readouterr()
+    err = [ln for ln in out.err.strip().splitlines() if ln.strip()]
+    assert err and err[-1].startswith(message), err
+    if not arg.startswith("initial_"):
+        assert len(err) == 1 and "robot 'arm7'" not in out.out + out.err, out
+
+
+def test_the_node_says_where_it_stopped(node):
+    """On Ctrl-C or SIGTERM run_node logs the node's closing line: the simulated time reached
+    and the counters."""
+    sim_node = node(mode="fast")
+    sim_node.advance(30)
+    line = sim_node.closing_line()
+    assert line.startswith("stopped at t=0.030 s of simulated time: steps 30, overruns 0"), line

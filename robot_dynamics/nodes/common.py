@@ -339,6 +339,13 @@ def run_node(node_class, args=None):
         pass
     finally:
         if node is not None:
+            closing, name = getattr(node, "closing_line", None), node.get_name()
+            try:  # a last word, e.g. where the simulation got to
+                last = closing() if closing is not None else None
+            except Exception:  # noqa: BLE001 - it must not mask the exit
+                last = None
             node.destroy_node()
+            if last:  # logged once the node is gone: its /rosout publisher's context may be
+                rclpy.logging.get_logger(name).info(last)  # shut down by the signal already
         if rclpy.ok():
             rclpy.shutdown()

@@ -100,27 +100,31 @@ class SimulatorNode(Node):
     def __init__(self, **kwargs):
         super().__init__(self.node_name, **kwargs)
         declare_robot_parameters(self)
-        self.model, self.friction = load_robot(self)
-        n = self.model.nv
+        # the parameters that do not depend on the robot first: a wrong one is refused before
+        # the robot loads (and logs)
         rate = declare(self, "rate")
-        mode = declare(self, "mode")
+        mode = check_choice("mode", declare(self, "mode"), MODES)
         self.limits = declare(self, "limits")
-        q0 = declare(self, "initial_positions")
-        v0 = declare(self, "initial_velocities")
-        self.q0 = self.initial_positions(q0)
-        self.v0 = per_joint("initial_velocities", v0, n)
         self.lockstep_timeout = declare(self, "lockstep_timeout")
         self.audit_period = declare(self, "audit_period")
         self.publish_every = declare(self, "publish_every")
         self.publish_clock = declare(self, "publish_clock")
         cmd_topic = declare(self, "command_topic")
         self.command_timeout = declare(self, "command_timeout")
-        self.stale_behavior = declare(self, "stale_command_behavior")
+        self.stale_behavior = check_choice("stale_command_behavior",
+                                           declare(self, "stale_command_behavior"),
+                                           STALE_BEHAVIORS)
         self.brake_bandwidth = declare(self, "brake_bandwidth")
         self._check_bandwidth(self.brake_bandwidth, 1.0 / rate)
         self.wait_for_command = declare(self, "wait_for_command")
-        self.on_error = declare(self, "on_error")
+        self.on_error = check_choice("on_error", declare(self, "on_error"), ON_ERROR)
         self.overrun_threshold = declare(self, "overrun_threshold")
+        self.model, self.friction = load_robot(self)
+        n = self.model.nv
+        q0 = declare(self, "initial_positions")
+        v0 = declare(self, "initial_velocities")
+        self.q0 = self.initial_positions(q0)
+        self.v0 = per_joint("initial_velocities", v0, n)
         self.sim = Simulator(self.model, friction=self.friction, dt=1.0 / rate,
                              limits=self.limits)
         self._core_counts = {"saturated_steps": 0, "limit_steps": 0}  # before the last reset
@@ -465,6 +469,12 @@ class SimulatorNode(Node):
         for key, before in self._core_counts.items():
             self.stats[key] = before + int(getattr(self.sim, key))
         return self.stats
+
+    def closing_line(self) -> str:
+        """What the node says when it stops (Ctrl-C, SIGTERM): where the simulation got to."""
+        stats = self.update_stats()
+        return (f"stopped at t={self.sim.t:.3f} s of simulated time: "
+                + ", ".join(f"{k} {v}" for k, v in stats.items()))
 
     def publish_diagnostics(self):
         stats = self.update_stats()
