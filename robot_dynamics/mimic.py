@@ -48,7 +48,7 @@ import warnings
 import numpy as np
 
 from .errors import ModelError, as_vector, check_friction
-from .kernels.layout import make_work
+from .kernels.layout import make_work, pack_laws, pack_model, relations
 from .model import Data, Model
 
 
@@ -200,8 +200,6 @@ class MimicModel(Model):
         tree = reduced_tree(full, G, independent)
         self._cp = self._rmb = self._no_friction = self._solve_view = None
         if tree is not None:
-            from .kernels.layout import pack_laws, pack_model
-
             kinds = np.asarray(full.kinds)[ind]
             z = np.zeros
             self._rmb = pack_model(_Packable(
@@ -211,8 +209,6 @@ class MimicModel(Model):
                 gravity=z(3), armature=z(self.nv)))
             self._arm = self._rmb[len(self._rmb) - self.nv:]  # the armature setter writes it
             self._cp = pack_coupling(G, o, independent)
-            from .kernels.layout import relations
-
             #: the coordinates' problem for the compiled friction solve (forward_dynamics)
             self._solve_view = _Packable(
                 nv=self.nv, joint_names=self.joint_names,
@@ -394,8 +390,6 @@ class CoupledFriction:
         followers = np.setdiff1d(np.flatnonzero(model.coupling.any(axis=1)), model.independent)
         if (model._cp is not None and full_friction._packed is not None
                 and not full_friction.active[followers].any()):
-            from .kernels.layout import pack_laws
-
             codes, params = full_friction._packed[:2]
             self.step_pack = pack_laws(codes[model.independent], params[model.independent])
 

@@ -386,14 +386,13 @@ def _step(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf):
                 v_eval[i] = vp[i]
         if coupled:
             _coupled_bias(mbf, wf, cp, v_eval, bias, W0)
-            for i in range(n):
-                bias[i] += damping[i] * vp[i]
         else:
             rnea_passes(parents, I6, S, gravity, v_eval, zero, R, p, vel, acc, f, bias)
             for i in range(n):
-                bias[i] += damping[i] * vp[i]
                 for k in range(6):
                     W0[i, k] = f[i, k]
+        for i in range(n):
+            bias[i] += damping[i] * vp[i]
         res = solve_friction(Meff, bias, tau, W0, D, rel, codes, params, kinds, axes, vp, h, v_tol,
                              tol, max_iter, ulo, uhi, a, tauf, stuck, at_rest, info, L, W, vecs,
                              idx, 3 if ps == 0 else (2 if ps == first else 1), loaded)
