@@ -35,6 +35,7 @@ def arm7():
 def test_recovers_load_dependent_coefficients_within_confidence(arm7):
     t, Q, V, A, tau = _data(arm7, {"default": TRUTH})
     result = fit(arm7, Q, V, tau, A)
+    assert not result.not_friction and min(j.dissipative for j in result.joints) > 0.95
     misses = []
     for j in result.joints:
         for k, est in j.coefficients.items():
@@ -318,3 +319,18 @@ def test_planar_designed_excitation_identifies_every_coefficient(tmp_path, capsy
         for k in ("coulomb", "viscous", "k2"):
             assert written[joint][k] == pytest.approx(PLANAR_TRUTH[k], rel=0.2, abs=2e-3), \
                 (joint, k)
+    # the same log in other units or of the other sign: its efforts are not friction — refused
+    log = dict(np.load(tmp_path / "designed.npz"))
+    for scale, unit in ((1e3, "N·mm"), (-1.0, "sign")):
+        bad = tmp_path / f"bad_{unit}.npz"
+        np.savez(bad, **{**log, "tau": log["tau"] * scale})
+        out.unlink(missing_ok=True)
+        code = identify_main(["planar_2r", str(bad), "-o", str(out)])
+        cap = capsys.readouterr()
+        assert code == 3 and not out.exists(), unit
+        refusal = [ln for ln in cap.err.splitlines() if ln.startswith("robot-dynamics identify")]
+        assert len(refusal) == 1 and "are not friction beyond the rigid-body dynamics" in \
+            refusal[0], (unit, refusal)
+        assert re.search(r"(shoulder|elbow): only \d+ % of its rows' effort", refusal[0]), unit
+        assert "NOT FRICTION" in cap.out
+        assert identify_main(["planar_2r", str(bad), "-o", str(out), "--force"]) == 0

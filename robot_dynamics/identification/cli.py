@@ -37,7 +37,11 @@ actuator terms (--terms, --actuators; docs/identification.md "Actuators"):
   in the friction YAML and not written to the actuators YAML. A joint never back-driven (or never
   motoring) has that coefficient unidentifiable: refused unless --force (written as 0: η = 1).
 
-exit status: 0 written, 2 bad input, 3 unidentifiable coefficients (nothing written; --force).
+A joint whose effort beyond the rigid-body dynamics does not oppose its motion (friction's
+always does) makes the log suspect (units, sign, motor side, robot): refused unless --force.
+
+exit status: 0 written, 2 bad input, 3 unidentifiable coefficients or a log whose efforts are
+not friction (nothing written; --force).
 See docs/identification.md."""
 
 
@@ -126,6 +130,14 @@ def main(argv=None) -> int:
         print(f"robot-dynamics identify: {exc}", file=sys.stderr)
         return 2
     print(result.summary())
+    suspect = result.not_friction
+    if suspect and not args.force:
+        print(f"robot-dynamics identify: not writing {args.output}: the efforts in {log} are not "
+              "friction beyond the rigid-body dynamics of " + model.name + ": "
+              + "; ".join(f"{j}: {why}" for j, why in suspect)
+              + " — check τ's units (N·m, N), its sign convention, that it is joint-side, and "
+              "the robot, or pass --force", file=sys.stderr)
+        return 3
     missing = result.unidentifiable
     if missing and not args.force:
         print(f"robot-dynamics identify: not writing {args.output}: unidentifiable from this log: "

@@ -73,12 +73,25 @@ class JointFit:
     hac_lags: int = 0                                    # resolution, inside the interval
     balance_precision: float = 0.0  # RMS over the used rows of each balance's precision δ
     residual_autocorrelation: float = 0.0  # lag-1, over consecutive used rows
+    #: share of the used rows whose effort beyond the rigid-body dynamics (and the fitted
+    #: armature) opposes the motion, as friction's must (dissipation); and whether that effort
+    #: is too large beside the rigid-body one to be noise (see :attr:`not_friction`)
+    dissipative: float = 1.0
+    substantial: bool = False
     cv_rms: dict = field(default_factory=dict)           # law → held-out RMS
     improvement: float = 0.0     # relative held-out RMS drop of load_dependent vs classic
     improvement_supported: bool = False
     rows: np.ndarray = field(default=None, repr=False)        # log rows used
     measured: np.ndarray = field(default=None, repr=False)    # τf per used row (signed)
     predicted: np.ndarray = field(default=None, repr=False)   # fitted τf per used row
+
+    @property
+    def not_friction(self) -> bool:
+        """The effort the dynamics leave unexplained is a sizeable share of the motor's yet
+        opposes the motion in fewer than :data:`DISSIPATIVE` of the rows: it is not this
+        joint's friction as logged — τ in other units (N·mm), motor-side, of the other sign
+        convention, or the log of another robot. Its coefficients mean nothing."""
+        return self.substantial and self.dissipative < DISSIPATIVE
 
     def value(self, name) -> float:
         """The coefficient as written to the YAML (0 when not fitted, ≥ 0)."""
@@ -95,6 +108,12 @@ class JointFit:
                 lo, hi = sorted(float(efficiency(k, x)) for x in self.intervals[k])
                 out[field_name] = (float(efficiency(k, self.coefficients[k])), lo, hi)
         return out
+
+
+#: share of a joint's rows whose unexplained effort must oppose the motion (JointFit.not_friction)
+DISSIPATIVE = 0.6
+#: the unexplained effort's RMS beside the rigid-body effort's above which it cannot be noise
+SUBSTANTIAL = 0.1
 
 
 @dataclass
@@ -141,6 +160,13 @@ class FitResult:
                     entry[field_name] = float(efficiency(k, j.value(k)))
             joints[j.joint] = entry if entry else "none"
         return {"joints": joints}
+
+    @property
+    def not_friction(self) -> list:
+        """[(joint, why)] of the joints whose logged effort is not friction
+        (:attr:`JointFit.not_friction`)."""
+        return [(j.joint, f"only {100 * j.dissipative:.0f} % of its rows' effort beyond the "
+                 "rigid-body dynamics opposes the motion") for j in self.joints if j.not_friction]
 
     @property
     def unidentifiable(self) -> list:
@@ -196,6 +222,11 @@ class FitResult:
             lines.append(f"  {j.joint}: {j.samples} samples, condition number "
                          f"{j.condition_number:.3g}, residual RMS {j.residual_rms:.3g}"
                          + (f" (HAC lags {j.hac_lags})" if j.hac_lags else ""))
+            if j.not_friction:
+                lines.append(f"    NOT FRICTION: only {100 * j.dissipative:.0f} % of the rows' "
+                             "effort beyond the rigid-body dynamics opposes the motion (friction"
+                             "'s always does) — check τ's units (N·m, N), its sign, that it is "
+                             "joint-side, and the robot; the values below mean nothing")
             within = j.residual_rms <= j.balance_precision
             if j.residual_autocorrelation > 0.5 and not within:
                 rho = j.residual_autocorrelation
@@ -508,6 +539,9 @@ def _fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid, present,
     if "armature" in jf.coefficients:
         inertia = X[:, names.index("armature")] * jf.coefficients["armature"]
     jf.measured = -np.sign(vi) * (y - inertia)
+    jf.dissipative = float(np.mean(y - inertia > 0))
+    rms = np.sqrt(np.mean((y - inertia) ** 2))
+    jf.substantial = bool(rms > SUBSTANTIAL * np.sqrt(np.mean(other[rows, i] ** 2)))
     jf.predicted = -np.sign(vi) * (Xa @ theta - inertia)
     if folds > 1 and len(rows) >= 2 * folds:
         cv = _cv(regs, y, folds)
