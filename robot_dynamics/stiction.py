@@ -76,7 +76,12 @@ class FrictionSolveReport:
     """How a friction solve went: read it, it is never silent about failure."""
 
     converged: bool = True
-    method: str = "direct"  # direct | fixed_point | newton
+    #: "direct": no free joint has friction (one linear solve); "fixed_point": the seed's
+    #: successive approximation (§2.8) — run as Newton's method with the laws' analytic
+    #: derivatives where that pays (:func:`_newton_pays`), else preconditioned by the diagonal;
+    #: "newton": the fallback when that did not converge (difference Jacobian, started from
+    #: the frictionless motion)
+    method: str = "direct"
     iterations: int = 0  # successive-approximation / Newton iterations, summed over active sets
     residual: float = 0.0  # ‖M a + b − τ − τf‖∞ at the answer
     active_set_changes: int = 0

@@ -256,29 +256,30 @@ def solve_tree_lu(P, fpar, nf, b, x):
 
 @njit(cache=True, inline="always")
 def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, h, tol, max_iter,
-                a, tauf, info, L, W, vecs, idx, start, loaded, screen, prev0, predict):
+                a, tauf, info, L, W, vecs, idx, start, loaded, screen, prev0, predict, lockfree,
+                affine):
     """Accelerations of the free joints for the stick/slip assignment in ``stuck``, iterating
     from the free joints' entries of ``a`` (``start`` 0) — or from a = 0 (1, cold), or from a
     screened solve's answer for the same assignment (2; ``prev0`` its last step, the first
     contraction estimate's). ``screen``: the step test alone ends the iteration (no confirming
     residual; ``tauf`` is then that of the last iterate but one; ``predict``: and the factored
-    matrix is kept for the next pass, as after a confirmed solve). Returns the last step's size
+    matrix is kept for the next pass, as after a confirmed solve). ``lockfree``: no joint's law
+    can self-lock (:func:`.friction.can_self_lock`); ``affine``: every law is affine in |q̇| and
+    load-free (:func:`.friction.affine_in_velocity`): the caller's, once per solve. Returns the
+    last step's size
     (0 for a direct solve), or -1 when there is no motion with this assignment."""
     cold = start == 1
     n = M.shape[0]
     target, direction = vecs[_TARGET], vecs[_DIRECTION]
     rhs0, rhs, x, new = vecs[_RHS0], vecs[_RHS], vecs[_X], vecs[_NEW]
-    F, K = idx[0], idx[1]
+    F = idx[0]
     nf = 0
-    nk = 0
     any_active = False
     lam = vecs[_LAMBDA]
     for i in range(n):
         tauf[i] = 0.0
         if stuck[i]:
             a[i] = target[i]
-            K[nk] = i
-            nk += 1
         else:  # a[i] is the first guess (the caller's)
             lam[nf] = 0.0
             F[nf] = i
@@ -286,10 +287,14 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
             any_active = any_active or codes[i] != 0
     if nf == 0:
         return 0.0
-    for r in range(nf):
-        s = tau[F[r]] - bias[F[r]]
-        for c in range(nk):
-            s -= M[F[r], K[c]] * target[K[c]]
+    ptr, ridx = rel[0], rel[1]
+    for r in range(nf):  # M_FK over the related held joints (M is zero elsewhere)
+        i = F[r]
+        s = tau[i] - bias[i]
+        for j in range(ptr[i], ptr[i + 1]):
+            k = ridx[j]
+            if stuck[k]:
+                s -= M[i, k] * target[k]
         rhs0[r] = s
     fpar = idx[4]
     if not any_active:
@@ -326,7 +331,6 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
     # iteration's Σ depth (a long chain: n³ against n²; beyond ~48 joints in a row the seed's
     # iteration, factored once, is faster), and not with a self-locking gear (Newton can reach
     # a root with the gear against its assumed direction, and the active set then cycles)
-    ptr, ridx = rel[0], rel[1]
     s1 = 0
     s2 = 0
     for r in range(nf):
@@ -339,11 +343,8 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
         s2 += dep * dep
     step = np.inf
     big = 0.0
-    newton = s2 <= 32 * (s1 + 1)
-    affine = True  # every law affine in |q̇| and load-free: a Newton step can land on the root
-    for i in range(n):  # (any joint's law: as robot_dynamics.stiction)
-        newton = newton and not can_self_lock(codes[i], params[i])
-        affine = affine and affine_in_velocity(codes[i], params[i])
+    newton = s2 <= 32 * (s1 + 1) and lockfree  # (any joint's law: as robot_dynamics.stiction)
+    # affine: every law affine in |q̇| and load-free, a Newton step can land on the root
     chord = same and newton
     if not newton:  # the seed's iteration: preconditioned by the diagonal Λ within a step
         # (none at an instant: lam stays 0), started from (M_FF + Λ)⁻¹ rhs when cold
@@ -552,16 +553,21 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
     required) — otherwise W and D are not used and W is left as it was.
     """
     n = M.shape[0]
+    ptr, ridx = rel[0], rel[1]
     target, direction = vecs[_TARGET], vecs[_DIRECTION]
     hold, bounds, release = vecs[_HOLD], vecs[_BOUNDS], vecs[_RELEASE]
     noise, tlim = vecs[_NOISE_ROW], vecs[TAU_LIMIT]
     # a predictor where a confirmed solve costs more than one step: laws affine in the velocity
     # land on the root in one Newton step and confirm it with one residual (_solve_free)
     predict = False
+    lockfree = True
+    affine = True
+    for i in range(n):
+        lockfree = lockfree and not can_self_lock(codes[i], params[i])
+        affine = affine and affine_in_velocity(codes[i], params[i])
     if warm == 3:
         warm = 2
-        for i in range(n):
-            predict = predict or not affine_in_velocity(codes[i], params[i])
+        predict = not affine
     for i in range(n):
         rest = abs(v[i]) <= v_tol
         at_rest[i] = rest and codes[i] != 0  # a joint without friction never "breaks away"
@@ -600,7 +606,7 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
         screened = False
         last = _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, h,
                            tol_k, max_iter, a, tauf, info, L, W, vecs, idx, start, loaded,
-                           screen, last, predict)
+                           screen, last, predict, lockfree, affine)
         if last < 0.0:
             # no motion with these joints sliding (e.g. a Stribeck drop steeper than the drive
             # can follow within the step): the joint whose equation is worst off at the last
@@ -630,7 +636,8 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
         for i in range(n):
             s = bias[i] - tau[i]
             e = 1.0 + abs(bias[i]) + abs(tau[i])
-            for k in range(n):
+            for j in range(ptr[i], ptr[i + 1]):  # M[i, k] ≠ 0 only for related k (increasing:
+                k = ridx[j]                         # the same sums as over every k)
                 s += M[i, k] * a[k]
                 e += abs(M[i, k] * a[k])
             hold[i] = s  # the friction (and stop) effort each joint needs for this motion
