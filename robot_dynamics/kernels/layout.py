@@ -52,7 +52,7 @@ WORK_FIELDS = (
 IWORK_FIELDS = (
     ("stuck", lambda n: (n,)),
     ("at_rest", lambda n: (n,)),
-    ("idx", lambda n: (5, n)),  # free joints, (spare), subtree flags, free position, free parent
+    ("idx", lambda n: (5, n)),  # free joints, [0]: W holds W(a), flags, free position, free parent
     ("info", lambda n: (8,)),  # converged, method, iterations, active-set changes, non-unique
 )
 

@@ -273,6 +273,7 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
     target, direction = vecs[_TARGET], vecs[_DIRECTION]
     rhs0, rhs, x, new = vecs[_RHS0], vecs[_RHS], vecs[_X], vecs[_NEW]
     F = idx[0]
+    idx[1, 0] = 0  # 1 once W holds the wrenches W(a) of the answer (a confirmed solve)
     nf = 0
     any_active = False
     lam = vecs[_LAMBDA]
@@ -432,6 +433,7 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
                 eff = max(eff, e)
             if worst <= tol * (1.0 + applied) + ROUNDOFF * eff:
                 info[7] = 1 if chord else 0
+                idx[1, 0] = 1 if loaded else 0
                 return step
         if not np.isfinite(step) or step > 1e12:
             break
@@ -631,8 +633,8 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
             info[3] += 1
             screen = screening
             continue
-        if loaded:  # the reactions of this motion (stiction bounds, report)
-            wrenches_at(W0, D, rel, a, W)
+        if loaded and idx[1, 0] == 0:  # the reactions of this motion (stiction bounds,
+            wrenches_at(W0, D, rel, a, W)  # report), unless the solve's check left them in W
         for i in range(n):
             s = bias[i] - tau[i]
             e = 1.0 + abs(bias[i]) + abs(tau[i])
