@@ -313,6 +313,14 @@ def _friction_of(model, friction, q, v, a, W0, D, free, direction, h):
     return np.where(free & friction.active, -mag * direction, 0.0)
 
 
+#: at an instant (forward dynamics), a chord step (Newton's matrix of an earlier iterate) that
+#: shrank the step at least this much keeps the matrix: refactoring pays only where the chord
+#: stalls (kernels/stiction.py: the same rule; one matrix per solve on panda and talos instead
+#: of two, a tenth more iterations). Within a time step each solve starts close (the previous
+#: step's answer) and a pass reuses the last one's matrix: unchanged there
+CHORD = 0.1
+
+
 def _newton_pays(model, F, n) -> bool:
     """Newton's method where refactoring its matrix is cheap beside an iteration: over the free
     joints F, Σ depth² ≤ 32 (Σ depth + 1), depth the number of free ancestors (the kernel's
@@ -412,23 +420,29 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
         if guess is None:
             a[F] = np.linalg.solve(P, rhs0)
     step, big = np.inf, 0.0
+    fresh, since, prevstep = False, 0, np.inf  # Newton's matrix of this solve, steps taken on it
     for it in range(1, max_iter + 1):
         tauf = _friction_of(model, friction, q, v, a, W0, D, free, direction, h)
         r = rhs0 + tauf[F] - MFF @ a[F]
         if newton and guess is None and it == 1:  # from a = 0 Newton's first step is no
             P = MFF  # better than the plain one: the derivatives are taken from a₁ on
-        elif newton and step > 1e-3 * (1.0 + big):  # once close, the last matrix serves (chord)
+        elif newton and step > 1e-3 * (1.0 + big) and (
+                h > 0 or not fresh or (since >= 2 and step > CHORD * prevstep)):
+            # once close, or at an instant while its steps contract by CHORD each, the last
+            # matrix serves
             G, lam = newton_matrix(model, friction, q, v, a, W0, D, F, direction, h)
+            fresh, since = True, 0
             P = MFF + G
             with np.errstate(invalid="ignore", over="ignore"):
                 try:
                     if not np.isfinite(np.linalg.solve(P, r)).all():
                         raise np.linalg.LinAlgError
                 except np.linalg.LinAlgError:
-                    newton, P = False, MFF + np.diag(lam)
+                    newton, P, fresh = False, MFF + np.diag(lam), False
         dx = np.linalg.solve(P, r)
         new = a[F] + dx
         prev = step if (it > 1 or screened is None) else screened
+        prevstep, since = prev, since + 1
         step, big = np.abs(dx).max(), np.abs(new).max()
         a[F] = new
         report.iterations += 1
@@ -437,9 +451,12 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
         # second; from a screened answer, from the first (with the screened solve's last step)
         # laws affine in the velocity: where no joint's motion changed side, the Newton step is
         # exact — the residual test says whether it was, without a confirming step
+        # at an instant the first chord step after Newton's shrinks quadratically, the next ones
+        # only linearly: no contraction estimate from that pair (fresh, since == 2)
+        estimate = ((guess is None or it >= 3 or screened is not None or (it >= 2 and screen))
+                    and not (fresh and since == 2 and h == 0))
         if (affine and newton and not screen) or converged_step(
-                step, prev if (guess is None or it >= 3 or screened is not None
-                               or (it >= 2 and screen)) else np.inf,
+                step, prev if estimate else np.inf,
                 tol * (1.0 + np.abs(new).max())):
             if screen:
                 return a, tauf, True, step

@@ -7,14 +7,15 @@ iterations, active-set changes, non-unique flag].
 The successive approximation runs as Newton's method: a⁺ = a + P⁻¹ r(a), r the residual of
 the seed's equations, P = M_FF − ∂τf/∂a from the laws' analytic derivatives
 (:func:`_newton_matrix`), factored on M's tree pattern without fill-in
-(:func:`factor_tree_lu`); once close the last factorisation serves (chord), and a simulator
-pass reuses the previous pass's. Long chains (refactoring is n³ there) and self-locking gears
-(Newton can reach a root against the assumed direction) keep the seed's iteration
-preconditioned by the diagonal Λ = max(0, −∂τf_i/∂a_i), with M_FF + Λ factored once (LTL,
-:func:`factor_free`). If the iteration fails, the Newton fallback (difference Jacobian)
-refactors M_FF and starts from the frictionless motion M_FF⁻¹ rhs, the root nearest which it
-returns where the motion is non-unique (robot_dynamics.stiction). Everything lives in
-caller-provided scratch (:mod:`.layout`) except that fallback.
+(:func:`factor_tree_lu`); once close the last factorisation serves (chord) — at an instant
+also while its steps shrink by CHORD each — and a simulator pass reuses the previous pass's.
+Long chains (refactoring is n³ there) and self-locking gears (Newton can reach a root against
+the assumed direction) keep the seed's iteration preconditioned by the diagonal
+Λ = max(0, −∂τf_i/∂a_i), with M_FF + Λ factored once (LTL, :func:`factor_free`). If the
+iteration fails, the Newton fallback (difference Jacobian) refactors M_FF and starts from the
+frictionless motion M_FF⁻¹ rhs, the root nearest which it returns where the motion is
+non-unique (robot_dynamics.stiction). Everything lives in caller-provided scratch
+(:mod:`.layout`) except that fallback.
 """
 from __future__ import annotations
 
@@ -39,6 +40,9 @@ FREE, STUCK, LOWER, UPPER = 0, 1, 2, 3
 NOISE = 1e-12  # relative roundoff allowance of a holding effort (robot_dynamics.stiction._NOISE)
 #: tolerance of the motions that only screen a stick/slip assignment (robot_dynamics.stiction)
 SCREEN = 1e-3
+#: at an instant (forward dynamics), a chord step that shrank the step at least this much keeps
+#: Newton's matrix (robot_dynamics.stiction.CHORD)
+CHORD = 0.1
 #: premature releases after which the active set changes one joint at a time
 #: (robot_dynamics.stiction; every joint at once before: fewer changes, e.g. 4.0 → 3.0 on talos)
 PREMATURE = 2
@@ -343,6 +347,9 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
         s1 += dep
         s2 += dep * dep
     step = np.inf
+    fresh = False  # Newton's matrix factored in this solve; steps taken on it; the one before
+    since = 0
+    prevstep = np.inf
     big = 0.0
     newton = s2 <= 32 * (s1 + 1) and lockfree  # (any joint's law: as robot_dynamics.stiction)
     # affine: every law affine in |q̇| and load-free, a Newton step can land on the root
@@ -377,11 +384,15 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
                 lam[r] = 0.0
             if not factor_free(M, F, nf, rel[2], idx[3], fpar, L, lam):
                 return -1.0
-        elif newton and step > 1e-3 * (1.0 + big) and not (same and it == 0):  # once close,
-            # the last matrix serves (chord)
+        elif newton and step > 1e-3 * (1.0 + big) and not (same and it == 0) and (
+                h > 0 or not fresh or (since >= 2 and step > CHORD * prevstep)):  # once
+            # close, or at an instant while its steps contract by CHORD each, the last matrix
+            # serves (chord)
             _newton_matrix(M, codes, params, kinds, axes, v, a, F, nf, fpar, direction, h, W, D,
                            loaded, lam, L)
             chord = factor_tree_lu(L, fpar, nf)
+            fresh = chord
+            since = 0
             if not chord:
                 newton = False
                 if not factor_free(M, F, nf, rel[2], idx[3], fpar, L, lam):
@@ -391,6 +402,8 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
         else:
             solve_free(L, fpar, nf, rhs, new)
         prev = step if (it > 0 or start != 2) else prev0
+        prevstep = prev
+        since += 1
         step = 0.0
         big = 0.0
         for r in range(nf):
@@ -405,8 +418,11 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
         # from a screened answer, from the first (with the screened solve's last step)
         # laws affine in the velocity: where no joint's motion changed side, the Newton step is
         # exact — the residual test says whether it was, without a confirming step
+        # at an instant the first chord step after Newton's shrinks quadratically, the next
+        # ones only linearly: no contraction estimate from that pair (fresh, since == 2)
         if step <= bound or (affine and newton and not screen) or (
                 (cold or it >= 2 or start == 2 or (it >= 1 and screen))
+                and not (fresh and since == 2 and h == 0)
                 and step < prev < np.inf and step * step <= bound * (prev - step)):
             if screen:  # the solve to tol takes a fresh Newton matrix from here (a predictor's
                 info[7] = 1 if (predict and chord) else 0  # next pass: a chord from it)
