@@ -38,6 +38,28 @@ class MismatchError(ValueError):
     """A Data workspace or a friction model used with a Model it was not made for."""
 
 
+#: file formats matplotlib writes (an output path given for a plot)
+IMAGE_FORMATS = ("png", "pdf", "svg", "jpg", "jpeg", "eps", "ps", "tif", "tiff", "webp")
+
+
+def check_writable(path: str, what: str, image: bool = False) -> None:
+    """Refuse now (InputError, one line naming the option ``what``) rather than after a long
+    run an output ``path`` that cannot be written: a directory, a missing folder, no write
+    permission, or (``image``) a format matplotlib does not write."""
+    import os
+
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    if os.path.isdir(path):
+        raise InputError(f"{what} {path}: is a directory; give a file name")
+    if not os.path.isdir(folder):
+        raise InputError(f"{what} {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise InputError(f"{what} {path}: not writable")
+    ext = os.path.splitext(path)[1].lower().lstrip(".")
+    if image and ext not in IMAGE_FORMATS:
+        raise InputError(f"{what} {path}: unknown image format {ext!r} (use .png, .pdf or .svg)")
+
+
 def plain(*xs) -> bool:
     """True when every ``x`` is a C-contiguous, aligned, writable float64 array (what the compiled
     entry points take as is). Lists and tuples give False (they have no ``dtype``)."""

@@ -109,6 +109,12 @@ def test_sim_refuses_an_unknown_robot_before_importing_the_kernels():
     (["sim", "--mode", "warp"], "invalid choice"),
     (["sim", "--controller-config", "nope.yaml"], "controller config nope.yaml: no such file"),
     (["sim", "--controller-config", "."], "controller config .: is a directory"),
+    # outputs that cannot be written: refused before the fit or the derivation
+    (["identify", "arm7", "log.npz", "-o", "/nonexistent-folder/f.yaml"],
+     "-o /nonexistent-folder/f.yaml: folder /nonexistent-folder does not exist"),
+    (["identify", "arm7", "log.npz", "-o", "f.yaml", "--plot", "fit.txt"],
+     "--plot fit.txt: unknown image"),
+    (["derive", "rrp", "--latex", "/nonexistent-folder/rrp.tex"], "does not exist"),
 ])
 def test_sim_mistakes_are_one_line_exit_2(args, needle, tmp_path, capsys, monkeypatch):
     """In process (the checks run before rclpy starts): exit 2, one line, no node."""
@@ -126,6 +132,26 @@ def test_sim_mistakes_are_one_line_exit_2(args, needle, tmp_path, capsys, monkey
     import rclpy
 
     assert not rclpy.ok()  # no context was created
+
+
+def test_sim_controller_gains_the_node_refuses_are_one_line(tmp_path, capsys):
+    """A controller config whose values id_controller refuses (a gain of another robot's
+    length, a negative gain): one line naming the file, the parameter and why; exit 2."""
+    from robot_dynamics.cli import main
+
+    cases = {"kp: [400.0, 400.0, 400.0]": "parameter kp: expected 1 or 2 non-negative numbers",
+             "friction_error_gain: -3.0":
+                 "parameter friction_error_gain: -3.0 is out of range [0.0, "}
+    for entry, needle in cases.items():
+        path = tmp_path / "gains.yaml"
+        path.write_text(f"id_controller:\n  ros__parameters:\n    {entry}\n")
+        rc = main(["sim", "--robot", "planar_2r", "--controller-config", str(path)])
+        err = capsys.readouterr().err
+        lines = [ln for ln in err.splitlines() if ln.startswith("robot-dynamics sim")]
+        assert rc == 2 and len(lines) == 1, err
+        assert lines[0].startswith(f"robot-dynamics sim: controller config {path}: {needle}"), \
+            lines[0]
+        assert "Traceback" not in err
 
 
 def test_sim_without_rclpy_is_one_line(capsys, monkeypatch):

@@ -59,10 +59,14 @@ def main(argv=None) -> int:
     from ..resources import robot_path  # after --help: these load numba
     import sympy as sp  # after --help: SymPy takes seconds to import
 
+    from ..errors import InputError, check_writable
+
     try:
+        if args.latex:
+            check_writable(args.latex, "--latex")
         model = load_urdf(robot_path(args.robot))
         M, V, G, system = derive(model, args.method)
-    except ModelError as exc:
+    except (ModelError, InputError) as exc:
         print(f"robot-dynamics derive: {exc}", file=sys.stderr)
         return 2
     q = ", ".join(str(s) for s in system.q)

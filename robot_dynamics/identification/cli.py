@@ -15,7 +15,7 @@ import math
 import os
 import sys
 
-from ..errors import InputError, ModelError
+from ..errors import InputError, ModelError, check_writable
 
 EPILOG_TAIL = """
 accelerations (--accelerations):
@@ -112,6 +112,11 @@ def main(argv=None) -> int:
         if args.balance_tolerance is not None and not 0 <= args.balance_tolerance < 1:
             raise InputError(f"--balance-tolerance must be in [0, 1), got "
                              f"{args.balance_tolerance}")
+        check_writable(args.output, "-o")  # before the fit: its outputs can be written
+        if args.actuators_output:
+            check_writable(args.actuators_output, "--actuators-output")
+        if args.plot:
+            check_writable(args.plot, "--plot", image=True)
         model = load_urdf(robot_path(args.robot), validate=args.validate)
         terms, prior = _actuator_options(args, model)
         log = args.log

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import math
+import re
 import sys
 import warnings
 
@@ -286,6 +287,23 @@ def finite_or_none(values):
     return arr if np.all(np.isfinite(arr)) else None
 
 
+def parameter_error_text(exc) -> str:
+    """One line for a parameter value a node refuses (ValueError from its checks, or rclpy's
+    ParameterException "<why>: <name>", its range message shortened to "<value> is out of
+    range [min, max]")."""
+    from rclpy.exceptions import ParameterException
+
+    text = str(exc)
+    if isinstance(exc, ParameterException) and ": " in text:
+        why, pname = text.rsplit(": ", 1)
+        why = why.split("Reason: ")[-1]
+        m = re.match(r"Parameter \S+ out of range Min: (\S+), Max: (\S+), value: (\S+)$", why)
+        if m:
+            why = f"{m[3]} is out of range [{m[1]}, {m[2]}]"
+        text = f"parameter {pname}: {why}"
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def run_node(node_class, args=None):
     """Standard main(): init, spin until Ctrl-C, shut down cleanly."""
     import rclpy
@@ -308,13 +326,8 @@ def run_node(node_class, args=None):
             node = node_class()
         except (ValueError, ParameterException) as exc:
             # a user mistake in the node's parameters: one line naming it, exit code 2
-            text = str(exc)
-            if isinstance(exc, ParameterException) and ": " in text:  # rclpy's "<why>: <name>"
-                why, pname = text.rsplit(": ", 1)
-                text = f"parameter {pname}: {why.split('Reason: ')[-1]}"
             name = getattr(node_class, "node_name", node_class.__name__)
-            print(f"{name}: {text.splitlines()[0] if text else type(exc).__name__}",
-                  file=sys.stderr)
+            print(f"{name}: {parameter_error_text(exc)}", file=sys.stderr)
             rclpy.shutdown()
             sys.exit(2)
         # An action goal (own reentrant group) waits while callbacks go on: that needs two

@@ -184,17 +184,15 @@ def controller_parameters(robot: str, path=None) -> dict:
 
 
 def check_output_path(path: str, what: str = "--plot"):
-    """Fail now (UsageError) rather than after the run if ``path`` cannot be written."""
-    folder = os.path.dirname(os.path.abspath(path)) or "."
-    if os.path.isdir(path):
-        raise UsageError(f"{what} {path}: is a directory; give a file name such as demo.png")
-    if not os.path.isdir(folder):
-        raise UsageError(f"{what} {path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
-        raise UsageError(f"{what} {path}: not writable")
-    ext = os.path.splitext(path)[1].lower().lstrip(".")
-    if ext not in ("png", "pdf", "svg", "jpg", "jpeg", "eps", "ps", "tif", "tiff", "webp"):
-        raise UsageError(f"{what} {path}: unknown image format {ext!r} (use .png, .pdf or .svg)")
+    """Fail now (UsageError) rather than after the run if the image ``path`` cannot be written
+    (:func:`~robot_dynamics.errors.check_writable`)."""
+    from ..errors import InputError, check_writable
+
+    try:
+        check_writable(path, what, image=True)
+    except InputError as exc:
+        text = str(exc).replace("give a file name", "give a file name such as demo.png")
+        raise UsageError(text) from None
 
 
 def format_energy_residual(audit, tiny=1e-6) -> str:
@@ -274,8 +272,9 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
              friction_compensation=True, plot=None, log=print, *, plant_friction=None,
              model_friction=None, controller_config=None, tolerance=0.01,
              tolerance_prismatic=0.001, progress=None, global_topics=False,
-             validate="strict", actuators=None):
+             validate="strict", actuators=None, rate=1000.0):
     """Run the composition on ``robot``; return a summary dict (also printed via ``log``).
+    ``rate``: the simulator's integration rate [Hz] (its step 1/rate).
 
     ``friction`` sets the plant's and the controller model's friction unless
     ``plant_friction`` / ``model_friction`` say otherwise. The summary holds the recorded
@@ -346,7 +345,15 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
         from .id_controller import IdController
         from .simulator import SimulatorNode
 
-        ctrl = IdController(context=context, parameter_overrides=ctrl_params)
+        from rclpy.exceptions import ParameterException
+
+        from .common import parameter_error_text
+
+        try:
+            ctrl = IdController(context=context, parameter_overrides=ctrl_params)
+        except (ValueError, ParameterException) as exc:  # a gain the node refuses
+            where = controller_config or _bundled_config(robot, "_controller") or "id_controller"
+            raise UsageError(f"controller config {where}: {parameter_error_text(exc)}") from None
         nodes.append(ctrl)
         dyn = DynamicsModelNode(context=context, parameter_overrides=robot_params + [
             Parameter("friction_config", value=model_spec or ""),
@@ -369,6 +376,7 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
         sim = SimulatorNode(context=context, parameter_overrides=robot_params + [
             Parameter("friction_config", value=plant_spec or ""),
             Parameter("mode", value=mode),
+            Parameter("rate", value=float(rate)),
             Parameter("initial_positions", value=traj.positions[0].tolist()),
             Parameter("audit_period", value=0.0),
             Parameter("lockstep_timeout", value=2.0),
@@ -556,7 +564,8 @@ def _stiff_damping(model, data, i) -> str:
     if not ratio > 0.1:
         return ""
     return (f" (its URDF damping {d:g} over its inertia {m:.2g} is too stiff to compensate: "
-            f"h·d/M = {ratio:.2g} at the {h * 1e3:g} ms step; lower it or raise the rate)")
+            f"h·d/M = {ratio:.2g} at the {h * 1e3:g} ms step; lower it or raise the rate: "
+            "sim --rate, the simulator's parameter rate)")
 
 
 #: realtime runs: steps dropped (simulated time falling behind the wall clock, a few ms at a
@@ -743,6 +752,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see --help)\n")
 
 
+def _rate(text):
+    """--rate: a number in the simulator's parameter range."""
+    from .params import SIMULATOR, find
+
+    row = find(SIMULATOR, "rate")
+    value = _number(float, 0.0)(text)
+    if not row.low <= value <= row.high:
+        raise argparse.ArgumentTypeError(f"must be in [{row.low:g}, {row.high:g}] Hz: {text!r}")
+    return value
+
+
 def _number(kind, low=None, strict_low=True):
     def parse(text):
         try:
@@ -800,6 +820,9 @@ def build_parser():
                         help="controller ignores friction (to see what compensation buys)")
     parser.add_argument("--tolerance", type=_number(float, 0.0), default=0.01,
                         help="max tracking error of revolute joints [rad] (default 0.01)")
+    parser.add_argument("--rate", type=_rate, default=1000.0,
+                        help="the simulator's integration rate [Hz], its step 1/rate; the "
+                             "controller answers every state (default 1000)")
     parser.add_argument("--tolerance-prismatic", type=_number(float, 0.0), default=0.001,
                         help="max tracking error of prismatic joints [m] (default 0.001)")
     parser.add_argument("--plot", default=None, help="save a plot here (.png, .pdf, .svg)")
@@ -825,7 +848,8 @@ def main(argv=None):
                                controller_config=args.controller_config,
                                tolerance=args.tolerance,
                                tolerance_prismatic=args.tolerance_prismatic,
-                               global_topics=args.global_topics, validate=args.validate)
+                               global_topics=args.global_topics, validate=args.validate,
+                               rate=args.rate)
         except (ModelError, InputError, UsageError, OSError) as exc:
             text = " ".join(str(exc).split())
             print(f"robot-dynamics sim: {text}", file=sys.stderr)
