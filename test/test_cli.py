@@ -107,6 +107,7 @@ def test_sim_refuses_an_unknown_robot_before_importing_the_kernels():
     (["sim", "--actuators", "/nonexistent/act.yaml"], "/nonexistent/act.yaml: no such file"),
     (["sim", "--robot", "/nonexistent/arm.urdf"], "/nonexistent/arm.urdf: no such file"),
     (["sim", "--mode", "warp"], "invalid choice"),
+    (["sim", "--rate", "5"], "must be in [10, 100000] Hz"),
     (["sim", "--controller-config", "nope.yaml"], "controller config nope.yaml: no such file"),
     (["sim", "--controller-config", "."], "controller config .: is a directory"),
     # outputs that cannot be written: refused before the fit or the derivation

@@ -563,9 +563,12 @@ def _stiff_damping(model, data, i) -> str:
     ratio = h * d / m
     if not ratio > 0.1:
         return ""
+    need = 10.0 * d / m  # the rate [Hz] at which h·d/M = 0.1
+    unit = 10.0 ** (np.floor(np.log10(need)) - 1)  # rounded up to two digits
+    need = float(np.ceil(need / unit) * unit)
     return (f" (its URDF damping {d:g} over its inertia {m:.2g} is too stiff to compensate: "
-            f"h·d/M = {ratio:.2g} at the {h * 1e3:g} ms step; lower it or raise the rate: "
-            "sim --rate, the simulator's parameter rate)")
+            f"h·d/M = {ratio:.2g} at the {h * 1e3:g} ms step; lower it or raise the rate to "
+            f"{need:g} Hz or more: sim --rate, the simulator's parameter rate)")
 
 
 #: realtime runs: steps dropped (simulated time falling behind the wall clock, a few ms at a
