@@ -49,7 +49,8 @@ def usage() -> str:
     lines += [f"  {name:<15} {help_}" for name, (_, help_) in COMMANDS.items()]
     lines += ["", "`robot-dynamics <command> --help` describes a command (for a node: every "
               "parameter).", "exit codes: 0 ok, 1 invalid run, 2 usage error, 3 identify: "
-              "unidentifiable coefficients (nothing written), 130/143 sim interrupted "
+              "unidentifiable coefficients or efforts that are not friction (nothing written), "
+              "130/143 sim interrupted "
               "(SIGINT/SIGTERM)"]
     return "\n".join(lines)
 

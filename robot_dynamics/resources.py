@@ -34,7 +34,7 @@ def share_directory() -> str:
     raise ModelError(f"cannot find the bundled robots: looked in {candidates}")
 
 
-def _resolve(kind: str, name: str, suffix: str, also=()) -> str:
+def _resolve(kind: str, name: str, suffix: str, also=(), family: str = "") -> str:
     if os.path.isfile(name):
         return name
     directory = os.path.join(share_directory(), kind)
@@ -46,10 +46,12 @@ def _resolve(kind: str, name: str, suffix: str, also=()) -> str:
             raise ModelError(f"{name}: no such file")
         # the names one can type: 'arm7' for arm7.urdf, a xacro by its file name
         known = sorted(f[:-len(suffix)] if f.endswith(suffix) else f
-                       for f in os.listdir(directory) if f.endswith((suffix, *also)))
+                       for f in os.listdir(directory) if f.endswith((suffix, *also))
+                       and (not family or f.endswith(f"_{family}{suffix}")))
         close = difflib.get_close_matches(name, known, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
-        raise ModelError(f"no bundled {kind} file {name!r} (and no such file); {hint}"
+        what = f"{family} config" if family else f"{kind} file"
+        raise ModelError(f"no bundled {what} {name!r} (and no such file); {hint}"
                          f"bundled: {known}")
     return path
 
@@ -96,6 +98,8 @@ def bundled_robot(robot: str, xml: str = ""):
     return robot_stem(bundled)
 
 
-def config_path(name: str) -> str:
-    """Path of a bundled configuration (``'arm7_friction'`` → ``…/config/arm7_friction.yaml``)."""
-    return _resolve("config", name, ".yaml")
+def config_path(name: str, family: str = "") -> str:
+    """Path of a bundled configuration (``'arm7_friction'`` → ``…/config/arm7_friction.yaml``),
+    or ``name`` if it is a file. ``family`` (``'friction'``, ``'actuators'``): an unknown name
+    lists only the bundled ``*_<family>`` configs."""
+    return _resolve("config", name, ".yaml", family=family)

@@ -97,12 +97,17 @@ def test_sim_refuses_an_unknown_robot_before_importing_the_kernels():
     (["sim", "--robot", "nope"], "no bundled urdf file 'nope'"),
     (["sim", "--robot", "arm8"], "did you mean 'arm7'? bundled: ['arm7', 'arm7_gripper',"),
     (["sim", "--friction", "arm7_fricton"], "did you mean 'arm7_friction'?"),
+    # a friction name lists the friction configs only
+    (["sim", "--friction", "bogus"], "bundled: ['arm7_friction', 'arm7_gripper_friction', "
+     "'no_friction', 'planar_2r_friction', 'rrp_friction']"),
+    (["sim", "--actuators", "bogus"], "no bundled actuators config 'bogus' (and no such file); "
+     "bundled: ['arm7_actuators']"),
     (["sim", "--plot", "/nonexistent-folder/demo.png"], "does not exist"),
     (["sim", "--plot", "demo.txt"], "unknown image format"),
     (["sim", "--move-time", "abc"], "not a number"),
     (["sim", "--move-time", "-1"], "must be > 0"),
     (["sim", "--tolerance", "nan"], "not finite"),
-    (["sim", "--model-friction", "nope"], "no bundled config file 'nope'"),
+    (["sim", "--model-friction", "nope"], "no bundled friction config 'nope'"),
     # a path that does not exist is named as a missing file, not a list of bundled names
     (["sim", "--actuators", "/nonexistent/act.yaml"], "/nonexistent/act.yaml: no such file"),
     (["sim", "--robot", "/nonexistent/arm.urdf"], "/nonexistent/arm.urdf: no such file"),

@@ -99,7 +99,8 @@ def test_bad_inputs(arm7, tmp_path):
     t, Q, V, A, tau = _data(arm7, {"default": TRUTH})
     bad = tau.copy()
     bad[5, 2] = np.nan
-    with pytest.raises(rd.InputError, match=r"non-finite values in sample\(s\) \[5\]"):
+    with pytest.raises(rd.InputError,
+                       match=r"non-finite values in tau \(joint_a3\) at sample\(s\) \[5\] — "):
         fit(arm7, Q, V, bad, A)
     still = V.copy()
     still[:, 3] = 0.0

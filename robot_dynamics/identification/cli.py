@@ -45,12 +45,28 @@ not friction (nothing written; --force).
 See docs/identification.md."""
 
 
+_BAR_OPEN = [False]  # a progress bar is drawn on stderr without its newline yet
+
+
 def _progress(done, total, width=30):
+    """An updating bar on a terminal; otherwise a line per fitted joint."""
+    if not sys.stderr.isatty():
+        if done:
+            sys.stderr.write(f"  {done}/{total} joints fitted\n")
+        return
     filled = int(width * done / max(total, 1))
     sys.stderr.write(f"\r  [{'#' * filled}{'.' * (width - filled)}] {done}/{total} joints")
     sys.stderr.flush()
+    _BAR_OPEN[0] = done < total
     if done == total:
         sys.stderr.write("\n")
+
+
+def _end_bar():
+    """End an open progress bar's line (before an error message)."""
+    if _BAR_OPEN[0]:
+        sys.stderr.write("\n")
+        _BAR_OPEN[0] = False
 
 
 def build_parser():
@@ -132,6 +148,7 @@ def main(argv=None) -> int:
                      law=args.law, min_velocity=args.min_velocity, method=args.accelerations,
                      terms=terms, progress=_progress, **tolerance)
     except (InputError, ModelError) as exc:
+        _end_bar()
         print(f"robot-dynamics identify: {exc}", file=sys.stderr)
         return 2
     print(result.summary())
@@ -211,7 +228,7 @@ def _actuator_options(args, model):
     prior = None
     if args.actuators is not None:
         # a path, or a bundled name (arm7_actuators) as `sim --actuators` and the nodes take
-        prior = actuators_from_config(config_path(args.actuators), model)
+        prior = actuators_from_config(config_path(args.actuators, "actuators"), model)
         prior.apply(model)
     if args.terms is None:
         terms = ("armature", "gear_mesh") if prior is not None else ()

@@ -416,8 +416,15 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
         raise InputError("q, v, tau (and a) must have the same number of samples")
     bad = ~np.all(np.concatenate([np.isfinite(x) for x in arrays.values()], axis=1), axis=1)
     if bad.any():
-        raise InputError(f"non-finite values in sample(s) {np.flatnonzero(bad)[:10].tolist()}"
-                         " — drop or repair those rows")
+        where = []  # which arrays and joints: "v (joint_a2, joint_a3)"
+        for name, x in arrays.items():
+            cols = np.flatnonzero(~np.isfinite(x).all(axis=0))
+            if cols.size:
+                names = ", ".join(model.joint_names[c] for c in cols[:4])
+                where.append(f"{name} ({names}{', …' if cols.size > 4 else ''})")
+        raise InputError(f"non-finite values in {'; '.join(where)} at sample(s) "
+                         f"{np.flatnonzero(bad)[:10].tolist()}"
+                         f"{' …' if bad.sum() > 10 else ''} — drop or repair those rows")
     Q, V, TAU = arrays["q"], arrays["v"], arrays["tau"]
     if a is not None:
         A = arrays["a"]

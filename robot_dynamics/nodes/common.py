@@ -183,7 +183,7 @@ def load_actuators(spec: str, model, friction):
     spec = (spec or "").strip()
     if spec.lower() in ("", "none"):
         return None, friction
-    return load(config_path(spec), model, friction)
+    return load(config_path(spec, "actuators"), model, friction)
 
 
 def load_friction(spec: str, bundled, model):
@@ -203,7 +203,7 @@ def load_friction(spec: str, bundled, model):
             except ModelError:  # a bundled robot without a friction file
                 pass
         return urdf_friction(model) if path is None else friction_from_config(path, model)
-    return friction_from_config(config_path(spec), model)
+    return friction_from_config(config_path(spec, "friction"), model)
 
 
 def urdf_friction(model):
