@@ -306,6 +306,18 @@ def test_energy_residual_is_absolute_when_the_flows_vanish():
     assert "relative" in format_energy_residual(busy)
 
 
+def test_summary_says_what_compensation_acts_on():
+    """With no friction model the controller still cancels the URDF's joint damping: the
+    summary says so instead of "nothing to compensate"."""
+    from robot_dynamics.nodes.composition import _compensation
+
+    base = {"friction_compensation": True, "model_friction_law": "none"}
+    assert _compensation({**base, "damping": True}) == "on (URDF damping only)"
+    assert _compensation({**base, "damping": False}) == "on (nothing to compensate)"
+    assert _compensation({**base, "model_friction_law": "classic"}) == "on"
+    assert _compensation({**base, "friction_compensation": False, "damping": True}) == "off"
+
+
 @pytest.fixture
 def domain():
     old = os.environ.get("ROS_DOMAIN_ID")

@@ -420,7 +420,8 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
                    model_friction=_friction_label(model_spec, model_law, robot),
                    actuators=actuators or "none",
                    friction_compensation=bool(friction_compensation),
-                   plant_friction_law=_law_names(plant_law), model_friction_law=_law_names(model_law))
+                   damping=bool(np.any(model.damping)), plant_friction_law=_law_names(plant_law),
+                   model_friction_law=_law_names(model_law))
     report(summary, log)
     if plot:
         save_plot(plot, model, data, qd, title=plot_title(summary))
@@ -643,9 +644,13 @@ def _fixed(x: float) -> str:
 
 
 def _compensation(s) -> str:
+    """Friction compensation in the summary; with no friction model, whether the controller
+    still compensates the URDF's joint damping (it does, with compensation on)."""
     if not s["friction_compensation"]:
         return "off"
-    return "on" if s.get("model_friction_law", "none") != "none" else "on (nothing to compensate)"
+    if s.get("model_friction_law", "none") != "none":
+        return "on"
+    return "on (URDF damping only)" if s.get("damping") else "on (nothing to compensate)"
 
 
 def report(summary, log=print):
