@@ -451,10 +451,9 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
         # second; from a screened answer, from the first (with the screened solve's last step)
         # laws affine in the velocity: where no joint's motion changed side, the Newton step is
         # exact — the residual test says whether it was, without a confirming step
-        # at an instant the first chord step after Newton's shrinks quadratically, the next ones
-        # only linearly: no contraction estimate from that pair (fresh, since == 2)
-        estimate = ((guess is None or it >= 3 or screened is not None or (it >= 2 and screen))
-                    and not (fresh and since == 2 and h == 0))
+        # (a chord step after Newton's: its ratio to Newton's step is the chord's own rate, the
+        # error of Newton's matrix's iterate — the estimate holds through that pair too)
+        estimate = guess is None or it >= 3 or screened is not None or (it >= 2 and screen)
         if (affine and newton and not screen) or converged_step(
                 step, prev if estimate else np.inf,
                 tol * (1.0 + np.abs(new).max())):

@@ -418,11 +418,10 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
         # from a screened answer, from the first (with the screened solve's last step)
         # laws affine in the velocity: where no joint's motion changed side, the Newton step is
         # exact — the residual test says whether it was, without a confirming step
-        # at an instant the first chord step after Newton's shrinks quadratically, the next
-        # ones only linearly: no contraction estimate from that pair (fresh, since == 2)
+        # (a chord step after Newton's: its ratio to Newton's step is the chord's own rate, the
+        # error of Newton's matrix's iterate — the estimate holds through that pair too)
         if step <= bound or (affine and newton and not screen) or (
                 (cold or it >= 2 or start == 2 or (it >= 1 and screen))
-                and not (fresh and since == 2 and h == 0)
                 and step < prev < np.inf and step * step <= bound * (prev - step)):
             if screen:  # the solve to tol takes a fresh Newton matrix from here (a predictor's
                 info[7] = 1 if (predict and chord) else 0  # next pass: a chord from it)
