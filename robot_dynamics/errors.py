@@ -195,8 +195,8 @@ def raise_overflow(where: str, inputs, finite, batch_row=None) -> None:
         named = ", ".join(f"{inputs[k][0]}[{row}{i}] = {float(inputs[k][1][i]):.6g}"
                           for k, i in culprits[:6])
         more = f" and {len(culprits) - 6} more" if len(culprits) > 6 else ""
-        raise InputError(f"overflow: {named}{more} in {where}: the result exceeds the float64 "
-                         "range (scale the input down)")
+        raise InputError(f"overflow: {named}{more} in {where}: the computation leaves the "
+                         "float64 range (scale the input down)")
     raise InputError(f"overflow: in {where}: the result is not finite for finite inputs "
                      "(model or gravity too large?)")
 

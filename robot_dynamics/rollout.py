@@ -37,13 +37,27 @@ def _gains(name, x, n):
         np.array(x, dtype=float)
     if x.shape != (n,) or not np.isfinite(x).all():
         raise InputError(f"{name}: expected {n} finite gains, got {np.asarray(x).tolist()}")
+    _non_negative(name, x)
     return x
+
+
+def _non_negative(name, x):
+    """A gain below 0 drives the joint away from its reference: refused."""
+    try:
+        bad = np.asarray(x, dtype=float) < 0
+    except (TypeError, ValueError):  # not numbers: the shape check names it
+        return
+    if np.any(bad):
+        raise InputError(f"{name}: gains must be ≥ 0 (a negative gain drives the joint away from "
+                         f"its reference), got {np.asarray(x).tolist()}")
 
 
 class _Controller:
     kind = ZERO
 
     def __init__(self, kp, kd, q_ref, v_ref=None, third=None, third_name=""):
+        _non_negative("kp", kp)  # now, not at the first step (the lengths need the model)
+        _non_negative("kd", kd)
         self._args = (kp, kd, q_ref, v_ref, third, third_name)
         self._packed = {}
         self._checked = {}  # nv → the validated arrays (the NumPy law reads them every step)

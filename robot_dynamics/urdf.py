@@ -57,7 +57,7 @@ def _read_root(source, xacro_args=None):
     if _is_path(source):
         path = os.fspath(source)
         if not os.path.isfile(path):
-            raise ModelError(f"{path}: no such URDF file")
+            raise ModelError(_missing(path))
         if path.endswith(".xacro") or xacro_args is not None:
             data, name = _expand_xacro(path, None, xacro_args).encode("utf-8"), path
         else:
@@ -86,6 +86,26 @@ def _read_root(source, xacro_args=None):
     return root, name
 
 
+def _missing(path: str) -> str:
+    """Why ``path`` cannot be read as a URDF file, with the way to a bundled robot of that
+    name (``load_urdf('arm7')`` → ``robot_path('arm7')``)."""
+    if not path:
+        return "load_urdf: empty path"
+    if os.path.isdir(path):
+        return f"{path}: is a directory, not a URDF file"
+    if os.sep not in path and not (os.altsep and os.altsep in path):
+        from .resources import robot_path
+
+        try:
+            robot_path(path)
+        except ModelError:
+            pass
+        else:
+            return (f"{path}: no such URDF file; the bundled robot {path!r} is "
+                    f"load_urdf(robot_path({path!r})) (robot_dynamics.resources)")
+    return f"{path}: no such URDF file"
+
+
 def _expand_xacro(path, data, args) -> str:
     """Expand a xacro file (or text) with the PyPI ``xacro`` package; ``args`` are its
     ``<xacro:arg>`` values. A package that ``$(find pkg)`` / ``package://pkg`` cannot resolve is
@@ -99,6 +119,13 @@ def _expand_xacro(path, data, args) -> str:
 
     name = path or "<string>"
     mappings = {str(k): str(v) for k, v in (args or {}).items()}
+    if mappings:  # xacro ignores a value for an argument the file does not declare (a typo)
+        text = data.decode("utf-8", "replace") if data is not None else _slurp(path)
+        declared = set(_XACRO_ARG.findall(text))
+        unknown = sorted(set(mappings) - declared)
+        if unknown and "include" not in text:  # (an included file may declare it)
+            raise ModelError(f"{name}: xacro_args {unknown} are not arguments of this file "
+                             f"(it declares {sorted(declared) or 'no <xacro:arg>'})")
     try:
         if path is not None:
             doc = xacro.process_file(path, mappings=mappings)
@@ -116,6 +143,10 @@ def _expand_xacro(path, data, args) -> str:
                 "them by relative paths") from None
         msg = " ".join(str(exc).split())
         raise ModelError(f"{name}: xacro expansion failed: {msg}") from None
+
+
+#: the names of a xacro file's ``<xacro:arg name="…">`` declarations
+_XACRO_ARG = re.compile(r"<xacro:arg\s[^>]*?\bname\s*=\s*[\"']([^\"']+)[\"']")
 
 
 def _slurp(path) -> str:

@@ -550,7 +550,7 @@ def test_a_users_file_named_like_a_bundled_robot_gets_no_bundled_configs(tmp_pat
     assert controller_parameters(str(mine)) == {} and controller_parameters("arm7")
     assert loop_closure_note(str(five)) is None and loop_closure_note("five_bar")
     assert _friction_label("", None, str(mine)) == (
-        "none ('arm7' is not a bundled robot and its URDF declares no <dynamics friction>; set "
+        "none (not a bundled robot, and its URDF declares no <dynamics friction>; set "
         "--friction)")
 
 

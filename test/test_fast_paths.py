@@ -133,6 +133,10 @@ def test_rollout_errors_name_the_step(arm7):
     assert err.value.step == sim.steps + 1 and np.all(np.isfinite(sim.q))
     with pytest.raises(rd.InputError, match="kp"):
         rd.PD(np.ones(3), 1.0, np.zeros(model.nv)).pack(model)
+    with pytest.raises(rd.InputError, match=r"kd: gains must be ≥ 0 .*, got \[1.0, -2.0\]"):
+        rd.PD(1.0, [1.0, -2.0], np.zeros(model.nv))  # when built, not at the first step
+    with pytest.raises(rd.InputError, match="kp: gains must be ≥ 0"):
+        rd.ComputedTorque(-1.0, 1.0, np.zeros(model.nv))
     with pytest.raises(rd.InputError, match="damping must be True .* or False, got 'no'"):
         rd.ComputedTorque(1.0, 1.0, np.zeros(model.nv), damping="no")
 

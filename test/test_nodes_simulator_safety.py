@@ -444,7 +444,7 @@ def test_live_parameters_over_dds(ros):
 
 
 @pytest.mark.parametrize("arg, message", [
-    ("rate:=-5", "simulator: parameter rate: Parameter rate out of range"),
+    ("rate:=-5", "simulator: parameter rate: -5.0 is out of range [10.0, 100000.0]"),
     ("rate:=fast", "simulator: parameter rate: Trying to set parameter 'rate' to 'fast'"),
     ("mode:=warp", "simulator: parameter mode: expected one of realtime | fast | lockstep, "
                    "got 'warp'"),

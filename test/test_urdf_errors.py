@@ -39,9 +39,17 @@ def test_unreadable_files(text, needle):
         rd.load_urdf(text)
 
 
-def test_missing_file_named():
+def test_missing_file_named(tmp_path):
     with pytest.raises(rd.ModelError, match="no_such.urdf"):
         rd.load_urdf("/tmp/no_such.urdf")
+    # a bundled robot's name is not a file: the error says how to load it
+    with pytest.raises(rd.ModelError, match=r"arm7: no such URDF file; the bundled robot 'arm7' "
+                                            r"is load_urdf\(robot_path\('arm7'\)\)"):
+        rd.load_urdf("arm7")
+    with pytest.raises(rd.ModelError, match="load_urdf: empty path"):
+        rd.load_urdf("")
+    with pytest.raises(rd.ModelError, match="is a directory, not a URDF file"):
+        rd.load_urdf(str(tmp_path))
 
 
 def test_massless_end_link_names_the_joint_and_the_fix():

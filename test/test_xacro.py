@@ -29,6 +29,16 @@ def test_bundled_xacro_is_planar_2r():
     same_model(rd.load_urdf(bundled("planar_2r.urdf")), rd.load_urdf(XACRO))
 
 
+def test_a_misspelt_xacro_argument_is_refused():
+    """xacro itself ignores a value for an argument the file does not declare: the robot would
+    load without the prefix the user asked for."""
+    with pytest.raises(rd.ModelError, match=r"xacro_args \['prefx'\] are not arguments of this "
+                                            r"file \(it declares \['prefix'\]\)"):
+        rd.load_urdf(XACRO, xacro_args={"prefx": "left_"})
+    with pytest.raises(rd.ModelError, match=r"\['x'\] .* \(it declares no <xacro:arg>\)"):
+        rd.load_urdf(bundled("planar_2r.urdf"), xacro_args={"x": "1"})
+
+
 def test_xacro_argument_matches_the_expanded_urdf(tmp_path):
     model = rd.load_urdf(XACRO, xacro_args={"prefix": "left_"})
     assert model.joint_names == ["left_shoulder", "left_elbow"]

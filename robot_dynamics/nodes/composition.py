@@ -446,7 +446,7 @@ def _friction_label(spec, law, robot):
     'none' when the default was asked for and the robot has no bundled friction file."""
     if spec:
         return spec
-    from ..resources import bundled_robot, robot_stem
+    from ..resources import bundled_robot
 
     stem = bundled_robot(robot)
     if stem is not None and _bundled_config(robot, "_friction") is not None:
@@ -454,8 +454,8 @@ def _friction_label(spec, law, robot):
     if law is not None:
         return "the URDF's <dynamics friction> (default)"
     if stem is None:
-        return (f"none ({robot_stem(robot)!r} is not a bundled robot and its URDF declares no "
-                "<dynamics friction>; set --friction)")
+        return ("none (not a bundled robot, and its URDF declares no <dynamics friction>; "
+                "set --friction)")
     return f"none (no bundled {stem}_friction)"
 
 

@@ -155,6 +155,8 @@ class SimulatorNode(Node):
         self.audit_pub = self.create_publisher(Float64MultiArray, "~/energy_audit", 10)
         self.diag_pub = self.create_publisher(Float64MultiArray, "~/diagnostics", 10)
         self.create_subscription(Float64MultiArray, cmd_topic, self.on_command, STATE_QOS)
+        self._cmd_topic = self.resolve_topic_name(cmd_topic)
+        self._told_waiting = False  # lockstep: the wait for a command was logged
         self.create_service(Trigger, "~/reset", self.on_reset)
         self.create_timer(DIAGNOSTICS_PERIOD, self.publish_diagnostics)
         self._timer = None
@@ -295,6 +297,7 @@ class SimulatorNode(Node):
             self.get_logger().warning(f"rejected effort command: {tau.size} values for "
                                       f"{self.model.nv} joints", throttle_duration_sec=1.0)
             return
+        self._told_waiting = False  # a later silence is told again
         if not np.all(np.isfinite(tau)):
             self.get_logger().warning("rejected effort command: non-finite value(s)",
                                       throttle_duration_sec=1.0)
@@ -434,6 +437,12 @@ class SimulatorNode(Node):
 
     def lockstep_watchdog(self):
         if time.monotonic() - self.last_publish > self.lockstep_timeout:
+            if not self._told_waiting:  # once: a node started by hand would say nothing
+                self._told_waiting = True
+                self.get_logger().info(
+                    f"lockstep: no effort command on {self._cmd_topic} for "
+                    f"{self.lockstep_timeout:g} s; each step waits for one (the state is "
+                    f"re-published every {self.lockstep_timeout:g} s meanwhile)")
             self.publish_state()  # nobody answered (yet): say the state again
 
     # -- output -----------------------------------------------------------------------------
