@@ -270,8 +270,9 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
     matrix is kept for the next pass, as after a confirmed solve). ``lockfree``: no joint's law
     can self-lock (:func:`.friction.can_self_lock`); ``affine``: every law is affine in |q̇| and
     load-free (:func:`.friction.affine_in_velocity`): the caller's, once per solve. Returns the
-    last step's size
-    (0 for a direct solve), or -1 when there is no motion with this assignment."""
+    last step's size (0 for a direct solve), or -1 when there is no motion with this
+    assignment. Sets ``idx[1, 0]`` to 1 when ``W`` holds the wrenches W(a) of the answer (a
+    confirmed solve with ``loaded``), else 0."""
     cold = start == 1
     n = M.shape[0]
     target, direction = vecs[_TARGET], vecs[_DIRECTION]
