@@ -115,6 +115,8 @@ def test_sim_refuses_an_unknown_robot_before_importing_the_kernels():
     (["sim", "--rate", "5"], "must be in [10, 100000] Hz"),
     (["sim", "--controller-config", "nope.yaml"], "controller config nope.yaml: no such file"),
     (["sim", "--controller-config", "."], "controller config .: is a directory"),
+    (["sim", "--controller-config", "arm7_controler"], "no bundled controller config "
+     "'arm7_controler' (and no such file); did you mean 'arm7_controller'?"),
     # outputs that cannot be written: refused before the fit or the derivation
     (["identify", "arm7", "log.npz", "-o", "/nonexistent-folder/f.yaml"],
      "-o /nonexistent-folder/f.yaml: folder /nonexistent-folder does not exist"),

@@ -139,15 +139,23 @@ def trajectory_msg(model, traj, start=None):
 
 
 def controller_parameters(robot: str, path=None) -> dict:
-    """The id_controller parameters of ``config/<robot>_controller.yaml`` (or ``path``), as
-    ``ros2 run ... --params-file`` reads them; {} when the robot has none (or is not a bundled
-    one)."""
+    """The id_controller parameters of ``config/<robot>_controller.yaml`` (or ``path``, a file
+    or a bundled name such as ``arm7_controller``), as ``ros2 run ... --params-file`` reads
+    them; {} when the robot has none (or is not a bundled one)."""
     import yaml
 
     if path is None:
         path = _bundled_config(robot, "_controller")
         if path is None:
             return {}
+    elif not os.path.exists(path) and os.sep not in path and not path.endswith(".yaml"):
+        from ..errors import ModelError
+        from ..resources import config_path  # a bundled name ('arm7_controller')
+
+        try:
+            path = config_path(path, "controller")
+        except ModelError as exc:
+            raise UsageError(str(exc)) from None
     from .params import ID_CONTROLLER, find
 
     try:
@@ -816,8 +824,8 @@ def build_parser():
                              "friction (bundled name, YAML path or 'none'); default: the "
                              "robot's <robot>_actuators when bundled")
     parser.add_argument("--controller-config", default=None,
-                        help="id_controller params YAML (default: config/<robot>_controller.yaml"
-                             " when bundled)")
+                        help="id_controller params YAML, path or bundled name (default: "
+                             "config/<robot>_controller.yaml when bundled)")
     parser.add_argument("--mode", default="lockstep", choices=["lockstep", "realtime", "fast"],
                         help="see 'simulation modes' below (default lockstep)")
     parser.add_argument("--move-time", type=_number(float, 0.0), default=None,
