@@ -19,6 +19,7 @@ The guards, cheapest first, so that a well-formed call pays almost nothing for t
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
@@ -46,8 +47,6 @@ def check_writable(path: str, what: str, image: bool = False) -> None:
     """Refuse now (InputError, one line naming the option ``what``) rather than after a long
     run an output ``path`` that cannot be written: a directory, a missing folder, no write
     permission, or (``image``) a format matplotlib does not write."""
-    import os
-
     folder = os.path.dirname(os.path.abspath(path)) or "."
     if os.path.isdir(path):
         raise InputError(f"{what} {path}: is a directory; give a file name")

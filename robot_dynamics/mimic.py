@@ -428,9 +428,9 @@ def python_step_reason(model, friction) -> str:
     fr = coupled_friction(friction, model)
     if fr is None or fr.step_pack is not None:
         return ""
+    leaders = set(model.independent)
     names = [model.full_joint_names[i] for i in range(len(model.full_joint_names))
-             if i not in set(model.independent) and model.coupling[i].any()
-             and fr.full.active[i]]
+             if i not in leaders and model.coupling[i].any() and fr.full.active[i]]
     if not names:
         return "a friction law is not built in, so its steps run in Python"
     return (f"follower(s) {names} have friction of their own (e.g. from a 'default:' law), so "

@@ -420,14 +420,14 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
         if guess is None:
             a[F] = np.linalg.solve(P, rhs0)
     step, big = np.inf, 0.0
-    fresh, since, prevstep = False, 0, np.inf  # Newton's matrix of this solve, steps taken on it
+    fresh, since, prev = False, 0, np.inf  # Newton's matrix of this solve, steps taken on it
     for it in range(1, max_iter + 1):
         tauf = _friction_of(model, friction, q, v, a, W0, D, free, direction, h)
         r = rhs0 + tauf[F] - MFF @ a[F]
         if newton and guess is None and it == 1:  # from a = 0 Newton's first step is no
             P = MFF  # better than the plain one: the derivatives are taken from a₁ on
         elif newton and step > 1e-3 * (1.0 + big) and (
-                h > 0 or not fresh or (since >= 2 and step > CHORD * prevstep)):
+                h > 0 or not fresh or (since >= 2 and step > CHORD * prev)):
             # once close, or at an instant while its steps contract by CHORD each, the last
             # matrix serves
             G, lam = newton_matrix(model, friction, q, v, a, W0, D, F, direction, h)
@@ -442,7 +442,7 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
         dx = np.linalg.solve(P, r)
         new = a[F] + dx
         prev = step if (it > 1 or screened is None) else screened
-        prevstep, since = prev, since + 1
+        since += 1
         step, big = np.abs(dx).max(), np.abs(new).max()
         a[F] = new
         report.iterations += 1

@@ -348,9 +348,9 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
         s1 += dep
         s2 += dep * dep
     step = np.inf
-    fresh = False  # Newton's matrix factored in this solve; steps taken on it; the one before
+    fresh = False  # Newton's matrix factored in this solve; steps taken on it
     since = 0
-    prevstep = np.inf
+    prev = np.inf  # the step before the last one
     big = 0.0
     newton = s2 <= 32 * (s1 + 1) and lockfree  # (any joint's law: as robot_dynamics.stiction)
     # affine: every law affine in |q̇| and load-free, a Newton step can land on the root
@@ -386,7 +386,7 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
             if not factor_free(M, F, nf, rel[2], idx[3], fpar, L, lam):
                 return -1.0
         elif newton and step > 1e-3 * (1.0 + big) and not (same and it == 0) and (
-                h > 0 or not fresh or (since >= 2 and step > CHORD * prevstep)):  # once
+                h > 0 or not fresh or (since >= 2 and step > CHORD * prev)):  # once
             # close, or at an instant while its steps contract by CHORD each, the last matrix
             # serves (chord)
             _newton_matrix(M, codes, params, kinds, axes, v, a, F, nf, fpar, direction, h, W, D,
@@ -403,7 +403,6 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
         else:
             solve_free(L, fpar, nf, rhs, new)
         prev = step if (it > 0 or start != 2) else prev0
-        prevstep = prev
         since += 1
         step = 0.0
         big = 0.0
