@@ -421,6 +421,7 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
             a[F] = np.linalg.solve(P, rhs0)
     step, big = np.inf, 0.0
     fresh, since, prev = False, 0, np.inf  # Newton's matrix of this solve, steps taken on it
+    newton1 = False
     for it in range(1, max_iter + 1):
         tauf = _friction_of(model, friction, q, v, a, W0, D, free, direction, h)
         r = rhs0 + tauf[F] - MFF @ a[F]
@@ -442,18 +443,23 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
         dx = np.linalg.solve(P, r)
         new = a[F] + dx
         prev = step if (it > 1 or screened is None) else screened
+        newton1 = fresh if it == 1 else newton1  # the first step was Newton's (at the guess)
         since += 1
         step, big = np.abs(dx).max(), np.abs(new).max()
         a[F] = new
         report.iterations += 1
         # from a caller's guess, the contraction estimate from the third iteration on (the first
-        # step is the guess's error, not the iteration's); to screen an assignment, from the
-        # second; from a screened answer, from the first (with the screened solve's last step)
+        # step is the guess's error, not the iteration's) — from the second where the first was
+        # a Newton step (the second is then the error Newton left, and the next error at most
+        # step²/(prev − step): quadratic, or the chord's rate step/prev); to screen an
+        # assignment, from the second; from a screened answer, from the first (with the
+        # screened solve's last step)
         # laws affine in the velocity: where no joint's motion changed side, the Newton step is
         # exact — the residual test says whether it was, without a confirming step
         # (a chord step after Newton's: its ratio to Newton's step is the chord's own rate, the
         # error of Newton's matrix's iterate — the estimate holds through that pair too)
-        estimate = guess is None or it >= 3 or screened is not None or (it >= 2 and screen)
+        estimate = (guess is None or it >= 3 or screened is not None
+                    or (it >= 2 and (screen or newton1)))
         if (affine and newton and not screen) or converged_step(
                 step, prev if estimate else np.inf,
                 tol * (1.0 + np.abs(new).max())):

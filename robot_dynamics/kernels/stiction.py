@@ -349,6 +349,7 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
         s2 += dep * dep
     step = np.inf
     fresh = False  # Newton's matrix factored in this solve; steps taken on it
+    newton0 = False
     since = 0
     prev = np.inf  # the step before the last one
     big = 0.0
@@ -403,6 +404,8 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
         else:
             solve_free(L, fpar, nf, rhs, new)
         prev = step if (it > 0 or start != 2) else prev0
+        if it == 0:
+            newton0 = fresh  # the first step was Newton's, its matrix taken at the guess
         since += 1
         step = 0.0
         big = 0.0
@@ -414,14 +417,17 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
         info[2] += 1
         bound = tol * (1.0 + big)  # the rule of robot_dynamics.stiction.converged_step; from a
         # caller's guess, the contraction estimate from the third iteration on (the first step
-        # is the guess's error, not the iteration's); to screen an assignment, from the second;
-        # from a screened answer, from the first (with the screened solve's last step)
+        # is the guess's error, not the iteration's) — from the second where the first was a
+        # Newton step (the second is then the error Newton left, and the next error at most
+        # step²/(prev − step): quadratic, or the chord's rate step/prev); to screen an
+        # assignment, from the second; from a screened answer, from the first (with the
+        # screened solve's last step)
         # laws affine in the velocity: where no joint's motion changed side, the Newton step is
         # exact — the residual test says whether it was, without a confirming step
         # (a chord step after Newton's: its ratio to Newton's step is the chord's own rate, the
         # error of Newton's matrix's iterate — the estimate holds through that pair too)
         if step <= bound or (affine and newton and not screen) or (
-                (cold or it >= 2 or start == 2 or (it >= 1 and screen))
+                (cold or it >= 2 or start == 2 or (it >= 1 and (screen or newton0)))
                 and step < prev < np.inf and step * step <= bound * (prev - step)):
             if screen:  # the solve to tol takes a fresh Newton matrix from here (a predictor's
                 info[7] = 1 if (predict and chord) else 0  # next pass: a chord from it)
