@@ -95,9 +95,25 @@ def as_vector(name: str, x, n: int, *, where: str = "") -> np.ndarray:
     return arr
 
 
+def real_array(x) -> np.ndarray:
+    """``np.array(x, dtype=float64)`` (a new array), but a TypeError for complex values, whose
+    imaginary part numpy would drop with only a warning."""
+    arr = np.asarray(x)
+    if arr.dtype.kind == "c":
+        raise TypeError("complex values")
+    return np.array(arr, dtype=np.float64)
+
+
 def _float_array(name, x, ctx, kind) -> np.ndarray:
     try:
-        return np.asarray(x, dtype=np.float64)
+        arr = np.asarray(x)
+    except (TypeError, ValueError) as exc:  # ragged nesting
+        raise InputError(f"{name}{ctx}: cannot be read as a float {kind} ({exc})") from None
+    if arr.dtype.kind == "c":
+        eg = f" (e.g. {complex(arr.ravel()[0])})" if arr.size else ""
+        raise InputError(f"{name}{ctx}: complex values{eg}: expected real numbers")
+    try:
+        return np.asarray(arr, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise InputError(f"{name}{ctx}: cannot be read as a float {kind} ({exc})") from None
 
@@ -207,7 +223,7 @@ def run_converted(where: str, specs, run) -> list:
     are the inputs examined (:func:`as_vector` names a malformed one) and, when they are well
     formed, the culprit of the overflow named (:func:`raise_overflow`). Returns the vectors."""
     try:
-        vectors = [np.array(x, dtype=np.float64) for _, x, _ in specs]
+        vectors = [real_array(x) for _, x, _ in specs]
         if run(*vectors):
             return vectors
     except (TypeError, ValueError):  # ragged, 2-D (no kernel signature), not numbers

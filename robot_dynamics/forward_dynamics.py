@@ -16,7 +16,8 @@ from numba import njit
 from .crba import bias_forces, mass_matrix
 from . import mimic
 from .directors import wrench_directors
-from .errors import F64, InputError, as_vector, check_data, check_friction, raise_overflow
+from .errors import (F64, InputError, as_vector, check_data, check_friction, raise_overflow,
+                     real_array)
 from .kernels.dynamics import F1, all_finite, all_finite_array
 from .kernels.fd import ACC, BIAS, fd_entry
 from .kernels.layout import scratch_views, work_views
@@ -129,7 +130,7 @@ def _fd_converted(model, data, fr, q, v, tau, v_tol, tol, max_iter) -> int:
             return OVERFLOW
 
     try:
-        status = run(*(np.array(x, dtype=np.float64) for x in (q, v, tau)))
+        status = run(*(real_array(x) for x in (q, v, tau)))
     except (TypeError, ValueError):  # ragged, 2-D (no kernel signature), not numbers
         status = 1
     if status == 0 or status == 2:

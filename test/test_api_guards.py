@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -272,6 +273,18 @@ def test_malformed_inputs_still_name_the_argument(arm7):
         rd.mass_matrix(model, data, z[None, :])
     with pytest.raises(InputError, match="^a in inverse_dynamics: cannot be read"):
         rd.inverse_dynamics(model, data, z, z, ["x"] * 7, friction)
+    # complex values: numpy would keep the real part with only a warning (a silent wrong answer)
+    c = z + 0.5j
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ComplexWarning on the way
+        for name, call in (("q in rnea", lambda: rd.rnea(model, data, c, z, z)),
+                           ("q in mass_matrix", lambda: rd.mass_matrix(model, data, list(c))),
+                           ("tau in forward_dynamics",
+                            lambda: rd.forward_dynamics(model, data, z, z, c, friction)),
+                           ("q in Simulator.reset", lambda: rd.Simulator(model).reset(c)),
+                           ("tau in Simulator.step", lambda: rd.Simulator(model).step(c))):
+            with pytest.raises(InputError, match=rf"^{name}: complex values \(e\.g\. 0\.5j\)"):
+                call()
 
 
 # ---------------------------------------------------------------------------------------------
