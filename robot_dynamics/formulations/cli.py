@@ -21,8 +21,26 @@ from ..errors import ModelError
 METHODS = ("newton-euler", "lagrange-euler", "gibbs-appell", "kane")
 
 
+#: a term of an equation whose coefficient is below this fraction of the equation's largest is
+#: floating-point roundoff of the URDF's numbers (e.g. 8e-28·q̇₁² beside 3e-3·q̇₁² from
+#: cos(π/2) ≠ 0 in a frame's rpy), dropped; a term of real data is far above it
+ROUNDOFF = 1e-13
+
+
+def chop(expr, rel=ROUNDOFF):
+    """``expr`` expanded, without the terms whose numeric coefficient is at most ``rel`` times
+    the largest one's (:data:`ROUNDOFF`)."""
+    import sympy as sp
+
+    terms = sp.Add.make_args(sp.expand(expr))
+    size = [abs(complex(t.as_coeff_Mul()[0])) for t in terms]
+    big = max(size, default=0.0)
+    return sp.Add(*(t for t, c in zip(terms, size) if c > rel * big))
+
+
 def derive(model, method):
-    """(M, V, G, system) as simplified SymPy matrices in the joint symbols."""
+    """(M, V, G, system) as simplified SymPy matrices in the joint symbols, without the terms
+    that are roundoff (:func:`chop`)."""
     import sympy as sp
 
     from .redundant import from_model
@@ -34,6 +52,7 @@ def derive(model, method):
         tau = system.lagrange_equations()
     else:
         tau = system.kane_equations()
+    tau = tau.applyfunc(chop)
     M = sp.simplify(tau.jacobian(system.qdd))
     no_acc = {s: 0 for s in system.qdd}  # τ is affine in q̈: split it by substitution
     no_vel = {s: 0 for s in system.qd}
