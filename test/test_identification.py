@@ -78,7 +78,7 @@ def test_bag_round_trip_through_cli(arm7, tmp_path):
     assert [b.split(":")[0] for b in blocks] == arm7.joint_names
     for block in blocks:
         assert re.match(r"joint_a\d: \d+ samples, condition number [\d.]+, residual RMS "
-                        r"[\d.e-]+", block), block
+                        r"[\d.e-]+ N·m", block), block
         for k in ("coulomb", "viscous", "k1", "k2", "k3"):
             assert re.search(rf"\n    {k} +[\d.e-]+ ± [\d.e-]+ +95 % \[[\d.e-]+, [\d.e-]+\]",
                              block), (k, block)
@@ -105,7 +105,7 @@ def test_bad_inputs(arm7, tmp_path):
     still = V.copy()
     still[:, 3] = 0.0
     result = fit(arm7, Q, still, tau, A)  # reported, not raised: the other joints still fit
-    assert ("joint_a4", "coulomb", "joint_a4 never moved faster than 0.05 (0 usable samples, "
+    assert ("joint_a4", "coulomb", "joint_a4 never moved faster than 0.05 rad/s (0 usable samples, "
             "need 50)") in result.unidentifiable
     assert result.joints[2].coefficients and not result.joints[3].coefficients
     with pytest.raises(rd.InputError, match="give the time stamps"):

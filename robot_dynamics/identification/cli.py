@@ -250,7 +250,8 @@ def _actuator_options(args, model):
 
 
 def _plot(path, rec, result):
-    """Per joint: measured friction τf = fn∥ − τ of the used rows and the fitted law's τf."""
+    """Per joint: measured friction τf = fn∥ − τ of the used rows and the fitted law's τf, in
+    the joint's effort unit (N·m, N)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -261,11 +262,12 @@ def _plot(path, rec, result):
                              squeeze=False)
     t = rec["t"]
     for ax, j in zip(axes[:, 0], joints):
+        effort = j.effort_unit
         if j.measured is not None:
             ax.plot(t[j.rows], j.measured, ".", ms=1, alpha=0.4, label="measured τf")
             ax.plot(t[j.rows], j.predicted, ".", ms=0.6, label=f"fitted {result.law}")
-        ax.set_ylabel(j.joint, fontsize=8)
-        ax.set_title(f"residual RMS {j.residual_rms:.3g}", fontsize=7, loc="right")
+        ax.set_ylabel(f"{j.joint}\nτf [{effort}]", fontsize=8)
+        ax.set_title(f"residual RMS {j.residual_rms:.3g} {effort}", fontsize=7, loc="right")
     axes[0, 0].legend(fontsize=7, markerscale=8)
     axes[-1, 0].set_xlabel("t [s]")
     fig.tight_layout()

@@ -40,6 +40,7 @@ from .. import joints as jt
 from ..batch import joint_wrenches_batch
 from ..crba import mass_matrix
 from ..errors import InputError
+from ..units import units_of
 from .differentiate import METHODS, savgol_states
 from .regressors import (EFFICIENCIES, FORMULAS, LAWS, TERM_ABSENT, TERM_MEANINGS, TERMS,
                          coefficient_names, column_meaning, efficiency, load_terms, regressor)
@@ -84,6 +85,7 @@ class JointFit:
     rows: np.ndarray = field(default=None, repr=False)        # log rows used
     measured: np.ndarray = field(default=None, repr=False)    # τf per used row (signed)
     predicted: np.ndarray = field(default=None, repr=False)   # fitted τf per used row
+    effort_unit: str = "N·m"  # of τf, the residual and coulomb (N on a prismatic joint)
 
     @property
     def not_friction(self) -> bool:
@@ -220,7 +222,8 @@ class FitResult:
                          "1 − η_b (robot_dynamics.friction.gear_mesh)")
         for j in self.joints:
             lines.append(f"  {j.joint}: {j.samples} samples, condition number "
-                         f"{j.condition_number:.3g}, residual RMS {j.residual_rms:.3g}"
+                         f"{j.condition_number:.3g}, residual RMS {j.residual_rms:.3g} "
+                         f"{j.effort_unit}"
                          + (f" (HAC lags {j.hac_lags})" if j.hac_lags else ""))
             if j.not_friction:
                 lines.append(f"    NOT FRICTION: only {100 * j.dissipative:.0f} % of the rows' "
@@ -504,7 +507,8 @@ def _fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid, present,
                       S=model.motion_subspaces[i])
         conditioned = []
         if len(rows) < min_samples:
-            cols, why = [], {nm: f"{joint} never moved faster than {min_velocity:g} "
+            speed = units_of(model.joint_types[i]).velocity
+            cols, why = [], {nm: f"{joint} never moved faster than {min_velocity:g} {speed} "
                              f"({len(rows)} usable samples, need {min_samples})"
                              for nm, ok in zip(lw_names, applicable) if ok}
         else:
@@ -519,6 +523,7 @@ def _fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid, present,
     jf = JointFit(joint, law, {}, {}, {}, float("nan"), len(rows), float("nan"), why,
                   not_applicable, rows=rows)
     jf.assumed_zero = list(conditioned)
+    jf.effort_unit = units_of(model.joint_types[i]).effort
     if not cols:
         return jf
     y = np.sign(vi) * (TAU[rows, i] - other[rows, i])  # = |τf| (eq. 2.7.5)
