@@ -423,7 +423,7 @@ BAD = {  # every parameter: a value SetParameters must refuse, and a word of the
 
 
 def test_every_parameter_rejects_a_bad_value(node):
-    sim_node = node(mode="fast")
+    sim_node = node(mode="fast", stale_command_behavior="brake")  # (the bandwidth applies)
     declared = set(sim_node._parameters) - {"use_sim_time", "start_type_description_service"}
     assert declared == set(BAD)  # a new parameter needs a line here
     before = {k: sim_node.get_parameter(k).value for k in BAD}
@@ -432,6 +432,22 @@ def test_every_parameter_rejects_a_bad_value(node):
         assert not result.successful, name
         assert reason in result.reason, (name, result.reason)
         assert sim_node.get_parameter(name).value == before[name]
+
+
+def test_brake_bandwidth_is_checked_where_the_brake_applies(node):
+    """The brake's bandwidth is bounded by the step (ω h ≤ 0.2) only with the brake: at 10 Hz
+    the default 20 rad/s does not keep a node with zero effort on stale commands (sim --rate
+    10) from starting; switching to the brake then is refused, naming the bound."""
+    sim_node = node(mode="fast", rate=10.0)
+    assert sim_node.brake_bandwidth == 20.0
+    result = sim_node.set_parameters([Parameter("stale_command_behavior", value="brake")])[0]
+    assert not result.successful and "at most 2 rad/s" in result.reason, result.reason
+    ok = sim_node.set_parameters([Parameter("brake_bandwidth", value=2.0)])[0]
+    assert ok.successful
+    assert sim_node.set_parameters([Parameter("stale_command_behavior", value="brake")])[0] \
+        .successful
+    with pytest.raises(ValueError, match="brake_bandwidth: 20 rad/s is too stiff for the 0.1 s"):
+        node(mode="fast", rate=10.0, stale_command_behavior="brake")
 
 
 def test_live_parameters_over_dds(ros):
@@ -449,7 +465,13 @@ def test_live_parameters_over_dds(ros):
     ("mode:=warp", "simulator: parameter mode: expected one of realtime | fast | lockstep, "
                    "got 'warp'"),
     ("initial_positions:=[1.0,2.0,3.0]", "simulator: parameter initial_positions: expected 1 or "
-                                         "7 finite numbers")])
+                                         "7 finite numbers"),
+    ("initial_velocities:=0.5", "simulator: parameter initial_velocities: Trying to set "
+                                "parameter 'initial_velocities' to '0.5' of type 'DOUBLE', "
+                                "expecting type 'DOUBLE_ARRAY': write a list, "
+                                "initial_velocities:=[0.5]"),
+    ("initial_velocities:=[1e300]", "simulator: parameter initial_velocities: the kinetic energy "
+                                    "leaves the float64 range (joint 'joint_a1' at 1e+300)")])
 def test_bad_start_up_parameters_in_main(arg, message, capfd):
     """The node's main() in this process (test_nodes_simulator runs one as a process). A
     parameter that does not depend on the robot is refused before the robot loads: its line is

@@ -300,6 +300,10 @@ def parameter_error_text(exc) -> str:
         m = re.match(r"Parameter \S+ out of range Min: (\S+), Max: (\S+), value: (\S+)$", why)
         if m:
             why = f"{m[3]} is out of range [{m[1]}, {m[2]}]"
+        m = re.match(r"Trying to set parameter '(\S+)' to '(.*)' of type '\w+', expecting "
+                     r"type '\w+_ARRAY'$", why)
+        if m:  # a number where a list is declared (gains: one per joint or one for all)
+            why += f": write a list, {m[1]}:=[{m[2]}]"
         text = f"parameter {pname}: {why}"
     return text.splitlines()[0] if text else type(exc).__name__
 

@@ -139,7 +139,8 @@ SIMULATOR = ROBOT + (
           "effort once commands are stale: zero | brake (hold the position where they went "
           "stale, gravity-compensated, within the effort limits)", choices=("zero", "brake")),
     Param("brake_bandwidth", "double", 20.0,
-          "brake: closed-loop bandwidth ω of the position hold [rad/s] (critically damped)",
+          "brake: closed-loop bandwidth ω of the position hold [rad/s] (critically damped; "
+          "with brake, at most 0.2·rate)",
           0.1, 1000.0),
     Param("wait_for_command", "bool", False,
           "do not start the simulation (time frozen, state re-published) until the first effort "

@@ -68,7 +68,7 @@ from std_srvs.srv import Trigger
 
 from .. import mimic
 from ..crba import gravity_torques, mass_matrix
-from ..simulation import Simulator
+from ..simulation import Simulator, check_kinetic
 from .common import (STATE_QOS, check_choice, declare, declare_robot_parameters, load_robot,
                      on_set_parameters, per_joint, run_node, seconds_to_stamp)
 from .params import SIMULATOR, row
@@ -115,7 +115,8 @@ class SimulatorNode(Node):
                                            declare(self, "stale_command_behavior"),
                                            STALE_BEHAVIORS)
         self.brake_bandwidth = declare(self, "brake_bandwidth")
-        self._check_bandwidth(self.brake_bandwidth, 1.0 / rate)
+        if self.stale_behavior == "brake":  # (unused otherwise: e.g. --rate 10 with zero)
+            self._check_bandwidth(self.brake_bandwidth, 1.0 / rate)
         self.wait_for_command = declare(self, "wait_for_command")
         self.on_error = check_choice("on_error", declare(self, "on_error"), ON_ERROR)
         self.overrun_threshold = declare(self, "overrun_threshold")
@@ -124,7 +125,7 @@ class SimulatorNode(Node):
         q0 = declare(self, "initial_positions")
         v0 = declare(self, "initial_velocities")
         self.q0 = self.initial_positions(q0)
-        self.v0 = per_joint("initial_velocities", v0, n)
+        self.v0 = self.initial_velocities(v0)
         self.sim = Simulator(self.model, friction=self.friction, dt=1.0 / rate,
                              limits=self.limits)
         self._core_counts = {"saturated_steps": 0, "limit_steps": 0}  # before the last reset
@@ -173,20 +174,34 @@ class SimulatorNode(Node):
     def live_validators(self, n):
         """Live parameter → validator (value → value to apply, or ValueError with the reason).
         Types and ranges are checked by rclpy from the declarations before these run."""
-        def bandwidth(w):
-            return self._check_bandwidth(w, self.sim.dt)
+        def bandwidth(w):  # checked against the step where the brake applies
+            return (self._check_bandwidth(w, self.sim.dt) if self.stale_behavior == "brake"
+                    else float(w))
+
+        def stale(v):
+            v = check_choice("stale_command_behavior", v, STALE_BEHAVIORS)
+            if v == "brake":
+                self._check_bandwidth(self.brake_bandwidth, self.sim.dt)
+            return v
 
         return {
             "mode": lambda v: check_choice("mode", v, MODES),
             "initial_positions": self.initial_positions,
-            "initial_velocities": lambda v: per_joint("initial_velocities", v, n),
+            "initial_velocities": self.initial_velocities,
             "lockstep_timeout": float, "audit_period": float, "publish_every": int,
             "publish_clock": bool, "command_timeout": float, "overrun_threshold": float,
-            "stale_command_behavior": lambda v: check_choice("stale_command_behavior", v,
-                                                             STALE_BEHAVIORS),
+            "stale_command_behavior": stale,
             "brake_bandwidth": bandwidth,
             "on_error": lambda v: check_choice("on_error", v, ON_ERROR),
         }
+
+    def initial_velocities(self, values):
+        """``initial_velocities`` as (nv,), with a finite kinetic energy at the initial
+        positions (1e300 rad/s would fail every step)."""
+        v = per_joint("initial_velocities", values, self.model.nv)
+        check_kinetic(self.model, self.model.create_data(), self.q0, v,
+                      "parameter initial_velocities")
+        return v
 
     def initial_positions(self, values):
         """``initial_positions`` as (nq,), within the joints' position limits. The default [0.0]
@@ -220,7 +235,7 @@ class SimulatorNode(Node):
     def _check_bandwidth(w, dt):
         if w * dt > 0.2:  # the brake is explicit in the step: keep ω h well inside stability
             raise ValueError(f"parameter brake_bandwidth: {w:g} rad/s is too stiff for the "
-                             f"{dt:g} s step (at most {0.2 / dt:g} rad/s)")
+                             f"{dt:g} s step of the brake (at most {0.2 / dt:g} rad/s)")
         return float(w)
 
     def apply_parameters(self, updates):
