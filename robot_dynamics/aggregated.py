@@ -52,7 +52,7 @@ def efforts_to_joints(model, data, FN) -> np.ndarray:
     backward pass of Newton–Euler; ``c`` runs over the children of ``i``). ``FN`` is (6n,) or
     (6n, k); returns ``fn`` in the same shape, each joint's wrench in its joint frame.
     """
-    if data._model is not model:
+    if getattr(data, "_model", None) is not model:
         check_data(model, data, "efforts_to_joints")
     R, J, C = _frames(model, data)
     FN = np.asarray(FN, dtype=float)
@@ -74,7 +74,7 @@ def efforts_to_joints(model, data, FN) -> np.ndarray:
 
 def joints_to_efforts(model, data, fn) -> np.ndarray:
     """The inverse isomorphism J → E: the resultant effort on each body about its CoM (world)."""
-    if data._model is not model:
+    if getattr(data, "_model", None) is not model:
         check_data(model, data, "joints_to_efforts")
     R, J, C = _frames(model, data)
     fn = np.asarray(fn, dtype=float)
@@ -165,7 +165,7 @@ class MaintainingMap:
 
 def velocity_basis(model, data) -> np.ndarray:
     """vω_α for every α (§2.2), for the pose in ``data``: (6n, n), world axes."""
-    if data._model is not model:
+    if getattr(data, "_model", None) is not model:
         check_data(model, data, "velocity_basis")
     n = model.nv
     R, J, C = _frames(model, data)
@@ -196,7 +196,7 @@ def aggregate(model, data, q, v) -> Aggregated:
 
     Inputs too large for finite objects raise :class:`~robot_dynamics.errors.InputError`
     (``overflow: …``, naming them)."""
-    if data._model is not model:
+    if getattr(data, "_model", None) is not model:
         check_data(model, data, "aggregate")
     q = as_vector("q", q, model.nq, where="aggregate")
     v = as_vector("v", v, model.nv, where="aggregate")

@@ -10,7 +10,9 @@ def load_mapping(config, kind: str):
     """Return ``(mapping, source)``: ``config`` itself, or the YAML file it names.
 
     ``kind`` names the file in errors ("friction", "loop-closure", "DH"); ``source`` is the file
-    path (or ``"<kind> config"``) for the caller's own messages.
+    path (or ``"<kind> config"``) for the caller's own messages. A friction or actuators config
+    may also be named as on the command line: ``"none"``, or a bundled config's name
+    (``"arm7_friction"``; an unknown name lists them).
     """
     if not isinstance(config, (str, os.PathLike)):
         return config, f"{kind} config"
@@ -18,7 +20,14 @@ def load_mapping(config, kind: str):
 
     source = os.fspath(config)
     if not os.path.isfile(source):
-        raise ModelError(f"{source}: no such {kind} file")
+        bare = os.sep not in source and not (os.altsep and os.altsep in source)
+        if not (bare and kind in ("friction", "actuators")):
+            raise ModelError(f"{source}: no such {kind} file")
+        if source == "none":
+            return {}, "none"
+        from .resources import config_path
+
+        source = config_path(source, kind)
     with open(source, encoding="utf-8") as fh:
         try:
             mapping = yaml.safe_load(fh)

@@ -25,7 +25,7 @@ def mass_matrix(model, data, q) -> np.ndarray:
     Fills ``data.M``, the composite inertias ``data.Ic``, the transforms ``data.X`` and the body
     poses ``data.oMi`` (compiled kernel; :func:`mass_matrix_reference` is the specification).
     """
-    if data._model is not model:
+    if getattr(data, "_model", None) is not model:
         check_data(model, data, "mass_matrix")
     if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
         return mimic.mass_matrix(model, data, q)
@@ -41,7 +41,7 @@ def mass_matrix(model, data, q) -> np.ndarray:
 
 def mass_matrix_reference(model, data, q) -> np.ndarray:
     """The composite rigid body algorithm written out in NumPy (the kernel's specification)."""
-    if data._model is not model:
+    if getattr(data, "_model", None) is not model:
         check_data(model, data, "mass_matrix_reference")
     if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
         return mimic.mass_matrix(model, data, q, reference=True)
@@ -69,7 +69,7 @@ def mass_matrix_reference(model, data, q) -> np.ndarray:
 def bias_forces(model, data, q, v) -> np.ndarray:
     """b(q, q̇) = C(q, q̇) q̇ + g(q) (nv,): the efforts at zero acceleration (rnea with a = 0;
     the armature does not enter)."""
-    if data._model is not model:
+    if getattr(data, "_model", None) is not model:
         check_data(model, data, "bias_forces")
     if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
         return mimic.efforts_at(model, data, q, v, "bias_forces")
@@ -81,7 +81,7 @@ def bias_forces(model, data, q, v) -> np.ndarray:
 
 def gravity_torques(model, data, q) -> np.ndarray:
     """g(q) (nv,): the joint efforts that hold the robot still against gravity."""
-    if data._model is not model:
+    if getattr(data, "_model", None) is not model:
         check_data(model, data, "gravity_torques")
     if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
         return mimic.efforts_at(model, data, q, None, "gravity_torques")
@@ -100,7 +100,7 @@ def _rnea_plain(model, data, q, v, a) -> bool:
 
 def coriolis_torques(model, data, q, v) -> np.ndarray:
     """C(q, q̇) q̇ (nv,): velocity-product efforts without gravity."""
-    if data._model is not model:
+    if getattr(data, "_model", None) is not model:
         check_data(model, data, "coriolis_torques")
     if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
         return mimic.efforts_at(model, data, q, v, "coriolis_torques")

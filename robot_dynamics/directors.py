@@ -28,7 +28,7 @@ def wrench_directors(model, data, q=None) -> np.ndarray:
     With ``q`` it runs :func:`~robot_dynamics.crba.mass_matrix` first; without, it uses the
     composite inertias and transforms already in ``data`` (after ``mass_matrix(model, data, q)``).
     """
-    if data._model is not model:
+    if getattr(data, "_model", None) is not model:
         check_data(model, data, "wrench_directors")
     if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
         return mimic.wrench_directors(model, data, q)
@@ -42,7 +42,7 @@ def wrench_directors(model, data, q=None) -> np.ndarray:
 
 def wrench_directors_reference(model, data, q=None) -> np.ndarray:
     """:func:`wrench_directors` written out in NumPy (the kernel's specification)."""
-    if data._model is not model:
+    if getattr(data, "_model", None) is not model:
         check_data(model, data, "wrench_directors_reference")
     if q is not None:
         mass_matrix(model, data, q)

@@ -142,7 +142,7 @@ def check_data(model, data, where: str) -> None:
     """Raise :class:`MismatchError` unless ``data`` was made for ``model`` (or for a model of
     the same structure: same joints, hence the same buffer sizes — a Data is only a workspace).
 
-    Entry points call this only when ``data._model is not model``; an accepted sibling model
+    Entry points call this only when ``data._model`` is not ``model``; an accepted sibling model
     becomes the Data's model, so the next call takes the identity test again.
     """
     own = getattr(data, "_model", None)

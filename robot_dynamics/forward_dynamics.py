@@ -80,7 +80,7 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
     Friction made of built-in laws (or none) runs as one compiled call (:mod:`.kernels.fd`);
     other laws run the steps below in Python, which state the same computation.
     """
-    if data._model is not model:
+    if getattr(data, "_model", None) is not model:
         check_data(model, data, "forward_dynamics")
     if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
         return mimic.forward_dynamics(model, data, q, v, tau, friction, tol=tol, max_iter=max_iter,
@@ -89,7 +89,7 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
     if friction is None:
         packed = model._no_friction
     else:
-        if friction._model is not model:
+        if getattr(friction, "_model", None) is not model:
             check_friction(model, friction, "forward_dynamics")
         packed = friction._packed
     if packed is not None:
@@ -150,7 +150,7 @@ def forward_dynamics_reference(model, data, q, v, tau, friction=None, *, tol=1e-
                                reference_solver=True) -> np.ndarray:
     """:func:`forward_dynamics` step by step: b and fn(q, q̇, 0), M, the directors, the friction
     solve (in Python with ``reference_solver``) — the specification of the fused kernel."""
-    if data._model is not model:
+    if getattr(data, "_model", None) is not model:
         check_data(model, data, "forward_dynamics")
     if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
         return mimic.forward_dynamics(model, data, q, v, tau, friction, tol=tol, max_iter=max_iter,

@@ -46,7 +46,7 @@ def inverse_dynamics(model, data, q, v, a, friction=None, *, velocity_tolerance=
     Inputs too large for a finite result raise :class:`~robot_dynamics.errors.InputError`
     (``overflow: …``, naming them).
     """
-    if data._model is not model:
+    if getattr(data, "_model", None) is not model:
         check_data(model, data, "inverse_dynamics")
     if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
         return mimic.inverse_dynamics(model, data, q, v, a, friction,
@@ -56,7 +56,7 @@ def inverse_dynamics(model, data, q, v, a, friction=None, *, velocity_tolerance=
         tau = rnea(model, data, q, v, a)
         data.tau_friction[:] = 0.0
         return tau
-    if friction._model is not model:
+    if getattr(friction, "_model", None) is not model:
         check_friction(model, friction, "inverse_dynamics")
     if friction._packed is not None and smoothing_velocity == 0:
         fr, mb, work = friction._packed[2], model._mb, data._work

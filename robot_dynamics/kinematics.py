@@ -22,7 +22,7 @@ def forward_kinematics(model, data, q) -> None:
     """
     from .kernels.dynamics import placements_kernel, world_kernel
 
-    if data._model is not model:
+    if getattr(data, "_model", None) is not model:
         check_data(model, data, "forward_kinematics")
     if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
         return mimic.forward_kinematics(model, data, q)
@@ -49,7 +49,7 @@ def _placements(model, data, q) -> None:
 
 def frame_placement(model, data, name: str) -> np.ndarray:
     """World pose (4×4) of a URDF link ``name`` after :func:`forward_kinematics`."""
-    if data._model is not model:
+    if getattr(data, "_model", None) is not model:
         check_data(model, data, "frame_placement")
     try:
         body, T = model.frames[name]

@@ -32,7 +32,7 @@ def rnea(model, data, q, v, a) -> np.ndarray:
     of numbers (converted once); :class:`~robot_dynamics.errors.InputError` names a malformed
     one, or (``overflow: …``) the entries too large for the result to be finite.
     """
-    if data._model is not model:
+    if getattr(data, "_model", None) is not model:
         check_data(model, data, "rnea")
     if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
         return mimic.rnea(model, data, q, v, a)
@@ -56,7 +56,7 @@ def _rnea_entry(model, data, q, v, a, where) -> np.ndarray:
 
 def rnea_reference(model, data, q, v, a) -> np.ndarray:
     """:func:`rnea` written out in NumPy, joint by joint: the specification of the kernel."""
-    if data._model is not model:
+    if getattr(data, "_model", None) is not model:
         check_data(model, data, "rnea_reference")
     if model.coupling is not None:  # mimic joints (robot_dynamics/mimic.py)
         return mimic.rnea(model, data, q, v, a, reference=True)
@@ -104,6 +104,6 @@ def joint_wrenches(model, data) -> np.ndarray:
     after the joint's motion). Link i applies its opposite back (seed 004 §2.3). The actuators'
     rotors are not in it (as Pinocchio's ``data.f``): ``τ = Sᵀ fn + armature ∘ q̈``.
     """
-    if data._model is not model:
+    if getattr(data, "_model", None) is not model:
         check_data(model, data, "joint_wrenches")
     return data.f.copy()

@@ -15,14 +15,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import InputError, check_friction
+from .errors import InputError, check_friction, real_array
 from .kernels.rollout import COMPUTED_TORQUE, PD as _PD, ZERO, pack_controller
+
+
+def _numbers(name, x) -> np.ndarray:
+    """``x`` as a new float array; InputError for complex values (numpy would drop their
+    imaginary part with a warning) and for what is not numbers."""
+    try:
+        return real_array(x)
+    except (TypeError, ValueError):
+        raise InputError(f"{name}: expected real numbers, got {x!r:.80}") from None
 
 
 def _rows(name, x, n, rows, default=0.0):
     if x is None:
         return np.full((rows or 1, n), default)
-    x = np.array(x, dtype=float)
+    x = _numbers(name, x)
     if x.ndim == 1:
         x = x[None, :]
     if x.ndim != 2 or x.shape[1] != n:
@@ -33,31 +42,39 @@ def _rows(name, x, n, rows, default=0.0):
 
 
 def _gains(name, x, n):
-    x = np.broadcast_to(np.asarray(x, dtype=float), (n,)).copy() if np.ndim(x) == 0 else \
-        np.array(x, dtype=float)
+    x = _numbers(name, x)
+    x = np.full(n, float(x)) if x.ndim == 0 else x
     if x.shape != (n,) or not np.isfinite(x).all():
         raise InputError(f"{name}: expected {n} finite gains, got {np.asarray(x).tolist()}")
-    _non_negative(name, x)
+    _early(name, x, gain=True)
     return x
 
 
-def _non_negative(name, x):
-    """A gain below 0 drives the joint away from its reference: refused."""
-    try:
-        bad = np.asarray(x, dtype=float) < 0
-    except (TypeError, ValueError):  # not numbers: the shape check names it
+def _early(name, x, gain=False):
+    """What is checked when a controller is made (the lengths need the model): real, finite
+    numbers, and a gain not below 0 (it would drive the joint away from its reference)."""
+    if x is None:
         return
-    if np.any(bad):
+    try:
+        np.asarray(x)
+    except (TypeError, ValueError):  # ragged: the shape check names it
+        return
+    x = _numbers(name, x)
+    if not np.isfinite(x).all():
+        raise InputError(f"{name}: not finite, got {x.tolist()}")
+    if gain and np.any(x < 0):
         raise InputError(f"{name}: gains must be ≥ 0 (a negative gain drives the joint away from "
-                         f"its reference), got {np.asarray(x).tolist()}")
+                         f"its reference), got {x.tolist()}")
 
 
 class _Controller:
     kind = ZERO
 
     def __init__(self, kp, kd, q_ref, v_ref=None, third=None, third_name=""):
-        _non_negative("kp", kp)  # now, not at the first step (the lengths need the model)
-        _non_negative("kd", kd)
+        _early("kp", kp, gain=True)  # now, not at the first step (the lengths need the model)
+        _early("kd", kd, gain=True)
+        for name, x in (("q_ref", q_ref), ("v_ref", v_ref), (third_name, third)):
+            _early(name, x)
         self._args = (kp, kd, q_ref, v_ref, third, third_name)
         self._packed = {}
         self._checked = {}  # nv → the validated arrays (the NumPy law reads them every step)

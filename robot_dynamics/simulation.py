@@ -47,6 +47,10 @@ time, state and input, and leaves the last good state in place.
 """
 from __future__ import annotations
 
+import math
+import numbers
+import os
+
 import numpy as np
 
 from . import mimic
@@ -81,6 +85,25 @@ def _vec(x):
     return np.array2string(np.asarray(x), precision=6, max_line_width=10**6, separator=", ")
 
 
+def check_kinetic(model, data, q, v, what):
+    """InputError ``"<what>: the kinetic energy leaves the float64 range …"`` when ½ q̇ᵀ M q̇
+    is not finite at (q, q̇): no step could be taken from that state."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        kinetic = kinetic_energy(mass_matrix(model, data, q), v)
+    if not math.isfinite(kinetic):
+        i = int(np.argmax(np.abs(v)))
+        raise InputError(f"{what}: the kinetic energy leaves the float64 range (joint "
+                         f"{model.joint_names[i]!r} at {v[i]:.6g}): scale the velocities down")
+
+
+def _real(name, x, what, ok, where="Simulator"):
+    """``x`` a finite real number (not a bool) for which ``ok`` holds, else InputError naming
+    ``name`` and ``what`` it must be."""
+    if (isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real)
+            or not math.isfinite(x) or not ok(x)):
+        raise InputError(f"{where}: {name} must be {what}, got {x!r}")
+
+
 class Simulator:
     """Fixed-step forward simulation. See the module docstring for the scheme."""
 
@@ -102,8 +125,13 @@ class Simulator:
         self._coupled = model.coupling is not None  # mimic joints (robot_dynamics/mimic.py)
         if self._coupled:
             friction = mimic.coupled_friction(friction, model)
-        if not (np.isfinite(dt) and dt > 0):
-            raise InputError(f"dt must be a positive number of seconds, got {dt}")
+        _real("dt", dt, "a positive number of seconds", lambda x: x > 0)
+        _real("velocity_tolerance", velocity_tolerance, "a number ≥ 0 [rad/s or m/s]",
+              lambda x: x >= 0)
+        _real("tol", tol, "a positive number", lambda x: x > 0)
+        if isinstance(max_iter, (bool, np.bool_)) or not isinstance(max_iter, numbers.Integral) \
+                or max_iter < 1:
+            raise InputError(f"Simulator: max_iter must be a whole number ≥ 1, got {max_iter!r}")
         check_friction(model, friction, "Simulator")
         self.model, self._friction, self.dt = model, friction, float(dt)
         # composite laws book their friction dissipation by part at every step (_split_losses)
@@ -195,6 +223,9 @@ class Simulator:
         (the first step predicts its q̈ instead of extrapolating the last steps': see the
         module docstring). With stops, q must lie within them."""
         q = as_vector("q", q, self.model.nq, where="Simulator.reset")
+        v = (np.zeros(self.model.nv) if v is None else
+             as_vector("v", v, self.model.nv, where="Simulator.reset").copy())
+        check_kinetic(self.model, self.data, q, v, "v in Simulator.reset")
         slack = 1e-9 * (1.0 + np.abs(q))
         out = np.flatnonzero((q < self.lower - slack) | (q > self.upper + slack))
         if len(out):
@@ -204,8 +235,7 @@ class Simulator:
                              f"{self.upper[i]:.6g}] (Simulator(limits=False) simulates "
                              "without stops)")
         self.q = np.clip(q, self.lower, self.upper)
-        self.v = (np.zeros(self.model.nv) if v is None else
-                  as_vector("v", v, self.model.nv, where="Simulator.reset").copy())
+        self.v = v
         self.t = 0.0
         self.steps = 0
         self._tail[SP_MOTOR:] = 0.0  # energy-audit sums and counters
@@ -544,11 +574,7 @@ class Simulator:
         :class:`SimulationError` naming it (step, time) with the state before it kept.
         """
         n = self.model.nv
-        if (duration is None) == (steps is None):
-            raise InputError("Simulator.run: give either duration (seconds) or steps")
-        N = int(steps) if steps is not None else int(round(duration / self.dt))
-        if N < 0:
-            raise InputError(f"Simulator.run: a negative number of steps ({N})")
+        N = self._run_length(duration, steps)
         compiled_ctl = controller is None or isinstance(controller, _Controller)
         t0 = self.t
         # composite laws book their loss split per step (step()): they take the loop below
@@ -569,6 +595,32 @@ class Simulator:
         return {"t": t, "q": rows[:, 0].copy(), "v": rows[:, 1].copy(),
                 "tau": rows[:, 2].copy(), "tau_friction": rows[:, 3].copy(),
                 "tau_limit": rows[:, 4].copy()}
+
+    def _run_length(self, duration, steps) -> int:
+        """The number of steps of :meth:`run`, or InputError naming what is wrong: not a
+        number, not finite, negative, or a record larger than half the machine's memory."""
+        if (duration is None) == (steps is None):
+            raise InputError("Simulator.run: give either duration (seconds) or steps")
+        if steps is not None:
+            _real("steps", steps, "a whole number of steps", lambda x: float(x).is_integer(),
+                  where="Simulator.run")
+            N = int(steps)
+        else:
+            _real("duration", duration, "a finite number of seconds", lambda x: True,
+                  where="Simulator.run")
+            N = int(round(duration / self.dt))
+        if N < 0:
+            raise InputError(f"Simulator.run: a negative number of steps ({N})")
+        record = N * 5 * self.model.nv * 8  # the returned rows (t, q, v, τ, τf, τl)
+        try:
+            memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):  # not on this platform
+            memory = 2 ** 40
+        if record > memory // 2:
+            count = N if N < 10 ** 9 else f"{N:.3g}"
+            raise InputError(f"Simulator.run: {count} steps would record {record / 1e9:.3g} GB, "
+                             "more than half this machine's memory: run fewer steps at a time")
+        return N
 
     def _python_torque(self, controller, k):
         """A compiled controller's law stated in NumPy (its ``torque``), at step k of a run."""

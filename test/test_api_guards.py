@@ -287,6 +287,59 @@ def test_malformed_inputs_still_name_the_argument(arm7):
                 call()
 
 
+def test_simulator_and_controllers_refuse_what_they_cannot_use(arm7):
+    """A newcomer's edges (session 13): each one line naming the argument, where numpy or
+    Python raised their own errors, or nothing happened until later."""
+    model, friction = arm7
+    z = np.zeros(model.nv)
+    for kw, what in ((dict(dt=1j), "dt must be a positive number of seconds, got 1j"),
+                     (dict(dt="0.001"), "dt must be a positive number of seconds, got '0.001'"),
+                     (dict(tol=0.0), "tol must be a positive number"),
+                     (dict(max_iter=2.5), "max_iter must be a whole number ≥ 1"),
+                     (dict(velocity_tolerance=-1.0), "velocity_tolerance must be a number ≥ 0")):
+        with pytest.raises(InputError, match=f"^Simulator: {what}"):
+            rd.Simulator(model, friction, **kw)
+    sim = rd.Simulator(model, friction)
+    for kw, what in ((dict(duration=float("nan")), "duration must be a finite number"),
+                     (dict(duration=float("inf")), "duration must be a finite number"),
+                     (dict(duration=1e300), r"1e\+303 steps would record .* GB, more than half"),
+                     (dict(steps=2.5), "steps must be a whole number of steps, got 2.5")):
+        with pytest.raises(InputError, match=f"^Simulator.run: {what}"):
+            sim.run(**kw)
+    assert len(sim.run(steps=3.0)["t"]) == 3  # a whole float is a number of steps
+    # a velocity whose kinetic energy overflows: no step could be taken from it, refused at once
+    with pytest.raises(InputError, match=r"^v in Simulator.reset: the kinetic energy leaves the "
+                                         r"float64 range \(joint 'joint_a1' at 1e\+300\)"):
+        sim.reset(z, np.full(model.nv, 1e300))
+    assert np.array_equal(sim.v, np.zeros(model.nv)) and sim.steps == 3  # the state is kept
+    # controller gains and references: checked when the controller is made
+    for make, what in ((lambda: rd.PD(np.nan, 1.0, z), r"kp: not finite"),
+                       (lambda: rd.ComputedTorque(1j, 40.0, z), r"kp: expected real numbers"),
+                       (lambda: rd.PD(1.0, 1.0, np.full(model.nv, np.inf)), r"q_ref: not finite")):
+        with pytest.raises(InputError, match=f"^{what}"):
+            make()
+    # Data and friction of the wrong kind: named, not an AttributeError
+    with pytest.raises(MismatchError, match="^forward_dynamics: expected a Data from "
+                                            "model.create_data\\(\\), got NoneType"):
+        rd.forward_dynamics(model, None, z, z, z)
+    with pytest.raises(MismatchError, match="^inverse_dynamics: friction must be a "
+                                            "FrictionModel"):
+        rd.inverse_dynamics(model, model.create_data(), z, z, z, "arm7_friction")
+
+
+def test_friction_and_actuators_by_name_as_on_the_command_line(arm7):
+    model, friction = arm7
+    from robot_dynamics.actuators import actuators_from_config
+
+    named = friction_from_config("arm7_friction", model)
+    assert named.to_config() == friction.to_config()
+    assert not friction_from_config("none", model).active.any()
+    assert actuators_from_config("none", model).to_config() == \
+        actuators_from_config({}, model).to_config()
+    with pytest.raises(rd.ModelError, match="did you mean 'arm7_friction'"):
+        friction_from_config("arm7_fricton", model)
+
+
 # ---------------------------------------------------------------------------------------------
 # 3. Huge but finite inputs: a finite result, or InputError("overflow: ...") naming the input.
 

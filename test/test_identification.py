@@ -156,7 +156,7 @@ def test_format_mistakes_are_one_line_errors(arm7, tmp_path, capsys):
                   r"sensor_msgs/msg/JointState")
     path = tmp_path / "notabag"
     path.mkdir()
-    cases[path] = "not a readable ROS 2 bag"
+    cases[path] = "a folder without metadata.yaml, not a ROS 2 bag"
     for path, pattern in cases.items():
         code = identify_main(["arm7", str(path), "-o", str(tmp_path / "x.yaml")])
         err = capsys.readouterr().err

@@ -111,6 +111,9 @@ def load_bag(path, model, topic="/joint_states"):
 
     if not os.path.exists(path):
         raise InputError(f"{path}: no such bag (or .csv / .npz file)")
+    if os.path.isdir(path) and not os.path.isfile(os.path.join(path, "metadata.yaml")):
+        raise InputError(f"{path}: a folder without metadata.yaml, not a ROS 2 bag; logs are bag "
+                         "directories, .csv or .npz files")
     try:
         reader = AnyReader([Path(path)], default_typestore=get_typestore(Stores.ROS2_JAZZY))
         reader.open()
