@@ -88,10 +88,10 @@ class Model:
     @armature.setter
     def armature(self, a) -> None:
         try:
-            a = np.array(a, dtype=float).reshape(-1) if np.ndim(a) else np.full(self.nv, float(a))
-        except (TypeError, ValueError):
+            a = np.array(a, dtype=float) if np.ndim(a) else np.full(self.nv, float(a))
+        except (TypeError, ValueError):  # (complex: TypeError)
             raise ModelError(f"armature: expected {self.nv} numbers >= 0, got {a!r}") from None
-        if a.shape != (self.nv,) or not np.all(np.isfinite(a)) or np.any(a < 0):
+        if a.shape != (self.nv,) or not np.all(np.isfinite(a)) or np.any(a < 0):  # (1, nv): no
             raise ModelError(f"armature: expected {self.nv} finite numbers >= 0 (one per joint "
                              f"{self.joint_names}), got {a.tolist()}")
         if "_arm" in self.__dict__:  # the packed model's armature slots (set by build_model)
@@ -321,6 +321,8 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81), validate: 
     ``mimic=False``: every movable joint is independent, as Pinocchio's default).
     """
     validate = _validation_policy(validate, allow_massless)
+    if not isinstance(mimic, (bool, np.bool_)):  # ("yes" would be true, "false" too)
+        raise ModelError(f"mimic: expected True or False, got {mimic!r}")
     src = desc.source
     links, parent_joint, children, root, order = _structure(desc, src)
     problems = []

@@ -327,6 +327,16 @@ def test_simulator_and_controllers_refuse_what_they_cannot_use(arm7):
         rd.inverse_dynamics(model, model.create_data(), z, z, z, "arm7_friction")
 
 
+def test_model_settings_of_the_wrong_shape_or_type_are_refused(arm7):
+    model, _ = arm7
+    for bad in (np.zeros((1, model.nv)), [1j] * model.nv):
+        with pytest.raises(rd.ModelError, match=f"^armature: expected {model.nv}"):
+            model.armature = bad
+    assert not model.armature.any()
+    with pytest.raises(rd.ModelError, match="^mimic: expected True or False, got 'yes'"):
+        rd.load_urdf(bundled("arm7_gripper_mimic.urdf"), mimic="yes")
+
+
 def test_friction_and_actuators_by_name_as_on_the_command_line(arm7):
     model, friction = arm7
     from robot_dynamics.actuators import actuators_from_config
