@@ -628,9 +628,16 @@ def test_realtime_verdict_names_steps_dropped_without_an_overrun():
         assert out["valid"] == valid, out["reasons"]
         assert valid or out["reasons"] == ["60 steps dropped against 1000 taken: the simulation "
                                            "ran slower than the wall clock"]
-    late = summarize(model, data, np.full((5, 2), 0.1), EnergyAudit(), {"steps": 1000},
-                     mode="realtime", wall=1.0, tolerance=0.01, tolerance_prismatic=0.001)
-    assert not late["valid"] and "stated for lockstep" in late["reasons"][0]
+    for mode, why in (("realtime", "realtime: each command acts a loop's latency late"),
+                      ("fast", "fast: the simulator does not wait for commands"),
+                      ("lockstep", None)):
+        late = summarize(model, data, np.full((5, 2), 0.1), EnergyAudit(), {"steps": 1000},
+                         mode=mode, wall=1.0, tolerance=0.01, tolerance_prismatic=0.001)
+        assert not late["valid"]
+        if why:
+            assert why in late["reasons"][0] and "stated for lockstep" in late["reasons"][0]
+        else:
+            assert "stated for lockstep" not in late["reasons"][0]
 
 
 def test_progress_lines_one_per_simulated_second():

@@ -551,6 +551,15 @@ def _law_names(friction) -> str:
     return "+".join(names)
 
 
+#: why a tracking error is larger outside lockstep (the verdict's tolerance is stated for it)
+_MODE_HINTS = {
+    "realtime": " (realtime: each command acts a loop's latency late, a few ms on a loaded "
+                "machine; the tolerance's default is stated for lockstep)",
+    "fast": " (fast: the simulator does not wait for commands, each acts several steps late; "
+            "the tolerance's default is stated for lockstep)",
+}
+
+
 def _most(model, flags) -> str:
     """" (most on <joint>)" for the joint flagged in most rows, or "" when none is."""
     if flags.size == 0 or not flags.any():
@@ -604,9 +613,7 @@ def summarize(model, data, qd, audit, stats, *, mode, wall, tolerance, tolerance
         reasons.append(f"tracking error {max_err[i]:.3g} {units[i].position} on "
                        f"{model.joint_names[i]} above the tolerance {tol[i]:g} "
                        f"{units[i].position}" + _stiff_damping(model, data, i)
-                       + (" (realtime: each command acts a loop's latency late, a few ms on a "
-                          "loaded machine; the tolerance's default is stated for lockstep)"
-                          if mode == "realtime" else ""))
+                       + _MODE_HINTS.get(mode, ""))
     # counts from the simulator node's own counters; the recorded data says which joint
     limits = np.asarray(model.effort_limits, float)
     if int(stats.get("saturated_steps", 0)):
