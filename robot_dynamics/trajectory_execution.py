@@ -9,9 +9,10 @@ joint state. What it implements (JTC's documented behaviour, ros2_controllers us
   ``joint_names`` (``velocities``/``accelerations`` empty or sized); ``time_from_start`` strictly
   increasing and not all zero; finite values inside the joint position limits; zero velocity at
   the last point (unless ``allow_nonzero_velocity_at_trajectory_end``); a non-zero header stamp
-  must not end in the past. A rejection carries a FollowJointTrajectory error code
-  (INVALID_JOINTS for joint-name problems, OLD_HEADER_TIMESTAMP, INVALID_GOAL otherwise) and a
-  one-line reason.
+  must not end in the past, nor start more than FUTURE_LIMIT (an hour) ahead of the joint
+  states' clock (a stamp of another clock would wait for ever). A rejection carries a
+  FollowJointTrajectory error code (INVALID_JOINTS for joint-name problems,
+  OLD_HEADER_TIMESTAMP, INVALID_GOAL otherwise) and a one-line reason.
 * **The reference** is a :class:`~robot_dynamics.trajectory.JointTrajectory` in the joint-state
   clock. A new trajectory starts at its header stamp (zero = now) from the *current reference*
   (position, velocity, acceleration of the trajectory being tracked, or the held position); the
@@ -50,6 +51,9 @@ SUCCESSFUL = 0
 INVALID_GOAL = -1
 INVALID_JOINTS = -2
 OLD_HEADER_TIMESTAMP = -3
+#: a trajectory's header stamp may start it at most this far ahead of the joint states' clock
+#: [s]: further is a stamp of another clock (wall time, 1.8e9 s, against a simulator's)
+FUTURE_LIMIT = 3600.0
 PATH_TOLERANCE_VIOLATED = -4
 GOAL_TOLERANCE_VIOLATED = -5
 
@@ -192,6 +196,12 @@ def validate_trajectory(joint_names, times, positions, velocities=None, accelera
         raise GoalRejected(OLD_HEADER_TIMESTAMP, f"Received trajectory with non-zero start time "
                                                  f"({stamp:f}) that ends in the past "
                                                  f"({stamp + t[-1]:f})")
+    if stamp != 0.0 and now is not None and stamp - now > FUTURE_LIMIT:
+        # a stamp of another clock (wall time against the simulator's): it would wait for years
+        raise GoalRejected(INVALID_GOAL, f"header stamp {stamp:f} s is {stamp - now:.3g} s ahead "
+                                         f"of the joint states' clock ({now:f} s): stamp it on "
+                                         "that clock (use_sim_time with a simulator), or 0 for "
+                                         "now")
     return TrajectoryCommand(cols, t, P, V, A, stamp)
 
 

@@ -23,7 +23,8 @@ from control_msgs.msg import JointTolerance  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from trajectory_msgs.msg import JointTrajectoryPoint  # noqa: E402
 
-from robot_dynamics.nodes.common import STATE_QOS, stamp_to_seconds  # noqa: E402
+from robot_dynamics.nodes.common import (STATE_QOS, seconds_to_stamp,  # noqa: E402
+                                         stamp_to_seconds)
 from robot_dynamics.trajectory import minimum_jerk  # noqa: E402
 
 ROBOT = "planar_2r"
@@ -196,6 +197,13 @@ def test_bad_goals_rejected_at_goal_time(rig):
     handle = _send(rig, _goal([_point(1.0, q0), _point(1.0, q0)]))
     assert not handle.accepted
     assert rig.ctrl.wait_log("not strictly increasing", timeout=5)
+    # stamped on the wall clock, the simulator's joint states at a few seconds: it would wait
+    # for decades, accepted and silent (newcomer check); refused, naming both clocks
+    goal = _goal([_point(1.0, q0)])
+    seconds_to_stamp(time.time(), goal.trajectory.header.stamp)  # (a node's wall clock)
+    handle = _send(rig, goal)
+    assert not handle.accepted
+    assert rig.ctrl.wait_log("s ahead of the joint states' clock", timeout=5)
 
 
 def test_cancel_mid_way_holds_where_the_arm_is(rig):

@@ -35,6 +35,9 @@ def _validate(names=JOINTS, times=(1.0, 2.0), positions=None, **kw):
     (dict(velocities=[[0, 0, 0], [0, 0, 0.3]]), te.INVALID_GOAL, "joint c is not zero"),
     (dict(velocities=[[0, 0, 0], []]), te.INVALID_GOAL, "give them for every point"),
     (dict(stamp=100.0, now=110.0), te.OLD_HEADER_TIMESTAMP, "ends in the past"),
+    # a wall-clock stamp against a simulator's clock: it would never start
+    (dict(stamp=1.7955e9, now=131.2), te.INVALID_GOAL,
+     "header stamp 1795500000.000000 s is 1.8e+09 s ahead of the joint states' clock"),
 ])
 def test_bad_goals_rejected_with_jtc_codes(kw, code, needle):
     with pytest.raises(GoalRejected) as info:

@@ -325,9 +325,13 @@ class IdController(Node):
                         self.execution.install(traj, goal, command)
                         self.traj_start = float(traj.times[0])
                         break
-        self.get_logger().info(f"tracking a trajectory of {len(command)} points, "
-                               f"{traj.duration - traj.times[0]:.3f} s ({goal.source}; read and "
-                               f"prepared in {time.monotonic() - self._received:.3f} s)")
+        ahead = float(traj.times[0]) - now
+        later = (f", starting in {ahead:.3f} s (its header stamp, on the joint states' clock)"
+                 if ahead > 1e-3 else "")
+        points = f"{len(command)} point" + ("s" if len(command) != 1 else "")
+        self.get_logger().info(f"tracking a trajectory of {points}, "
+                               f"{traj.duration - traj.times[0]:.3f} s{later} ({goal.source}; "
+                               f"read and prepared in {time.monotonic() - self._received:.3f} s)")
         return traj
 
     # -- control ------------------------------------------------------------------------------
