@@ -651,4 +651,12 @@ def test_progress_lines_one_per_simulated_second():
     progress = Progress(7.0, stream=out, quiet=0.0)
     for t in (1.99, 2.0, 2.5, 3.0, 3.99999999, 4.0):
         progress.update(t)
-    assert [line.split()[1] for line in out.getvalue().splitlines()] == ["1.99", "3.00", "4.00"]
+    lines = out.getvalue().splitlines()
+    assert [line.split()[1] for line in lines] == ["1.99", "3.00", "4.00"]
+    # the time left at the pace so far: (7 − t)·wall/t, here wall ≈ 0 s so far
+    assert all(line.endswith("s left)") for line in lines), lines
+    slow = io.StringIO()
+    progress = Progress(7.0, stream=slow, quiet=0.0)
+    progress.wall0 -= 600.0  # 10 min of wall time for the first simulated second
+    progress.update(1.0)
+    assert "about 60 min left" in slow.getvalue(), slow.getvalue()

@@ -231,13 +231,23 @@ class Progress:
             if wall - self.last_draw >= 0.2:
                 self.last_draw = wall
                 self.stream.write(f"\r  simulated {t:6.2f} / {self.total:.2f} s  "
-                                  f"(wall {wall:5.1f} s)")
+                                  f"(wall {wall:5.1f} s{self._left(t, wall)})   ")
                 self.stream.flush()
                 self.drawn = True
         elif int(t) > self.last_second:  # (a line at 1.99 s counts for 2: none at 2.00 s)
             self.last_second = int(t + 0.05)
-            self.stream.write(f"  simulated {t:.2f} / {self.total:.2f} s (wall {wall:.1f} s)\n")
+            self.stream.write(f"  simulated {t:.2f} / {self.total:.2f} s (wall {wall:.1f} s"
+                              f"{self._left(t, wall)})\n")
             self.stream.flush()
+
+    def _left(self, t, wall) -> str:
+        """', about 23 min left' at the pace so far (e.g. --rate 100000: x0.005 real time)."""
+        if t <= 0.0 or t >= self.total:
+            return ""
+        left = (self.total - t) * wall / t
+        return (f", about {left:.0f} s left" if left < 120 else
+                f", about {left / 60:.0f} min left" if left < 7200 else
+                f", about {left / 3600:.1f} h left")
 
     def close(self):
         if self.drawn:
