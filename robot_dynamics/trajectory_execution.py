@@ -293,6 +293,33 @@ def goal_tolerances(defaults: SegmentTolerances, joint_names, path_tolerance=(),
     return out
 
 
+def effort_demand(model, reference, friction=None, damping=True, samples=100):
+    """What a reference asks of the drives beyond their effort limits: ``(joint, t, τ, limit)``
+    where |τ|/limit is largest over ``samples`` times of its motion, or None when it stays within
+    the limits (or there are none). τ is the friction-aware inverse dynamics of the reference
+    (seed 004 §2.7) plus the joint damping ``d∘q̇`` (``damping``): the feed-forward a controller
+    must send; a trajectory too fast for the arm saturates the drives and lags."""
+    from .inverse_dynamics import inverse_dynamics
+
+    limits = np.asarray(model.effort_limits, dtype=float)
+    lim = np.where((limits > 0) & np.isfinite(limits), limits, np.inf)
+    if not np.isfinite(lim).any():
+        return None
+    data = model.create_data()
+    worst = (1.0, None)
+    for t in np.linspace(float(reference.times[0]), float(reference.duration), samples):
+        q, v, a = reference.sample(t)
+        tau = inverse_dynamics(model, data, q, v, a, friction)
+        if damping:
+            tau = tau + model.damping * v
+        ratio = np.abs(tau) / lim
+        j = int(np.argmax(ratio))
+        if ratio[j] > worst[0]:
+            worst = (float(ratio[j]), (model.joint_names[j], float(t), float(tau[j]),
+                                       float(lim[j])))
+    return worst[1]
+
+
 class SplicedReference:
     """``before`` until ``t_splice``, ``after`` from then on: a trajectory whose header stamp is
     in the future keeps the current reference going until it starts; a re-started first segment

@@ -320,3 +320,23 @@ def test_single_point_goal_takes_its_stated_time(rig):
     # fast as the nodes answer; a fresh-clone CI once measured t_half = 1.301), hence the slack
     assert 0.95 <= t_half <= 1.5, t_half  # half way at half the time (symmetric profile)...
     assert 1.8 <= t_done <= 2.5, t_done  # ...there at the stated 2 s, not as a step
+
+
+def test_a_goal_too_fast_for_the_drives_is_named_at_goal_time(rig):
+    """Accepted as JTC would (no tolerance says otherwise), with a warning naming the joint, the
+    effort the trajectory asks for and the limit (trajectory_execution.effort_demand); a goal
+    within the limits gets none."""
+    _settle(rig)
+    q0 = _q(rig.states[-1])
+    handle = _send(rig, _goal([_point(0.05, q0 + np.array([0.5, -0.5]))]))
+    assert handle.accepted
+    assert rig.ctrl.wait_log("beyond its effort limit", timeout=10), rig.ctrl.log[-2000:]
+    line = [ln for ln in rig.ctrl.log.splitlines() if "beyond its effort limit" in ln][-1]
+    assert "N·m of " in line and "slow the trajectory down" in line, line
+    _result(rig, handle)
+    count = rig.ctrl.log.count("beyond its effort limit")
+    _settle(rig)
+    handle = _send(rig, _goal([_point(3.0, _q(rig.states[-1]) + np.array([0.1, -0.1]))]))
+    assert handle.accepted
+    _result(rig, handle)
+    assert rig.ctrl.log.count("beyond its effort limit") == count

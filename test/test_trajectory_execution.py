@@ -244,3 +244,21 @@ def test_prepare_needs_a_state():
     ex = TrajectoryExecution(JOINTS, SegmentTolerances.from_parameters(JOINTS, {}, {}))
     with pytest.raises(GoalRejected, match="no joint state"):
         ex.prepare(_validate(), 0.0)
+
+
+def test_effort_demand_names_the_joint_a_fast_trajectory_overloads():
+    import robot_dynamics as rd
+    from robot_dynamics.resources import robot_path
+    from robot_dynamics.trajectory import minimum_jerk
+
+    model = rd.load_urdf(robot_path("arm7"))
+    friction = rd.friction_from_config("arm7_friction", model)
+    q0, q1 = np.zeros(7), np.full(7, 0.5)
+    assert te.effort_demand(model, minimum_jerk(q0, q1, 2.0, points=8), friction) is None
+    joint, t, tau, limit = te.effort_demand(model, minimum_jerk(q0, q1, 0.1, points=8), friction)
+    i = model.joint_index(joint)
+    assert limit == model.effort_limits[i] and abs(tau) > limit and 0.0 <= t <= 0.1
+    # the demand is the inverse dynamics of the reference there (friction and damping included)
+    q, v, a = minimum_jerk(q0, q1, 0.1, points=8).sample(t)
+    want = rd.inverse_dynamics(model, model.create_data(), q, v, a, friction) + model.damping * v
+    assert tau == pytest.approx(want[i], rel=1e-12)

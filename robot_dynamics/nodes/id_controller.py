@@ -52,7 +52,9 @@ from ..crba import gravity_torques
 from ..errors import InputError
 from ..friction_compensation import compensated_inverse_dynamics, direction_velocity
 from ..trajectory_execution import (GoalExecution, GoalRejected, SegmentTolerances,
-                                    TrajectoryExecution, goal_tolerances, validate_trajectory)
+                                    TrajectoryExecution, effort_demand, goal_tolerances,
+                                    validate_trajectory)
+from ..units import units_of
 from .common import (STATE_QOS, JointStateMatcher, declare, declare_robot_parameters, load_robot,
                      per_joint, run_node, seconds_to_stamp, stamp_to_seconds)
 from .params import ID_CONTROLLER, row
@@ -325,6 +327,18 @@ class IdController(Node):
                         self.execution.install(traj, goal, command)
                         self.traj_start = float(traj.times[0])
                         break
+        try:  # the feed-forward it asks for, against the effort limits: a hint, never a refusal
+            need = effort_demand(self.model, traj, self.friction if self.friction_compensation
+                                 else None, damping=self.friction_compensation)
+        except (InputError, ArithmeticError):  # (an overflow: the goal's checks name inputs)
+            need = None
+        if need is not None:
+            joint, t_need, tau_need, lim = need
+            unit = units_of(self.model.joint_types[self.model.joint_index(joint)]).effort
+            self.get_logger().warning(
+                f"the trajectory asks {tau_need:.4g} {unit} of {joint} at t={t_need:.3f} s, "
+                f"beyond its effort limit {lim:g} {unit}: the drive saturates there and tracking "
+                "lags (slow the trajectory down)")
         ahead = float(traj.times[0]) - now
         later = (f", starting in {ahead:.3f} s (its header stamp, on the joint states' clock)"
                  if ahead > 1e-3 else "")
