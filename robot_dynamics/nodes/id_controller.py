@@ -338,7 +338,7 @@ class IdController(Node):
             self.get_logger().warning(
                 f"the trajectory asks {tau_need:.4g} {unit} of {joint} at t={t_need:.3f} s, "
                 f"beyond its effort limit {lim:g} {unit}: the drive saturates there and tracking "
-                "lags (slow the trajectory down)")
+                "lags (slow the trajectory down)", throttle_duration_sec=1.0)
         ahead = float(traj.times[0]) - now
         later = (f", starting in {ahead:.3f} s (its header stamp, on the joint states' clock)"
                  if ahead > 1e-3 else "")
