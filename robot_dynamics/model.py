@@ -91,7 +91,7 @@ class Model:
             a = np.array(a, dtype=float) if np.ndim(a) else np.full(self.nv, float(a))
         except (TypeError, ValueError):  # (complex: TypeError)
             raise ModelError(f"armature: expected {self.nv} numbers >= 0, got {a!r}") from None
-        if a.shape != (self.nv,) or not np.all(np.isfinite(a)) or np.any(a < 0):  # (1, nv): no
+        if a.shape != (self.nv,) or not np.all(np.isfinite(a)) or np.any(a < 0):  # (1, nv) too
             raise ModelError(f"armature: expected {self.nv} finite numbers >= 0 (one per joint "
                              f"{self.joint_names}), got {a.tolist()}")
         if "_arm" in self.__dict__:  # the packed model's armature slots (set by build_model)

@@ -163,7 +163,7 @@ class SimulatorNode(Node):
         self._timer = None
         self.mode = None
         self.set_mode(mode)
-        on_set_parameters(self, self.live_validators(n), self.apply_parameters)
+        on_set_parameters(self, self.live_validators(), self.apply_parameters)
         self.get_logger().info(f"simulating {self.model.name!r} ({n} joints) at {rate:g} Hz, "
                                f"mode {self.mode}, friction "
                                f"{'on' if self.friction is not None else 'off'}"
@@ -171,7 +171,7 @@ class SimulatorNode(Node):
                                   if not self.started else ""))
 
     # -- parameters ---------------------------------------------------------------------------
-    def live_validators(self, n):
+    def live_validators(self):
         """Live parameter → validator (value → value to apply, or ValueError with the reason).
         Types and ranges are checked by rclpy from the declarations before these run."""
         def bandwidth(w):  # checked against the step where the brake applies
