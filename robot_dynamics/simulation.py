@@ -85,15 +85,17 @@ def _vec(x):
     return np.array2string(np.asarray(x), precision=6, max_line_width=10**6, separator=", ")
 
 
-def check_kinetic(model, data, q, v, what):
-    """InputError ``"<what>: the kinetic energy leaves the float64 range …"`` when ½ q̇ᵀ M q̇
-    is not finite at (q, q̇): no step could be taken from that state."""
+def check_kinetic(model, data, q, v, what) -> float:
+    """½ q̇ᵀ M q̇ at (q, q̇) (``data`` left at q's placements), or InputError ``"<what>: the
+    kinetic energy leaves the float64 range …"`` when it is not finite: no step could be taken
+    from that state."""
     with np.errstate(over="ignore", invalid="ignore"):
         kinetic = kinetic_energy(mass_matrix(model, data, q), v)
     if not math.isfinite(kinetic):
         i = int(np.argmax(np.abs(v)))
         raise InputError(f"{what}: the kinetic energy leaves the float64 range (joint "
                          f"{model.joint_names[i]!r} at {v[i]:.6g}): scale the velocities down")
+    return kinetic
 
 
 def _real(name, x, what, ok, where="Simulator"):
@@ -225,7 +227,6 @@ class Simulator:
         q = as_vector("q", q, self.model.nq, where="Simulator.reset")
         v = (np.zeros(self.model.nv) if v is None else
              as_vector("v", v, self.model.nv, where="Simulator.reset").copy())
-        check_kinetic(self.model, self.data, q, v, "v in Simulator.reset")
         slack = 1e-9 * (1.0 + np.abs(q))
         out = np.flatnonzero((q < self.lower - slack) | (q > self.upper + slack))
         if len(out):
@@ -234,14 +235,15 @@ class Simulator:
                              f"{q[i]:.6g} is outside its limits [{self.lower[i]:.6g}, "
                              f"{self.upper[i]:.6g}] (Simulator(limits=False) simulates "
                              "without stops)")
-        self.q = np.clip(q, self.lower, self.upper)
-        self.v = v
+        q = np.clip(q, self.lower, self.upper)
+        kinetic = check_kinetic(self.model, self.data, q, v, "v in Simulator.reset")
+        self.q, self.v = q, v
         self.t = 0.0
         self.steps = 0
         self._tail[SP_MOTOR:] = 0.0  # energy-audit sums and counters
         self.tau_applied = np.zeros(self.model.nv)
         self._audit = EnergyAudit()
-        self._energy0 = self.energy()
+        self._energy0 = (kinetic, potential_energy(self.model, self.data))  # (self.energy())
         self.tau_friction[:] = 0.0
         self.tau_limit = np.zeros(self.model.nv)
         self.at_limit = np.zeros(self.model.nv, dtype=bool)
