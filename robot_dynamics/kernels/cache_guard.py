@@ -1,8 +1,8 @@
 """Keep numba's on-disk cache consistent across edits of the kernel sources.
 
 numba keys a cached function on its own file's timestamp only: a kernel inlining a function from
-another file (every entry point here calls into dynamics.py, friction.py, stiction.py, layout.py)
-would load stale machine code after that other file changed. :func:`guard` hashes the sources of
+another file (every entry point here calls into dynamics.py, friction.py, stiction.py,
+articulated.py, layout.py) would load stale machine code after that other file changed. :func:`guard` hashes the sources of
 every module with compiled functions and, when the hash differs from the one stamped beside the
 caches, deletes those caches before any kernel is imported — beside the sources, or under
 ``NUMBA_CACHE_DIR`` when that is set. Best effort: a read-only install (caches elsewhere,
@@ -17,7 +17,8 @@ import sys
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SOURCES = ("kernels/layout.py", "kernels/dynamics.py", "kernels/friction.py",
-            "kernels/stiction.py", "kernels/fd.py", "kernels/rollout.py", "batch.py")
+            "kernels/stiction.py", "kernels/articulated.py", "kernels/fd.py", "kernels/rollout.py",
+            "batch.py")
 
 
 def _cache_folders():

@@ -221,24 +221,24 @@ def _rot_row(R, i, r, T0, T1, T2, pr, ar, a0, a1, a2, p0, p1, p2, m, diag):
     return v0, v1, v2
 
 
-@njit(cache=True)
-def _inertia_to_parent(R, p, Ic, i, par):
-    """Ic[par] += X_iᵀ Ic[i] X_i: the spatial inertia I = [[m1, −ĥ], [ĥ, Ī]] of body i (its frame)
-    seen from its parent's frame (rotation R = R[i], origin p = p[i]): h' = R h + m p and
+@njit(cache=True, inline="always")
+def transformed_inertia(R, i, p0, p1, p2, I, k):
+    """The spatial inertia I[k] = [[m1, −ĥ], [ĥ, Ī]] seen from a frame in which its own frame has
+    rotation R[i] (the leading 3×3 of R[i]) and origin (p0, p1, p2): h' = R h + m p and
     Ī' = R Ī Rᵀ − (p h_Rᵀ + h_R pᵀ − 2 h_R·p 1) − m (p pᵀ − |p|² 1) with h_R = R h
-    (~110 flops instead of two 6×6 products; scalars only, every input read once)."""
-    m = Ic[i, 0, 0]
-    h0, h1, h2 = Ic[i, 5, 1], Ic[i, 3, 2], Ic[i, 4, 0]
-    J00, J01, J02 = Ic[i, 3, 3], Ic[i, 3, 4], Ic[i, 3, 5]
-    J10, J11, J12 = Ic[i, 4, 3], Ic[i, 4, 4], Ic[i, 4, 5]
-    J20, J21, J22 = Ic[i, 5, 3], Ic[i, 5, 4], Ic[i, 5, 5]
+    (~110 flops instead of two 6×6 products; scalars only, every input read once).
+    Returns (m, h'0, h'1, h'2, Ī'00, Ī'01, Ī'02, Ī'10, …, Ī'22)."""
+    m = I[k, 0, 0]
+    h0, h1, h2 = I[k, 5, 1], I[k, 3, 2], I[k, 4, 0]
+    J00, J01, J02 = I[k, 3, 3], I[k, 3, 4], I[k, 3, 5]
+    J10, J11, J12 = I[k, 4, 3], I[k, 4, 4], I[k, 4, 5]
+    J20, J21, J22 = I[k, 5, 3], I[k, 5, 4], I[k, 5, 5]
     R00, R01, R02 = R[i, 0, 0], R[i, 0, 1], R[i, 0, 2]
     R10, R11, R12 = R[i, 1, 0], R[i, 1, 1], R[i, 1, 2]
     R20, R21, R22 = R[i, 2, 0], R[i, 2, 1], R[i, 2, 2]
     a0 = R00 * h0 + R01 * h1 + R02 * h2
     a1 = R10 * h0 + R11 * h1 + R12 * h2
     a2 = R20 * h0 + R21 * h1 + R22 * h2
-    p0, p1, p2 = p[i, 0], p[i, 1], p[i, 2]
     g0, g1, g2 = a0 + m * p0, a1 + m * p1, a2 + m * p2
     diag = 2.0 * (a0 * p0 + a1 * p1 + a2 * p2) + m * (p0 * p0 + p1 * p1 + p2 * p2)
     # rows of T = R Ī
@@ -251,6 +251,15 @@ def _inertia_to_parent(R, p, Ic, i, par):
     v00, v01, v02 = _rot_row(R, i, 0, T00, T01, T02, p0, a0, a0, a1, a2, p0, p1, p2, m, diag)
     v10, v11, v12 = _rot_row(R, i, 1, T10, T11, T12, p1, a1, a0, a1, a2, p0, p1, p2, m, diag)
     v20, v21, v22 = _rot_row(R, i, 2, T20, T21, T22, p2, a2, a0, a1, a2, p0, p1, p2, m, diag)
+    return m, g0, g1, g2, v00, v01, v02, v10, v11, v12, v20, v21, v22
+
+
+@njit(cache=True)
+def _inertia_to_parent(R, p, Ic, i, par):
+    """Ic[par] += X_iᵀ Ic[i] X_i: body i's subtree inertia seen from its parent's frame
+    (rotation R[i], origin p[i]; :func:`transformed_inertia`)."""
+    m, g0, g1, g2, v00, v01, v02, v10, v11, v12, v20, v21, v22 = transformed_inertia(
+        R, i, p[i, 0], p[i, 1], p[i, 2], Ic, i)
     Ic[par, 3, 3] += v00
     Ic[par, 3, 4] += v01
     Ic[par, 3, 5] += v02

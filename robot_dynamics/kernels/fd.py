@@ -21,6 +21,7 @@ from .dynamics import (F1, add_armature, all_finite, composite_inertias, directo
 from .layout import (laws_views, model_armature, model_gravity, model_relations, model_views,
                      scratch_views, work_views)
 from .friction import loads_matter
+from .articulated import solve_instant
 from .stiction import LOWER, STUCK, TAU_LIMIT, UHI, ULO, UPPER, solve_friction
 
 # rows of the ``vecs`` scratch used here (rows 0–15 belong to the friction solve and its bounds)
@@ -45,12 +46,16 @@ _SIG = "int64({F1}, {F1}, {extra}{F1}, {F1}, {F1}, {h}float64, float64, int64, {
 def fd_entry(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
     """q̈ under motor efforts τ, gravity and friction (seed 004 §2.8 + stiction) into vecs[ACC].
 
-    Joints with |q̇| ≤ v_tol are at rest. Fills Data's f (= fn(q, q̇, 0)), M, Ic, X,
-    oMi, tau_friction and the solver's report fields (stuck, at_rest, info).
+    Joints with |q̇| ≤ v_tol are at rest. The articulated recursions answer where they can
+    (:func:`.articulated.solve_instant`: O(n) per iteration, no mass matrix); else the general
+    solve on M and the directors. Either fills Data's f (= fn(q, q̇, 0)), oMi, tau_friction and
+    the solver's report fields (stuck, at_rest, info); the general solve also M, Ic and X.
     """
     n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
     if q.shape[0] != n or v.shape[0] != n or tau.shape[0] != n or not all_finite(q, v, tau):
         return 1
+    if solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
+        return 0
     R, p, vel, acc, f, tau_, tauf, X, Ic, oMi, M = work_views(mb, w)
     codes, params = laws_views(fr, n)
     rel = model_relations(mb)

@@ -47,6 +47,11 @@ WORK_FIELDS = (
     ("motion", lambda n: (n, 6)),  # directors' scratch
     ("vecs", lambda n: (24, n)),  # vectors: the solver's and the step's (kernels/stiction.py, fd.py)
     ("sums", lambda n: (8,)),  # scalars out of the simulation step (energy audit increments)
+    # forward dynamics by articulated recursions (kernels/articulated.py), world frame
+    ("Iw", lambda n: (n, 6, 6)),  # link inertias
+    ("IA", lambda n: (n, 6, 6)),  # articulated inertias
+    ("ab", lambda n: (13, n, 6)),  # spatial vectors per joint
+    ("abv", lambda n: (7, n)),  # scalars per joint
 )
 # Int work fields: stick/slip state of the friction solve and its report.
 IWORK_FIELDS = (
@@ -284,5 +289,14 @@ def scratch_views(mb, w):
     o = _vi(mb, 2 + 2 * n, (_NO,))
     return (_v(w, o[11], (n, 6)), _v(w, o[12], (n, n, 6)), _v(w, o[13], (n, n)),
             _v(w, o[14], (n, n)), _v(w, o[15], (n, 6)), _v(w, o[16], (n, 6)),
-            _v(w, o[17], (24, n)), _v(w, o[18], (8,)), _vi(w, o[19], (n,)), _vi(w, o[20], (n,)),
-            _vi(w, o[21], (5, n)), _vi(w, o[22], (8,)))
+            _v(w, o[17], (24, n)), _v(w, o[18], (8,)), _vi(w, o[23], (n,)), _vi(w, o[24], (n,)),
+            _vi(w, o[25], (5, n)), _vi(w, o[26], (8,)))
+
+
+@njit(cache=True)
+def articulated_views(mb, w):
+    """The scratch of kernels/articulated.py: (Iw, IA, ab, abv)."""
+    n = _vi(mb, 0, (1,))[0]
+    o = _vi(mb, 2 + 2 * n, (_NO,))
+    return (_v(w, o[19], (n, 6, 6)), _v(w, o[20], (n, 6, 6)), _v(w, o[21], (13, n, 6)),
+            _v(w, o[22], (7, n)))

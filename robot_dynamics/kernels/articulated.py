@@ -1,0 +1,558 @@
+"""Forward dynamics with friction at an instant by articulated-body recursions: O(n) per Newton
+iteration, no mass matrix, no directors.
+
+Joint i's equation (seed 004 §2.8, the rotors' armature on top of the link wrench fn_i):
+
+    S_iᵀ fn_i + armature_i q̈_i = τ_i + τf_i,      τf_i = −d_i φ_i(fn_i)
+
+for a sliding joint (d_i the sign of its motion, φ_i ≥ 0 its law's magnitude, which reads the
+joint's own reaction wrench fn_i, eq. 2.3.7), q̈_i = 0 for a stuck one. Linearised at wrenches
+f̄_i, φ_i(fn_i) ≈ φ̄_i + g_iᵀ (fn_i − f̄_i) (g_i = ∂φ_i/∂fn, the laws' analytic derivatives), the
+equation keeps its form with the projection S_i replaced by T_i = S_i + d_i g_i on the force side:
+
+    T_iᵀ fn_i + armature_i q̈_i = μ_i,      μ_i = τ_i − d_i φ̄_i + d_i g_iᵀ f̄_i.
+
+Featherstone's articulated-body algorithm (RBDA §7.3) solves that system exactly with T in
+place of S where the joint equation projects the force (``U = Iᴬ S``, ``Vᵀ = Tᵀ Iᴬ``,
+``D = Tᵀ Iᴬ S + armature``: the articulated inertias are no longer symmetric); a stuck joint
+passes its whole articulated inertia to its parent. Its forward pass gives q̈ and every joint's
+wrench fn_i = Iᴬ_i a_i + pᴬ_i, where the friction laws are evaluated again — Newton's method on
+the seed's equations, one backward pass per matrix (the linearisation), and a cheaper pass of
+the bias forces alone when the last matrix serves (chord).
+
+Everything is expressed in the world frame at its origin (as Pinocchio's ABA): the link
+inertias are carried to the world once per call, and the backward passes add the children's
+inertias without a transform. The law reads fn_i in joint i's frame.
+
+The stick/slip rules are those of :mod:`.stiction` at an instant (no stops): joints at rest
+start stuck, a stuck joint whose holding effort exceeds its bound breaks away (every one at
+once until a release proves premature), a breaking joint that would move against its release
+direction sticks. :func:`solve_instant` returns False where it cannot answer as the general
+solve would (a law that can self-lock, a pivot that is not positive, no convergence): the
+caller then takes that solve (kernels/fd.py ``fd_entry``), which is the specification
+(robot_dynamics.stiction); the tests hold the two together.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .dynamics import placements_kernel, transformed_inertia, world_kernel
+from .friction import can_self_lock, friction_gradient_inline, friction_one, friction_one_inline
+from .layout import (articulated_views, laws_views, model_armature, model_gravity, model_views,
+                     scratch_views, work_views)
+from .stiction import FREE, NOISE, PREMATURE, ROUNDOFF, SCREEN, STUCK
+
+#: rows of the ``ab`` (k, n, 6) scratch: world motion subspaces, velocity products c = v ×m S q̇,
+#: bias forces β = v ×* I v, wrenches fn, articulated bias pᴬ, U = Iᴬ S, Vᵀ = Tᵀ Iᴬ, the
+#: children's share Iᵃ c, T, body accelerations, the wrenches in joint frames, velocities, and
+#: (its first row) a law's gradient
+_SW, _C, _BETA, _FN, _PA, _U, _VT, _Y, _T, _ACC, _WL, _VEL, _G = range(13)
+#: rows of the ``abv`` (k, n) scratch: pivots D, right-hand sides μ, law magnitudes φ, directions,
+#: holding efforts, last q̈, at rest
+_DD, _MU, _PHI, _DIR, _HOLD, _LAST, _REST = range(7)
+#: a chord step (the last linearisation kept) while the residual shrinks at least this much
+CHORD = 0.1
+
+
+@njit(cache=True)
+def _world_inertia(oMi, i, I6, Iw):
+    """Iw[i] = body i's spatial inertia in the world frame (at its origin), from its pose oMi[i]."""
+    m, g0, g1, g2, v00, v01, v02, v10, v11, v12, v20, v21, v22 = transformed_inertia(
+        oMi, i, oMi[i, 0, 3], oMi[i, 1, 3], oMi[i, 2, 3], I6, i)
+    Iw[i, 3, 3], Iw[i, 3, 4], Iw[i, 3, 5] = v00, v01, v02
+    Iw[i, 4, 3], Iw[i, 4, 4], Iw[i, 4, 5] = v10, v11, v12
+    Iw[i, 5, 3], Iw[i, 5, 4], Iw[i, 5, 5] = v20, v21, v22
+    Iw[i, 0, 0] = Iw[i, 1, 1] = Iw[i, 2, 2] = m
+    Iw[i, 0, 1] = Iw[i, 0, 2] = Iw[i, 1, 0] = Iw[i, 1, 2] = Iw[i, 2, 0] = Iw[i, 2, 1] = 0.0
+    Iw[i, 0, 3] = Iw[i, 1, 4] = Iw[i, 2, 5] = Iw[i, 3, 0] = Iw[i, 4, 1] = Iw[i, 5, 2] = 0.0
+    Iw[i, 0, 4] = Iw[i, 4, 0] = g2  # [[m1, −ĝ], [ĝ, Ī]]
+    Iw[i, 0, 5] = Iw[i, 5, 0] = -g1
+    Iw[i, 1, 3] = Iw[i, 3, 1] = -g2
+    Iw[i, 1, 5] = Iw[i, 5, 1] = g0
+    Iw[i, 2, 3] = Iw[i, 3, 2] = g1
+    Iw[i, 2, 4] = Iw[i, 4, 2] = -g0
+
+
+@njit(cache=True)
+def world_setup(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, R, p, oMi, Iw, ab):
+    """Placements, world poses, and in the world frame: link inertias, motion subspaces, the
+    velocity products c_i = v_i ×m S_i q̇_i, the bias forces β_i = v_i ×* I_i v_i, and the
+    wrenches fn(q, q̇, 0) into ab[_FN] (RNEA at q̈ = 0; the base accelerates at −g)."""
+    n = q.shape[0]
+    Sw, c, beta, fn, vel = ab[_SW], ab[_C], ab[_BETA], ab[_FN], ab[_VEL]
+    placements_kernel(kinds, axes, R0, p0, q, R, p)
+    world_kernel(parents, R, p, oMi)
+    for i in range(n):
+        _world_inertia(oMi, i, I6, Iw)
+        px, py, pz = oMi[i, 0, 3], oMi[i, 1, 3], oMi[i, 2, 3]
+        s0, s1, s2, s3, s4, s5 = S[i, 0], S[i, 1], S[i, 2], S[i, 3], S[i, 4], S[i, 5]
+        w0 = oMi[i, 0, 0] * s3 + oMi[i, 0, 1] * s4 + oMi[i, 0, 2] * s5
+        w1 = oMi[i, 1, 0] * s3 + oMi[i, 1, 1] * s4 + oMi[i, 1, 2] * s5
+        w2 = oMi[i, 2, 0] * s3 + oMi[i, 2, 1] * s4 + oMi[i, 2, 2] * s5
+        l0 = oMi[i, 0, 0] * s0 + oMi[i, 0, 1] * s1 + oMi[i, 0, 2] * s2 + py * w2 - pz * w1
+        l1 = oMi[i, 1, 0] * s0 + oMi[i, 1, 1] * s1 + oMi[i, 1, 2] * s2 + pz * w0 - px * w2
+        l2 = oMi[i, 2, 0] * s0 + oMi[i, 2, 1] * s1 + oMi[i, 2, 2] * s2 + px * w1 - py * w0
+        Sw[i, 0], Sw[i, 1], Sw[i, 2], Sw[i, 3], Sw[i, 4], Sw[i, 5] = l0, l1, l2, w0, w1, w2
+        par = parents[i]
+        qd = v[i]
+        u0, u1, u2, u3, u4, u5 = l0 * qd, l1 * qd, l2 * qd, w0 * qd, w1 * qd, w2 * qd
+        if par >= 0:  # v_i = v_parent + S_i q̇_i (world frame: no transform)
+            a0, a1, a2 = vel[par, 0] + u0, vel[par, 1] + u1, vel[par, 2] + u2
+            o0, o1, o2 = vel[par, 3] + u3, vel[par, 4] + u4, vel[par, 5] + u5
+        else:
+            a0, a1, a2, o0, o1, o2 = u0, u1, u2, u3, u4, u5
+        vel[i, 0], vel[i, 1], vel[i, 2], vel[i, 3], vel[i, 4], vel[i, 5] = a0, a1, a2, o0, o1, o2
+        # c = v ×m (S q̇),  [v; ω] ×m [u; w] = [ω × u + v × w; ω × w]
+        c[i, 0] = o1 * u2 - o2 * u1 + a1 * u5 - a2 * u4
+        c[i, 1] = o2 * u0 - o0 * u2 + a2 * u3 - a0 * u5
+        c[i, 2] = o0 * u1 - o1 * u0 + a0 * u4 - a1 * u3
+        c[i, 3] = o1 * u5 - o2 * u4
+        c[i, 4] = o2 * u3 - o0 * u5
+        c[i, 5] = o0 * u4 - o1 * u3
+        # β = v ×* (I v),  [v; ω] ×* [f; n] = [ω × f; ω × n + v × f]
+        h0, h1, h2, h3, h4, h5 = _inertia_apply(Iw, i, a0, a1, a2, o0, o1, o2)
+        beta[i, 0] = o1 * h2 - o2 * h1
+        beta[i, 1] = o2 * h0 - o0 * h2
+        beta[i, 2] = o0 * h1 - o1 * h0
+        beta[i, 3] = o1 * h5 - o2 * h4 + a1 * h2 - a2 * h1
+        beta[i, 4] = o2 * h3 - o0 * h5 + a2 * h0 - a0 * h2
+        beta[i, 5] = o0 * h4 - o1 * h3 + a0 * h1 - a1 * h0
+    acc = vel  # the velocities are spent (c and β hold their products)
+    for i in range(n):
+        par = parents[i]
+        if par >= 0:
+            x0, x1, x2 = acc[par, 0], acc[par, 1], acc[par, 2]
+            x3, x4, x5 = acc[par, 3], acc[par, 4], acc[par, 5]
+        else:
+            x0, x1, x2, x3, x4, x5 = -gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0
+        x0 += c[i, 0]
+        x1 += c[i, 1]
+        x2 += c[i, 2]
+        x3 += c[i, 3]
+        x4 += c[i, 4]
+        x5 += c[i, 5]
+        acc[i, 0], acc[i, 1], acc[i, 2], acc[i, 3], acc[i, 4], acc[i, 5] = x0, x1, x2, x3, x4, x5
+        h0, h1, h2, h3, h4, h5 = _inertia_apply(Iw, i, x0, x1, x2, x3, x4, x5)
+        fn[i, 0], fn[i, 1], fn[i, 2] = beta[i, 0] + h0, beta[i, 1] + h1, beta[i, 2] + h2
+        fn[i, 3], fn[i, 4], fn[i, 5] = beta[i, 3] + h3, beta[i, 4] + h4, beta[i, 5] + h5
+    for i in range(n - 1, -1, -1):
+        par = parents[i]
+        if par >= 0:
+            for k in range(6):
+                fn[par, k] += fn[i, k]
+
+
+@njit(cache=True, inline="always")
+def _inertia_apply(Iw, i, x0, x1, x2, x3, x4, x5):
+    """Iw[i] x for a rigid body's spatial inertia (its structural zeros skipped)."""
+    return (Iw[i, 0, 0] * x0 + Iw[i, 0, 4] * x4 + Iw[i, 0, 5] * x5,
+            Iw[i, 1, 1] * x1 + Iw[i, 1, 3] * x3 + Iw[i, 1, 5] * x5,
+            Iw[i, 2, 2] * x2 + Iw[i, 2, 3] * x3 + Iw[i, 2, 4] * x4,
+            Iw[i, 3, 1] * x1 + Iw[i, 3, 2] * x2 + Iw[i, 3, 3] * x3 + Iw[i, 3, 4] * x4
+            + Iw[i, 3, 5] * x5,
+            Iw[i, 4, 0] * x0 + Iw[i, 4, 2] * x2 + Iw[i, 4, 3] * x3 + Iw[i, 4, 4] * x4
+            + Iw[i, 4, 5] * x5,
+            Iw[i, 5, 0] * x0 + Iw[i, 5, 1] * x1 + Iw[i, 5, 3] * x3 + Iw[i, 5, 4] * x4
+            + Iw[i, 5, 5] * x5)
+
+
+@njit(cache=True)
+def articulated_pass(parents, Iw, arm, state, IA, ab, abv):
+    """The backward pass for projections T (ab[_T]): articulated inertias Iᴬ (IA, before each
+    joint's own projection), U = Iᴬ S, Vᵀ = Tᵀ Iᴬ, pivots D = Vᵀ S + armature, the share
+    Iᵃ c_i each child passes on, then :func:`bias_pass`. False when a pivot is not positive
+    (a law falling with the load faster than inertia rises: the general solve handles it)."""
+    n = parents.shape[0]
+    Sw, c, U, Vt, y, T = ab[_SW], ab[_C], ab[_U], ab[_VT], ab[_Y], ab[_T]
+    Dd = abv[_DD]
+    for i in range(n):
+        for r in range(6):
+            for k in range(6):
+                IA[i, r, k] = Iw[i, r, k]
+    for i in range(n - 1, -1, -1):
+        par = parents[i]
+        c0, c1, c2, c3, c4, c5 = c[i, 0], c[i, 1], c[i, 2], c[i, 3], c[i, 4], c[i, 5]
+        if state[i] == FREE:
+            s0, s1, s2, s3, s4, s5 = Sw[i, 0], Sw[i, 1], Sw[i, 2], Sw[i, 3], Sw[i, 4], Sw[i, 5]
+            t0, t1, t2, t3, t4, t5 = T[i, 0], T[i, 1], T[i, 2], T[i, 3], T[i, 4], T[i, 5]
+            d = arm[i]
+            for r in range(6):
+                U[i, r] = (IA[i, r, 0] * s0 + IA[i, r, 1] * s1 + IA[i, r, 2] * s2
+                           + IA[i, r, 3] * s3 + IA[i, r, 4] * s4 + IA[i, r, 5] * s5)
+                x = (IA[i, 0, r] * t0 + IA[i, 1, r] * t1 + IA[i, 2, r] * t2 + IA[i, 3, r] * t3
+                     + IA[i, 4, r] * t4 + IA[i, 5, r] * t5)
+                Vt[i, r] = x
+                d += x * Sw[i, r]
+            if not 0.0 < d < np.inf:
+                return False
+            Dd[i] = d
+            if par < 0:
+                continue
+            inv = 1.0 / d
+            v0, v1, v2, v3, v4, v5 = Vt[i, 0], Vt[i, 1], Vt[i, 2], Vt[i, 3], Vt[i, 4], Vt[i, 5]
+            vc = (v0 * c0 + v1 * c1 + v2 * c2 + v3 * c3 + v4 * c4 + v5 * c5) * inv
+            for r in range(6):  # Iᵃ = Iᴬ − U Vᵀ / D to the parent, and Iᵃ c
+                ur = U[i, r]
+                y[i, r] = (IA[i, r, 0] * c0 + IA[i, r, 1] * c1 + IA[i, r, 2] * c2
+                           + IA[i, r, 3] * c3 + IA[i, r, 4] * c4 + IA[i, r, 5] * c5) - ur * vc
+                ur *= inv
+                IA[par, r, 0] += IA[i, r, 0] - ur * v0
+                IA[par, r, 1] += IA[i, r, 1] - ur * v1
+                IA[par, r, 2] += IA[i, r, 2] - ur * v2
+                IA[par, r, 3] += IA[i, r, 3] - ur * v3
+                IA[par, r, 4] += IA[i, r, 4] - ur * v4
+                IA[par, r, 5] += IA[i, r, 5] - ur * v5
+        elif par >= 0:  # stuck: the joint is rigid, its whole articulated inertia passes on
+            for r in range(6):
+                y[i, r] = (IA[i, r, 0] * c0 + IA[i, r, 1] * c1 + IA[i, r, 2] * c2
+                           + IA[i, r, 3] * c3 + IA[i, r, 4] * c4 + IA[i, r, 5] * c5)
+                for k in range(6):
+                    IA[par, r, k] += IA[i, r, k]
+    bias_pass(parents, state, ab, abv)
+    return True
+
+
+@njit(cache=True)
+def bias_pass(parents, state, ab, abv):
+    """The articulated bias forces pᴬ for right-hand sides μ (abv[_MU]) on the last
+    :func:`articulated_pass`'s inertias: pᴬ_parent += pᴬ_i + U_i (μ_i − T_iᵀ pᴬ_i)/D_i + Iᵃ_i c_i
+    (a stuck joint: pᴬ_i + Iᴬ_i c_i)."""
+    n = parents.shape[0]
+    beta, pA, U, y, T = ab[_BETA], ab[_PA], ab[_U], ab[_Y], ab[_T]
+    Dd, mu = abv[_DD], abv[_MU]
+    for i in range(n):
+        for k in range(6):
+            pA[i, k] = beta[i, k]
+    for i in range(n - 1, -1, -1):
+        par = parents[i]
+        if par < 0:
+            continue
+        if state[i] == FREE:
+            x = (mu[i] - (T[i, 0] * pA[i, 0] + T[i, 1] * pA[i, 1] + T[i, 2] * pA[i, 2]
+                          + T[i, 3] * pA[i, 3] + T[i, 4] * pA[i, 4] + T[i, 5] * pA[i, 5])) / Dd[i]
+            for r in range(6):
+                pA[par, r] += pA[i, r] + U[i, r] * x + y[i, r]
+        else:
+            for r in range(6):
+                pA[par, r] += pA[i, r] + y[i, r]
+
+
+@njit(cache=True)
+def forward_pass(parents, gravity, state, ab, abv, IA, qdd):
+    """q̈_i = (μ_i − T_iᵀ pᴬ_i − V_iᵀ a'_i)/D_i (0 when stuck), the body accelerations
+    a_i = a_parent + c_i + S_i q̈_i and the joint wrenches fn_i = Iᴬ_i a_i + pᴬ_i."""
+    n = parents.shape[0]
+    Sw, c, pA, Vt, T, a, fn = ab[_SW], ab[_C], ab[_PA], ab[_VT], ab[_T], ab[_ACC], ab[_FN]
+    Dd, mu = abv[_DD], abv[_MU]
+    for i in range(n):
+        par = parents[i]
+        if par >= 0:
+            a0, a1, a2 = a[par, 0] + c[i, 0], a[par, 1] + c[i, 1], a[par, 2] + c[i, 2]
+            a3, a4, a5 = a[par, 3] + c[i, 3], a[par, 4] + c[i, 4], a[par, 5] + c[i, 5]
+        else:
+            a0, a1, a2 = c[i, 0] - gravity[0], c[i, 1] - gravity[1], c[i, 2] - gravity[2]
+            a3, a4, a5 = c[i, 3], c[i, 4], c[i, 5]
+        x = 0.0
+        if state[i] == FREE:
+            x = (mu[i] - (T[i, 0] * pA[i, 0] + T[i, 1] * pA[i, 1] + T[i, 2] * pA[i, 2]
+                          + T[i, 3] * pA[i, 3] + T[i, 4] * pA[i, 4] + T[i, 5] * pA[i, 5])
+                 - (Vt[i, 0] * a0 + Vt[i, 1] * a1 + Vt[i, 2] * a2 + Vt[i, 3] * a3
+                    + Vt[i, 4] * a4 + Vt[i, 5] * a5)) / Dd[i]
+            a0 += Sw[i, 0] * x
+            a1 += Sw[i, 1] * x
+            a2 += Sw[i, 2] * x
+            a3 += Sw[i, 3] * x
+            a4 += Sw[i, 4] * x
+            a5 += Sw[i, 5] * x
+        qdd[i] = x
+        a[i, 0], a[i, 1], a[i, 2], a[i, 3], a[i, 4], a[i, 5] = a0, a1, a2, a3, a4, a5
+        for r in range(6):
+            fn[i, r] = pA[i, r] + (IA[i, r, 0] * a0 + IA[i, r, 1] * a1 + IA[i, r, 2] * a2
+                                   + IA[i, r, 3] * a3 + IA[i, r, 4] * a4 + IA[i, r, 5] * a5)
+
+
+@njit(cache=True)
+def joint_frame(oMi, fn, i, W):
+    """W[i] = joint i's wrench fn_i (world frame, at its origin) in the joint's frame:
+    [Rᵀ f; Rᵀ (n − p × f)] with (R, p) = oMi[i]."""
+    f0, f1, f2 = fn[i, 0], fn[i, 1], fn[i, 2]
+    px, py, pz = oMi[i, 0, 3], oMi[i, 1, 3], oMi[i, 2, 3]
+    m0 = fn[i, 3] - (py * f2 - pz * f1)
+    m1 = fn[i, 4] - (pz * f0 - px * f2)
+    m2 = fn[i, 5] - (px * f1 - py * f0)
+    for r in range(3):
+        W[i, r] = oMi[i, 0, r] * f0 + oMi[i, 1, r] * f1 + oMi[i, 2, r] * f2
+        W[i, 3 + r] = oMi[i, 0, r] * m0 + oMi[i, 1, r] * m1 + oMi[i, 2, r] * m2
+
+
+@njit(cache=True)
+def evaluate(codes, params, kinds, axes, oMi, arm, v, tau, state, ab, abv, qdd):
+    """The sliding joints' law magnitudes φ_i(fn_i) at the wrenches of the last forward pass,
+    and (worst residual |Sᵀ fn + armature q̈ − τ − τf|, largest applied effort, largest
+    inertial effort |Sᵀ fn|) over them."""
+    n = codes.shape[0]
+    Sw, fn, W = ab[_SW], ab[_FN], ab[_WL]
+    phi, direction = abv[_PHI], abv[_DIR]
+    worst = 0.0
+    applied = 0.0
+    inertial = 0.0
+    for i in range(n):
+        if state[i] != FREE or codes[i] == 0:
+            continue
+        joint_frame(oMi, fn, i, W)
+        d = direction[i]
+        m = friction_one_inline(codes[i], params[i], kinds[i], axes[i], W[i], abs(v[i]) * d, d)
+        phi[i] = m
+        s = (Sw[i, 0] * fn[i, 0] + Sw[i, 1] * fn[i, 1] + Sw[i, 2] * fn[i, 2]
+             + Sw[i, 3] * fn[i, 3] + Sw[i, 4] * fn[i, 4] + Sw[i, 5] * fn[i, 5]) + arm[i] * qdd[i]
+        worst = max(worst, abs(s - tau[i] + d * m))
+        applied = max(applied, abs(tau[i]), m)
+        inertial = max(inertial, abs(s))
+    return worst, applied, inertial
+
+
+@njit(cache=True)
+def linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, g, newton):
+    """Projections T and right-hand sides μ of the sliding joints' laws linearised at the last
+    evaluated wrenches (φ, W from :func:`evaluate`): T_i = S_i + d_i g_i, g_i = ∂φ_i/∂fn_i carried
+    to the world frame, μ_i = τ_i − d_i φ_i + d_i g_iᵀ fn_i; ``newton`` False: the plain step
+    (T = S, friction frozen at φ)."""
+    n = codes.shape[0]
+    Sw, fn, W, T = ab[_SW], ab[_FN], ab[_WL], ab[_T]
+    phi, direction, mu = abv[_PHI], abv[_DIR], abv[_MU]
+    for i in range(n):
+        for k in range(6):
+            T[i, k] = Sw[i, k]
+        mu[i] = tau[i]
+        if state[i] != FREE or codes[i] == 0:
+            continue
+        d = direction[i]
+        mu[i] = tau[i] - d * phi[i]
+        if not newton:
+            continue
+        friction_gradient_inline(codes[i], params[i], kinds[i], axes[i], W[i], abs(v[i]) * d, d,
+                                 g)
+        for k in range(6):
+            if not abs(g[k]) < np.inf:
+                g[k] = 0.0
+        # a force-side row g (joint frame) as a world-frame one: gᵀ X* fn = (X*ᵀ g)ᵀ fn
+        n0 = oMi[i, 0, 0] * g[3] + oMi[i, 0, 1] * g[4] + oMi[i, 0, 2] * g[5]
+        n1 = oMi[i, 1, 0] * g[3] + oMi[i, 1, 1] * g[4] + oMi[i, 1, 2] * g[5]
+        n2 = oMi[i, 2, 0] * g[3] + oMi[i, 2, 1] * g[4] + oMi[i, 2, 2] * g[5]
+        px, py, pz = oMi[i, 0, 3], oMi[i, 1, 3], oMi[i, 2, 3]
+        e0 = oMi[i, 0, 0] * g[0] + oMi[i, 0, 1] * g[1] + oMi[i, 0, 2] * g[2] + py * n2 - pz * n1
+        e1 = oMi[i, 1, 0] * g[0] + oMi[i, 1, 1] * g[1] + oMi[i, 1, 2] * g[2] + pz * n0 - px * n2
+        e2 = oMi[i, 2, 0] * g[0] + oMi[i, 2, 1] * g[1] + oMi[i, 2, 2] * g[2] + px * n1 - py * n0
+        T[i, 0] += d * e0
+        T[i, 1] += d * e1
+        T[i, 2] += d * e2
+        T[i, 3] += d * n0
+        T[i, 4] += d * n1
+        T[i, 5] += d * n2
+        mu[i] += d * (e0 * fn[i, 0] + e1 * fn[i, 1] + e2 * fn[i, 2] + n0 * fn[i, 3]
+                      + n1 * fn[i, 4] + n2 * fn[i, 5])
+
+
+@njit(cache=True)
+def chord_rhs(codes, tau, state, ab, abv):
+    """μ for the kept projections T at the last evaluated wrenches (a chord step):
+    μ_i = τ_i − d_i φ_i + (T_i − S_i)ᵀ fn_i."""
+    n = codes.shape[0]
+    Sw, fn, T = ab[_SW], ab[_FN], ab[_T]
+    phi, direction, mu = abv[_PHI], abv[_DIR], abv[_MU]
+    for i in range(n):
+        if state[i] != FREE or codes[i] == 0:
+            continue
+        s = 0.0
+        for k in range(6):
+            s += (T[i, k] - Sw[i, k]) * fn[i, k]
+        mu[i] = tau[i] - direction[i] * phi[i] + s
+
+
+@njit(cache=True)
+def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm, v, tau, tol,
+                      max_iter, state, IA, ab, abv, g, qdd, newton, resume, info):
+    """Newton's method on the articulated recursion for the stick/slip assignment ``state``,
+    linearised first at the wrenches in ab[_FN] (``newton`` False: the plain step there), or
+    (``resume``) continuing a solve of the same assignment to a looser tolerance with its last
+    linearisation. True when the residual is within tol of the applied efforts and the steps of
+    q̈ have converged (the rule of robot_dynamics.stiction.converged_step)."""
+    n = codes.shape[0]
+    last = abv[_LAST]
+    if resume:  # φ holds the laws at the last wrenches: a chord step from there
+        chord_rhs(codes, tau, state, ab, abv)
+        bias_pass(parents, state, ab, abv)
+    else:
+        evaluate(codes, params, kinds, axes, oMi, arm, v, tau, state, ab, abv, qdd)
+        linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, g, newton)
+        if not articulated_pass(parents, Iw, arm, state, IA, ab, abv):
+            return False
+    prev_res = np.inf
+    prev = np.inf
+    step = np.inf
+    for it in range(max_iter):
+        for i in range(n):
+            last[i] = qdd[i]
+        forward_pass(parents, gravity, state, ab, abv, IA, qdd)
+        info[2] += 1
+        prev = step
+        step = 0.0
+        big = 0.0
+        for i in range(n):
+            step = max(step, abs(qdd[i] - last[i]))
+            big = max(big, abs(qdd[i]))
+        if not step < np.inf:
+            return False
+        res, applied, inertial = evaluate(codes, params, kinds, axes, oMi, arm, v, tau, state,
+                                          ab, abv, qdd)
+        bound = tol * (1.0 + big)
+        if res <= tol * (1.0 + applied) + ROUNDOFF * inertial and (
+                step <= bound or (it >= 1 and step < prev and step * step <= bound * (prev - step))):
+            return True
+        if newton and res < CHORD * prev_res:  # the last linearisation serves
+            chord_rhs(codes, tau, state, ab, abv)
+            bias_pass(parents, state, ab, abv)
+        else:
+            newton = True
+            linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, g, True)
+            if not articulated_pass(parents, Iw, arm, state, IA, ab, abv):
+                return False
+        prev_res = res
+    return False
+
+
+@njit(cache=True)
+def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
+    """q̈ (vecs[ACC] of kernels/fd.py is the caller's ``qdd``) with friction at an instant by
+    the articulated recursions; fills Data's placements, world poses, f = fn(q, q̇, 0) (joint
+    frames), tau_friction and the report fields (stuck, at_rest, info, residual). False when
+    the general solve must answer (see the module docstring); nothing it reads is left
+    inconsistent then (it recomputes from q, q̇, τ)."""
+    n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
+    codes, params = laws_views(fr, n)
+    R, p, _, _, f, _, tauf, _, _, oMi, _ = work_views(mb, w)
+    _, _, _, _, _, _, vecs, sums, state, at_rest, _, info = scratch_views(mb, w)
+    Iw, IA, ab, abv = articulated_views(mb, w)
+    gravity = model_gravity(mb)
+    arm = model_armature(mb)
+    for i in range(n):
+        if can_self_lock(codes[i], params[i]):
+            return False  # Newton can reach a root against the assumed direction there
+    qdd = vecs[16]  # kernels/fd.py ACC
+    g = ab[_G, 0]
+    world_setup(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, R, p, oMi, Iw, ab)
+    Sw, fn, W = ab[_SW], ab[_FN], ab[_WL]
+    direction, hold, phi = abv[_DIR], abv[_HOLD], abv[_PHI]
+    for i in range(n):  # Data's f: fn(q, q̇, 0) in the joint frames
+        joint_frame(oMi, fn, i, W)
+        for k in range(6):
+            f[i, k] = W[i, k]
+    any_active = False
+    for i in range(n):
+        rest = abs(v[i]) <= v_tol
+        at_rest[i] = 1 if (rest and codes[i] != 0) else 0
+        state[i] = STUCK if at_rest[i] else FREE
+        direction[i] = 0.0 if rest else (1.0 if v[i] > 0 else -1.0)
+        qdd[i] = 0.0
+        any_active = any_active or codes[i] != 0
+    for k in range(5):
+        info[k] = 0
+    info[7] = 0  # no factored matrix for the general solve to reuse
+    if not any_active:  # no friction: the articulated-body algorithm, once
+        for i in range(n):
+            abv[_MU, i] = tau[i]
+            for k in range(6):
+                ab[_T, i, k] = Sw[i, k]
+            tauf[i] = 0.0
+        if not articulated_pass(parents, Iw, arm, state, IA, ab, abv):
+            return False
+        forward_pass(parents, gravity, state, ab, abv, IA, qdd)
+        info[0] = 1
+        sums[0] = 0.0
+        return True
+    info[1] = 2  # Newton
+    bulk = True
+    premature = 0
+    newton = False  # the first linearisation at fn(q, q̇, 0): the plain step
+    # as robot_dynamics.stiction at an instant: once the assignment has changed, each new one is
+    # solved to SCREEN only (its rules need no more); the one that passes them is then solved
+    # on to tol and checked again
+    screen = False
+    resume = False
+    for change in range(12 * n + 21):
+        tol_k = max(tol, SCREEN) if screen else tol
+        if not _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm, v,
+                                 tau, tol_k, max_iter, state, IA, ab, abv, g, qdd, newton,
+                                 resume, info):
+            return False
+        newton = True  # from the last answer on
+        resume = False
+        for i in range(n):  # the friction (and stop) effort each joint needs for this motion
+            hold[i] = (Sw[i, 0] * fn[i, 0] + Sw[i, 1] * fn[i, 1] + Sw[i, 2] * fn[i, 2]
+                       + Sw[i, 3] * fn[i, 3] + Sw[i, 4] * fn[i, 4] + Sw[i, 5] * fn[i, 5]
+                       + arm[i] * qdd[i] - tau[i])
+        # 1) a breaking joint moving against its release direction sticks
+        worst = -1
+        worst_val = 0.0
+        for i in range(n):
+            if state[i] != FREE or not at_rest[i]:
+                continue
+            val = -direction[i] * qdd[i]
+            if val > tol_k * (1 + abs(qdd[i])) and val > worst_val:
+                worst, worst_val = i, val
+        if worst >= 0:
+            for i in range(n):
+                if i != worst and not (bulk and state[i] == FREE and at_rest[i]
+                                       and -direction[i] * qdd[i] > tol_k * (1 + abs(qdd[i]))):
+                    continue
+                state[i] = STUCK
+                direction[i] = 0.0
+            info[3] += 1
+            premature += 1
+            bulk = premature < PREMATURE
+            screen = True
+            continue
+        # 3) a stuck joint whose holding effort exceeds its bound breaks away
+        worst = -1
+        worst_val = 0.0
+        rel_noise = tol_k if screen else NOISE  # a screened motion: within tol_k
+        for i in range(n):
+            if state[i] != STUCK:
+                continue
+            joint_frame(oMi, fn, i, W)
+            release = -1.0 if hold[i] > 0 else (1.0 if hold[i] < 0 else 0.0)
+            bound = friction_one(codes[i], params[i], kinds[i], axes[i], W[i], 0.0, release)
+            phi[i] = bound
+            noise = rel_noise * (1.0 + abs(tau[i]) + abs(hold[i] + tau[i]))  # roundoff
+            excess = abs(hold[i]) - bound * (1 + 1e-9) - noise
+            if excess > 0 and excess / (1.0 + bound) > worst_val:
+                worst, worst_val = i, excess / (1.0 + bound)
+        if worst >= 0:
+            for i in range(n):
+                if i != worst and not (bulk and state[i] == STUCK and abs(hold[i])
+                                       - phi[i] * (1 + 1e-9) - rel_noise * (
+                                           1.0 + abs(tau[i]) + abs(hold[i] + tau[i])) > 0):
+                    continue
+                state[i] = FREE
+                direction[i] = -1.0 if hold[i] > 0 else 1.0
+            info[3] += 1
+            screen = True
+            continue
+        if screen:  # this assignment holds as far as a screened motion tells: on to tol
+            screen = False
+            resume = True
+            continue
+        res = 0.0
+        for i in range(n):
+            if state[i] == STUCK:  # at most the bound, whatever the roundoff of the holding
+                tauf[i] = min(max(hold[i], -phi[i]), phi[i])
+            elif codes[i] != 0:
+                tauf[i] = -direction[i] * phi[i]
+            else:
+                tauf[i] = 0.0
+            res = max(res, abs(hold[i] - tauf[i]))
+        info[0] = 1
+        sums[0] = res
+        return True
+    return False
