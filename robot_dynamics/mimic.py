@@ -163,6 +163,8 @@ class MimicModel(Model):
     (G) and ``coupling_offset`` (o) map ``q_full = G q + o``. Joint-level fields (names, types,
     limits, damping) are per independent coordinate; per-body fields live on ``full``."""
 
+    full = full_joint_names = None  # (instance fields here, Model's properties shadowed)
+
     def __init__(self, full: Model, G: np.ndarray, o: np.ndarray, independent: list[int]):
         super().__init__()
         self.full = full

@@ -11,13 +11,14 @@ theorem); the root link and everything fixed to it form the base (``-1``).
 from __future__ import annotations
 
 import warnings
+from types import MappingProxyType
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import joints as jt
 from .description import RobotDescription
-from .errors import ModelError
+from .errors import ModelError, as_vector
 from .kernels.fd import ACC
 from .kernels.friction import ID_OUT
 from .kernels.layout import (armature_view, gravity_view, make_work, pack_laws, pack_model,
@@ -110,6 +111,32 @@ class Model:
             raise ModelError(
                 f"robot {self.name!r} has no movable joint {name!r}; joints: {self.joint_names}"
             ) from None
+
+    # -- the mimic API (robot_dynamics.mimic.MimicModel) on a robot with no coupling: every
+    # movable joint is its own coordinate, so code written for ``mimic=True`` runs on any robot
+    followers = MappingProxyType({})  # follower joint → its leader (none here)
+
+    @property
+    def full(self) -> "Model":
+        """The model of every movable joint: this one (no joint follows another)."""
+        return self
+
+    @property
+    def full_joint_names(self) -> list[str]:
+        """Names of every movable joint, in :meth:`expand`'s order: ``joint_names``."""
+        return self.joint_names
+
+    def expand(self, q) -> np.ndarray:
+        """Positions of every movable joint (``full_joint_names``): q itself here."""
+        return as_vector("q", q, self.nq, where="expand").copy()
+
+    def expand_velocity(self, v) -> np.ndarray:
+        """Velocities (or accelerations) of every movable joint: v itself here."""
+        return as_vector("v", v, self.nv, where="expand_velocity").copy()
+
+    def reduce_effort(self, tau_full) -> np.ndarray:
+        """Efforts on the coordinates of every movable joint's efforts: the same here."""
+        return as_vector("tau_full", tau_full, self.nv, where="reduce_effort").copy()
 
     def __repr__(self) -> str:
         return f"Model({self.name!r}, nv={self.nv}, joints={self.joint_names})"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from conftest import PANDA, bundled, erd_urdf, random_state
+from conftest import PANDA, UR5, bundled, erd_urdf, random_state
 
 pin = pytest.importorskip("pinocchio")
 
@@ -561,3 +561,21 @@ def test_compiled_mimic_step_with_rotors_on_coordinates_and_on_the_full_tree():
     np.testing.assert_allclose(sims[0].q, sims[1].q, atol=1e-10, rtol=0)
     np.testing.assert_allclose(sims[0].v, sims[1].v, atol=1e-10, rtol=0)
     assert np.abs(sims[0].q - q0).max() > 1e-3  # it moved
+
+
+def test_mimic_api_on_a_robot_without_followers():
+    """``load_urdf(..., mimic=True)`` of a robot with no movable follower is a plain Model (as
+    Pinocchio's); code written for mimic models still runs on it: ``full`` is the model itself,
+    ``expand`` / ``expand_velocity`` / ``reduce_effort`` the identity, with the usual checks."""
+    model = rd.load_urdf(erd_urdf(UR5), mimic=True)
+    assert model.coupling is None and model.full is model and not model.followers
+    assert model.full_joint_names == model.joint_names
+    q = np.linspace(-1.0, 1.0, model.nv)
+    out = model.expand(q)
+    np.testing.assert_array_equal(out, q)
+    out[0] = 5.0  # a copy, not a view of the caller's array
+    assert q[0] == -1.0
+    np.testing.assert_array_equal(model.expand_velocity(q), q)
+    np.testing.assert_array_equal(model.reduce_effort(q), q)
+    with pytest.raises(rd.InputError, match="q in expand"):
+        model.expand(q[:2])

@@ -49,7 +49,7 @@ def guard() -> None:
         pass
     if sys.stderr is not None and sys.stderr.isatty():  # a person waits: say why
         print("robot_dynamics: compiling the dynamics kernels (first use after an install or "
-              "update: a minute or two; cached for later runs)", file=sys.stderr, flush=True)
+              "update: two to four minutes; cached for later runs)", file=sys.stderr, flush=True)
     try:
         for folder in folders:
             for path in glob.glob(os.path.join(folder, "*.nb[ic]")):
