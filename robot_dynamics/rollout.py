@@ -88,11 +88,18 @@ class _Controller:
         kp, kd, q_ref, v_ref, third, third_name = self._args
         kp, kd = _gains("kp", kp, n), _gains("kd", kd, n)
         Q = _rows("q_ref", q_ref, n, 0)
-        rows = max([len(Q)] + [len(np.atleast_2d(x)) for x in (v_ref, third) if x is not None])
-        Q = _extend(Q, rows)
-        V = _extend(_rows("v_ref", v_ref, n, rows), rows)
-        A = _extend(_rows(third_name, third, n, rows), rows)
-        return kp, kd, Q, V, A
+        V, A = _rows("v_ref", v_ref, n, 0), _rows(third_name, third, n, 0)
+        # a trajectory's rows go together: references of several rows must have as many (one
+        # row is a constant, held along any trajectory)
+        lengths = {name: len(x) for name, x, given in (("q_ref", Q, True), ("v_ref", V, v_ref),
+                                                         (third_name, A, third))
+                   if given is not None and len(x) > 1}
+        if len(set(lengths.values())) > 1:
+            raise InputError("references of a trajectory must have as many rows (steps): "
+                             + ", ".join(f"{k} has {r}" for k, r in lengths.items())
+                             + " (a single row is a constant reference)")
+        rows = max(len(Q), len(V), len(A))
+        return kp, kd, _extend(Q, rows), _extend(V, rows), _extend(A, rows)
 
     def _row(self, arrays, k):
         kp, kd, Q, V, A = arrays

@@ -567,7 +567,8 @@ class Simulator:
 
         ``controller``: None (zero effort), a compiled controller (:class:`~robot_dynamics.PD`,
         :class:`~robot_dynamics.ComputedTorque`: gains and references as arrays, row k of a
-        reference at step k of this run) — then every step runs inside one compiled call
+        reference at step k of this run, its last row held beyond its end, a single row a
+        constant) — then every step runs inside one compiled call
         (:mod:`robot_dynamics.kernels.rollout`), the same step as :meth:`step` —, or any
         callable ``controller(t, q, q̇) → τ``, called before each step.
 

@@ -318,6 +318,13 @@ def test_simulator_and_controllers_refuse_what_they_cannot_use(arm7):
                        (lambda: rd.PD(1.0, 1.0, np.full(model.nv, np.inf)), r"q_ref: not finite")):
         with pytest.raises(InputError, match=f"^{what}"):
             make()
+    # references of a trajectory go row by row together: several rows each, as many; a single
+    # row is a constant, a shorter trajectory holds its last row
+    rows = np.zeros((5, model.nv)), np.zeros((7, model.nv))
+    with pytest.raises(InputError, match=r"^references of a trajectory must have as many rows "
+                                         r"\(steps\): q_ref has 5, v_ref has 7"):
+        sim.run(steps=10, controller=rd.ComputedTorque(100.0, 20.0, *rows))
+    assert len(sim.run(steps=10, controller=rd.PD(100.0, 20.0, rows[0], z))["t"]) == 10
     # Data and friction of the wrong kind: named, not an AttributeError
     with pytest.raises(MismatchError, match="^forward_dynamics: expected a Data from "
                                             "model.create_data\\(\\), got NoneType"):
