@@ -30,7 +30,8 @@ once until a release proves premature), a breaking joint that would move against
 direction sticks. :func:`solve_instant` returns False where it cannot answer as the general
 solve would (a law that can self-lock, a pivot that is not positive, no convergence): the
 caller then takes that solve (kernels/fd.py ``fd_entry``), which is the specification
-(robot_dynamics.stiction); the tests hold the two together.
+(robot_dynamics.stiction). :mod:`robot_dynamics.articulated_friction` states the recursions in
+NumPy (body frames, 6×6 matrices); test/test_articulated.py holds the three together.
 """
 from __future__ import annotations
 

@@ -1,0 +1,79 @@
+"""Forward dynamics by articulated recursions (kernels/articulated.py) against its readable
+statement (robot_dynamics.articulated_friction) and the general solve's specification
+(forward_dynamics_reference): the same motion for the stick/slip assignment it reports, on a
+chain (panda, load-dependent law), the bundled arm7 (its friction config) and rrp (prismatic)."""
+import os
+
+import numpy as np
+import pytest
+
+import robot_dynamics as rd
+from robot_dynamics.articulated_friction import articulated_motion
+from robot_dynamics.forward_dynamics import forward_dynamics_reference
+from robot_dynamics.friction import friction_from_config
+from conftest import PANDA, REPO, erd_urdf
+
+LOAD_DEPENDENT = {"default": {"model": "load_dependent", "coulomb": 0.5, "viscous": 0.1,
+                              "k1": 0.01, "k2": 0.002, "k3": 0.001}}
+ROBOTS = {
+    "panda": lambda: (erd_urdf(PANDA), LOAD_DEPENDENT),
+    "arm7": lambda: (os.path.join(REPO, "urdf", "arm7.urdf"),
+                     os.path.join(REPO, "config", "arm7_friction.yaml")),
+    "rrp": lambda: (os.path.join(REPO, "urdf", "rrp.urdf"),
+                    os.path.join(REPO, "config", "rrp_friction.yaml")),
+}
+
+
+@pytest.mark.parametrize("robot", sorted(ROBOTS))
+def test_recursions_match_their_statement_and_the_general_solve(robot):
+    path, config = ROBOTS[robot]()
+    model = rd.load_urdf(path)
+    fr = friction_from_config(config, model)
+    fast, twin, ref = model.create_data(), model.create_data(), model.create_data()
+    rng = np.random.default_rng(7)
+    lo = np.where(np.isfinite(model.lower_limits), model.lower_limits, -np.pi)
+    hi = np.where(np.isfinite(model.upper_limits), model.upper_limits, np.pi)
+    seen = set()
+    for k in range(24):
+        q = rng.uniform(lo, hi)
+        v = rng.uniform(0.1, 1.5, model.nv) * rng.choice([-1, 1], model.nv)
+        if k % 3:  # some joints at rest: they stick or break away
+            v[rng.random(model.nv) < 0.5] = 0.0
+        tau = rd.inverse_dynamics(model, fast, q, v, rng.uniform(-3, 3, model.nv), fr)
+        tau += rng.uniform(-2, 2, model.nv) * (v == 0)
+        a = rd.forward_dynamics(model, fast, q, v, tau, fr)
+        report = fast.fd_report
+        assert report.converged and report.method == "newton", report  # the recursions answered
+        held = np.isin(model.joint_names, report.stuck)
+        directions = np.where(v != 0, np.sign(v), np.sign(a))
+        b, fn = articulated_motion(model, twin, q, v, tau, fr, held, directions)
+        scale = 1.0 + np.abs(a).max()
+        np.testing.assert_allclose(b, a, atol=1e-8 * scale)
+        np.testing.assert_allclose(a, forward_dynamics_reference(model, ref, q, v, tau, fr),
+                                   atol=1e-8 * scale)
+        np.testing.assert_allclose(fast.tau_friction, ref.tau_friction,
+                                   atol=1e-8 * (1 + np.abs(tau).max()))
+        assert (report.stuck, report.breaking_away) == (ref.fd_report.stuck,
+                                                        ref.fd_report.breaking_away)
+        # the joint equations hold at the twin's wrenches: Sᵀ fn + armature q̈ = τ + τf
+        np.testing.assert_allclose(np.einsum("ij,ij->i", model.motion_subspaces, fn)
+                                   + model.armature * b, tau + fast.tau_friction,
+                                   atol=1e-7 * (1 + np.abs(tau).max()))
+        seen.add((bool(report.stuck), bool(report.breaking_away)))
+    assert len(seen) >= 2, seen  # sliding only, and with joints at rest
+
+
+def test_without_friction_it_is_the_articulated_body_algorithm():
+    model = rd.load_urdf(erd_urdf(PANDA))
+    fast, twin, ref = model.create_data(), model.create_data(), model.create_data()
+    rng = np.random.default_rng(3)
+    model.armature = rng.uniform(0.0, 0.2, model.nv)  # the rotors on the pivots
+    for _ in range(5):
+        q, v, tau = (rng.uniform(-1, 1, model.nv) for _ in range(3))
+        a = rd.forward_dynamics(model, fast, q, v, tau)
+        assert fast.fd_report.method == "direct" and fast.fd_report.iterations == 0
+        b, _ = articulated_motion(model, twin, q, v, tau, None, np.zeros(model.nv, bool),
+                                  np.sign(v))
+        c = forward_dynamics_reference(model, ref, q, v, tau)  # M⁻¹ (τ − b)
+        np.testing.assert_allclose(a, c, atol=1e-10 * (1 + np.abs(c).max()))
+        np.testing.assert_allclose(b, c, atol=1e-10 * (1 + np.abs(c).max()))
