@@ -54,6 +54,9 @@ _SW, _C, _BETA, _FN, _PA, _U, _VT, _Y, _T, _ACC, _WL, _VEL, _G = range(13)
 _DD, _MU, _PHI, _DIR, _HOLD, _LAST, _REST = range(7)
 #: a chord step (the last linearisation kept) while the residual shrinks at least this much
 CHORD = 0.1
+#: a stuck joint whose holding effort exceeds its bound by this fraction (of 1 + bound) after an
+#: assignment's first pass breaks away at once (:func:`_clear_release`)
+EARLY = 0.01
 
 
 @njit(cache=True)
@@ -372,8 +375,29 @@ def chord_rhs(codes, tau, state, ab, abv):
 
 
 @njit(cache=True)
+def _clear_release(codes, params, kinds, axes, oMi, arm, tau, state, ab, abv, qdd, margin, res):
+    """After a first pass: True when some stuck joint's holding effort exceeds its bound by more
+    than ``margin``·(1 + bound) plus twice the sliding joints' residual ``res`` — it will break
+    away whatever the iteration still changes; the rules then need no converged motion."""
+    n = codes.shape[0]
+    Sw, fn, W = ab[_SW], ab[_FN], ab[_WL]
+    for i in range(n):
+        if state[i] != STUCK:
+            continue
+        hold = (Sw[i, 0] * fn[i, 0] + Sw[i, 1] * fn[i, 1] + Sw[i, 2] * fn[i, 2]
+                + Sw[i, 3] * fn[i, 3] + Sw[i, 4] * fn[i, 4] + Sw[i, 5] * fn[i, 5]
+                + arm[i] * qdd[i] - tau[i])
+        joint_frame(oMi, fn, i, W)
+        release = -1.0 if hold > 0 else 1.0
+        bound = friction_one(codes[i], params[i], kinds[i], axes[i], W[i], 0.0, release)
+        if abs(hold) - bound > margin * (1.0 + bound) + 2.0 * res:
+            return True
+    return False
+
+
+@njit(cache=True)
 def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm, v, tau, tol,
-                      max_iter, state, IA, ab, abv, g, qdd, newton, resume, info):
+                      max_iter, state, IA, ab, abv, g, qdd, newton, resume, early, info):
     """Newton's method on the articulated recursion for the stick/slip assignment ``state``,
     linearised first at the wrenches in ab[_FN] (``newton`` False: the plain step there), or
     (``resume``) continuing a solve of the same assignment to a looser tolerance with its last
@@ -388,7 +412,7 @@ def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm
         evaluate(codes, params, kinds, axes, oMi, arm, v, tau, state, ab, abv, qdd)
         linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, g, newton)
         if not articulated_pass(parents, Iw, arm, state, IA, ab, abv):
-            return False
+            return 0
     prev_res = np.inf
     prev = np.inf
     step = np.inf
@@ -404,13 +428,16 @@ def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm
             step = max(step, abs(qdd[i] - last[i]))
             big = max(big, abs(qdd[i]))
         if not step < np.inf:
-            return False
+            return 0
         res, applied, inertial = evaluate(codes, params, kinds, axes, oMi, arm, v, tau, state,
                                           ab, abv, qdd)
+        if it == 0 and early > 0.0 and _clear_release(codes, params, kinds, axes, oMi, arm, tau,
+                                                       state, ab, abv, qdd, early, res):
+            return 2
         bound = tol * (1.0 + big)
         if res <= tol * (1.0 + applied) + ROUNDOFF * inertial and (
                 step <= bound or (it >= 1 and step < prev and step * step <= bound * (prev - step))):
-            return True
+            return 1
         if newton and res < CHORD * prev_res:  # the last linearisation serves
             chord_rhs(codes, tau, state, ab, abv)
             bias_pass(parents, state, ab, abv)
@@ -418,9 +445,9 @@ def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm
             newton = True
             linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, g, True)
             if not articulated_pass(parents, Iw, arm, state, IA, ab, abv):
-                return False
+                return 0
         prev_res = res
-    return False
+    return 0
 
 
 @njit(cache=True)
@@ -483,9 +510,10 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
     resume = False
     for change in range(12 * n + 21):
         tol_k = max(tol, SCREEN) if screen else tol
-        if not _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm, v,
+        done = _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm, v,
                                  tau, tol_k, max_iter, state, IA, ab, abv, g, qdd, newton,
-                                 resume, info):
+                                 resume, EARLY, info)
+        if done == 0:
             return False
         newton = True  # from the last answer on
         resume = False
@@ -493,11 +521,12 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
             hold[i] = (Sw[i, 0] * fn[i, 0] + Sw[i, 1] * fn[i, 1] + Sw[i, 2] * fn[i, 2]
                        + Sw[i, 3] * fn[i, 3] + Sw[i, 4] * fn[i, 4] + Sw[i, 5] * fn[i, 5]
                        + arm[i] * qdd[i] - tau[i])
-        # 1) a breaking joint moving against its release direction sticks
+        # 1) a breaking joint moving against its release direction sticks (not judged on an
+        #    early answer: a clear release comes first)
         worst = -1
         worst_val = 0.0
         for i in range(n):
-            if state[i] != FREE or not at_rest[i]:
+            if done == 2 or state[i] != FREE or not at_rest[i]:
                 continue
             val = -direction[i] * qdd[i]
             if val > tol_k * (1 + abs(qdd[i])) and val > worst_val:
