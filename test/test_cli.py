@@ -94,6 +94,29 @@ def test_sim_refuses_an_unknown_robot_before_importing_the_kernels():
 
 
 @pytest.mark.parametrize("args, needle", [
+    (["--friction", "nosuch"], "no bundled friction config 'nosuch' (and no such file)"),
+    (["--plant-friction", "nosuch"], "no bundled friction config 'nosuch'"),
+    (["--model-friction", "/nonexistent/f.yaml"], "/nonexistent/f.yaml: no such file"),
+    (["--actuators", "nosuch"], "no bundled actuators config 'nosuch'"),
+    (["--controller-config", "nosuch.yaml"], "controller config nosuch.yaml: no such file"),
+    (["--plot", "/nonexistent-folder/demo.png"], "does not exist"),
+])
+def test_sim_refuses_a_config_name_before_importing_the_kernels(args, needle):
+    """A mistyped friction/actuator/controller config or plot path is a one-line error at once
+    (exit 2): on a cold numba cache --friction nosuch used to be silent for the minutes of the
+    kernels' compilation (load_urdf came first), then fail."""
+    code = ("import sys\nfrom robot_dynamics.nodes.composition import main\n"
+            f"rc = main(['--robot', 'planar_2r'] + {args!r})\n"
+            "print('numba' in sys.modules, 'rclpy' in sys.modules, rc)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.stdout.split() == ["False", "False", "2"], proc.stdout + proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("robot-dynamics sim: ") and needle in lines[0], (
+        proc.stderr)
+
+
+@pytest.mark.parametrize("args, needle", [
     (["sim", "--robot", "nope"], "no bundled urdf file 'nope'"),
     (["sim", "--robot", "arm8"], "did you mean 'arm7'? bundled: ['arm7', 'arm7_gripper',"),
     (["sim", "--friction", "arm7_fricton"], "did you mean 'arm7_friction'?"),
@@ -379,6 +402,100 @@ def test_lockstep_demo_is_deterministic_and_returns_its_data(domain):
     # the verdict is computed from the returned arrays
     err = np.abs(runs[0]["reference"] - a["q"]).max()
     assert math.isclose(err, runs[0]["max_error"])
+
+
+def test_demo_nodes_are_in_a_namespace_of_their_own_run(domain):
+    """The demo's nodes (and so their parameter services) live in a namespace of the run, as
+    its topics: a node started by hand as /simulator on the same domain, and a set_parameters
+    call to /simulator (mode), reach that node and never the demo's simulator, which runs
+    lockstep to the end and says so. It used to be /simulator itself: the call switched the
+    demo to another mode, the run was invalid and its summary still said lockstep."""
+    import threading
+
+    import rclpy
+    from rcl_interfaces.msg import Parameter as ParamMsg, ParameterType
+    from rcl_interfaces.srv import SetParameters
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.parameter import Parameter
+
+    from robot_dynamics.nodes.composition import run_demo
+    from robot_dynamics.nodes.simulator import SimulatorNode
+
+    stop, seen, answers, ready = threading.Event(), set(), [], threading.Event()
+
+    def intruder():  # another user's process: its own context, plain names
+        context = rclpy.Context()
+        rclpy.init(context=context)
+        nodes = []
+        try:
+            nodes.append(SimulatorNode(context=context, parameter_overrides=[
+                Parameter("robot", value="planar_2r"), Parameter("mode", value="lockstep"),
+                Parameter("publish_clock", value=False)]))
+            caller = rclpy.create_node("intruder", context=context)
+            nodes.append(caller)
+            executor = SingleThreadedExecutor(context=context)
+            for n in nodes:
+                executor.add_node(n)
+            client = caller.create_client(SetParameters, "/simulator/set_parameters")
+            request = SetParameters.Request()
+            value = ParamMsg(name="mode")
+            value.value.type = ParameterType.PARAMETER_STRING
+            value.value.string_value = "realtime"
+            request.parameters = [value]
+            ready.set()
+            while not stop.is_set():
+                seen.update(ns for name, ns in caller.get_node_names_and_namespaces()
+                            if name == "simulator")
+                if client.service_is_ready():
+                    future = client.call_async(request)
+                    executor.spin_until_future_complete(future, timeout_sec=1.0)
+                    if future.done():
+                        answers.append(future.result().results[0].successful)
+                executor.spin_once(timeout_sec=0.05)
+        finally:
+            ready.set()
+            for n in nodes:
+                n.destroy_node()
+            rclpy.shutdown(context=context)
+
+    thread = threading.Thread(target=intruder, daemon=True)
+    thread.start()
+    try:
+        assert ready.wait(60)
+        time.sleep(1.0)  # the hand-started /simulator is discovered, the calls under way
+        summary = run_demo("planar_2r", move_time=0.5, settle=0.05, log=lambda *_: None)
+        again = run_demo("planar_2r", move_time=0.5, settle=0.05, log=lambda *_: None)
+    finally:
+        stop.set()
+        thread.join(30)
+    for run in (summary, again):
+        assert run["mode"] == "lockstep" and run["modes"] == ["lockstep"], run["modes"]
+        assert run["valid"], run["reasons"]
+    assert answers and all(answers), answers  # the calls reached the hand-started node
+    ns = summary["namespace"]
+    assert ns.startswith(f"/robot_dynamics_sim_{os.getpid()}_"), ns
+    assert again["namespace"].startswith(f"/robot_dynamics_sim_{os.getpid()}_")
+    assert again["namespace"] != ns  # per run, not per process
+    assert ns in seen and "/" in seen, seen  # the demo's simulator in its namespace; the hand one
+
+
+def test_summary_reports_a_mode_switched_during_the_run():
+    """The summary says the mode(s) the simulator ran, not the one asked for; a switch makes
+    the run invalid, with the reason."""
+    from robot_dynamics.energy import EnergyAudit
+    from robot_dynamics.nodes.composition import summarize
+
+    model = rd.load_urdf(robot_path("planar_2r"))
+    data = {"t": np.arange(5) * 1e-3, "q": np.zeros((5, 2)), "tau": np.zeros((5, 2))}
+    out = summarize(model, data, np.zeros((5, 2)), EnergyAudit(), {"steps": 5}, mode="fast",
+                    wall=1.0, tolerance=0.01, tolerance_prismatic=0.001,
+                    modes=["lockstep", "fast"])
+    assert out["mode"] == "fast" and not out["valid"]
+    assert out["reasons"] == ["the simulator's mode changed during the run (lockstep -> fast): "
+                              "a set_parameters call from outside the demo"]
+    steady = summarize(model, data, np.zeros((5, 2)), EnergyAudit(), {"steps": 5},
+                       mode="lockstep", wall=1.0, tolerance=0.01, tolerance_prismatic=0.001)
+    assert steady["valid"] and steady["modes"] == ["lockstep"]
 
 
 def _declared(node):

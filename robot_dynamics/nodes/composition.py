@@ -138,6 +138,20 @@ def trajectory_msg(model, traj, start=None):
     return msg
 
 
+def check_config_names(plant_friction, model_friction, actuators):
+    """Resolve the friction and actuator configs the user named (bundled name or path; '' and
+    'none' need nothing) without loading them: a mistyped name or a missing file raises
+    ModelError (one line) before the model loads, i.e. before the kernels compile. Their
+    contents are checked against the model later, where they load."""
+    from ..resources import config_path
+
+    for spec, family in ((plant_friction, "friction"), (model_friction, "friction"),
+                         (actuators, "actuators")):
+        spec = (spec or "").strip()
+        if spec and spec.lower() != "none":
+            config_path(spec, family)
+
+
 def controller_parameters(robot: str, path=None) -> dict:
     """The id_controller parameters of ``config/<robot>_controller.yaml`` (or ``path``, a file
     or a bundled name such as ``arm7_controller``), as ``ros2 run ... --params-file`` reads
@@ -297,8 +311,10 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
     ``friction`` sets the plant's and the controller model's friction unless
     ``plant_friction`` / ``model_friction`` say otherwise. The summary holds the recorded
     arrays (``data``: t, q, v, tau, tau_friction; ``reference``: q_d at each t), the
-    simulator node's ``stats``, and the verdict (``valid``, ``reasons``). The nodes' topics
-    are private to this run (:func:`private_remaps`) unless ``global_topics``. ``validate``:
+    simulator node's ``stats``, the verdict (``valid``, ``reasons``), the mode(s) the simulator
+    ran (``mode``, ``modes``) and the nodes' ``namespace``: one of this run alone
+    (:func:`private_namespace`; the topics under it, :func:`private_remaps`) unless
+    ``global_topics`` ('/', as sim.launch.py). ``validate``:
     the URDF physics check, ``strict`` or ``warn``. ``actuators``: the actuator config of
     plant and controller (bundled name or path; 'none'; None: the robot's bundled
     ``<robot>_actuators`` when there is one).
@@ -306,6 +322,16 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
     from ..resources import bundled_robot, robot_path
 
     path = robot_path(robot)  # a mistyped robot: one line, before the kernels compile
+    plant_spec = friction if plant_friction is None else plant_friction
+    model_spec = plant_spec if model_friction is None else model_friction
+    if actuators is None:
+        actuators = default_actuators(robot)
+    # every file or bundled name a user gives, and the plot's path: one line now, not after
+    # load_urdf compiles the kernels (minutes on a cold numba cache)
+    check_config_names(plant_spec, model_spec, actuators)
+    gains = controller_parameters(robot, controller_config)
+    if plot:
+        check_output_path(plot)
     try:
         import rclpy
     except ImportError as exc:  # a venv without the ROS 2 wheels' libraries, no sourced ROS
@@ -321,24 +347,17 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
     from .. import load_urdf
     from .common import load_actuators, load_friction
 
-    plant_spec = friction if plant_friction is None else plant_friction
-    model_spec = plant_spec if model_friction is None else model_friction
     move_time = move_time or DEMO_TIMING.get(robot, {}).get("move_time", DEFAULT_MOVE_TIME)
     settle = DEMO_TIMING.get(robot, {}).get("settle", DEFAULT_SETTLE) if settle is None else settle
     # everything a user can get wrong is checked here, before any node starts
     model = load_urdf(path, validate=validate, mimic=True)  # as the nodes load it
     plant_law = load_friction(plant_spec, bundled_robot(robot), model)
     model_law = load_friction(model_spec, bundled_robot(robot), model)
-    if actuators is None:
-        actuators = default_actuators(robot)
     _, plant_law = load_actuators(actuators, model, plant_law)
     _, model_law = load_actuators(actuators, model, model_law)
     note = loop_closure_note(robot)
     if note:
         log(note)
-    gains = controller_parameters(robot, controller_config)
-    if plot:
-        check_output_path(plot)
     traj = demo_trajectory(model, robot, move_time)
     t_end = traj.duration + settle
 
@@ -351,10 +370,12 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
                     Parameter("stale_timeout", value=5.0)]
     # a context of our own (whatever the caller has), with our own SIGINT/SIGTERM handling
     # (stop, destroy the nodes, exit 130/143) and, unless global_topics, the composition's
-    # topics under a private prefix: another simulator, controller or robot on the same ROS
-    # domain can neither command this simulation nor be commanded by it
+    # nodes in a namespace of this run and its topics under it: another simulator, controller
+    # or robot on the same ROS domain can neither command this simulation (its topics or its
+    # nodes' parameter services) nor be commanded by it
     context = rclpy.Context()
-    remaps = [] if global_topics else private_remaps()
+    namespace = None if global_topics else private_namespace()
+    remaps = [] if global_topics else ["-r", f"__ns:={namespace}"] + private_remaps(namespace)
     rclpy.init(context=context, args=["--ros-args"] + remaps if remaps else None,
                signal_handler_options=SignalHandlerOptions.NO)
     nodes, executor = [], None
@@ -383,7 +404,9 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
 
         from .common import TRAJECTORY_QOS
 
-        pub = driver.create_publisher(TrajMsg, "/id_controller/joint_trajectory", TRAJECTORY_QOS)
+        # the topic the controller subscribed to, whatever namespace and remapping made of it
+        topic = next(sub.topic_name for sub in ctrl.subscriptions if sub.msg_type is TrajMsg)
+        pub = driver.create_publisher(TrajMsg, topic, TRAJECTORY_QOS)
         executor = SingleThreadedExecutor(context=context)
         for n in nodes:
             executor.add_node(n)
@@ -402,6 +425,7 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
             # realtime: no falling before the controller's first command (issue 12)
             Parameter("wait_for_command", value=True)])
         nodes.insert(0, sim)
+        modes = _record_modes(sim)
         rec = Recording()
         _record_published_states(sim, rec)
         executor.add_node(sim)
@@ -430,11 +454,15 @@ def run_demo(robot="arm7", friction="", mode="lockstep", move_time=None, settle=
 
     start = 1e-9
     qd = np.array([traj.sample(t - start)[0] for t in data["t"]])
-    summary = summarize(model, data, qd, audit, stats, mode=mode, wall=wall,
-                        tolerance=tolerance, tolerance_prismatic=tolerance_prismatic)
+    # the mode(s) the simulator ran in, as the node says, not as asked: a set_parameters call
+    # from outside (a --global-topics run is reachable at /simulator) may have switched it
+    summary = summarize(model, data, qd, audit, stats, mode=modes[-1], wall=wall,
+                        tolerance=tolerance, tolerance_prismatic=tolerance_prismatic,
+                        modes=modes)
     # a file names the robot by the URDF's own name, then the file: "panda (…/panda.urdf)"
     label = robot if model.name == robot else f"{model.name} ({robot})"
-    summary.update(robot=label, plant_friction=_friction_label(plant_spec, plant_law, robot),
+    summary.update(robot=label, namespace=namespace or "/",
+                   plant_friction=_friction_label(plant_spec, plant_law, robot),
                    model_friction=_friction_label(model_spec, model_law, robot),
                    actuators=actuators or "none",
                    friction_compensation=bool(friction_compensation),
@@ -521,10 +549,18 @@ TOPICS = ("/joint_states", "/effort_controller/commands", "/id_controller/joint_
           "/clock")
 
 
+def private_namespace() -> str:
+    """A ROS namespace of this run alone, ``/robot_dynamics_sim_<pid>_<random>``: two demos at
+    once (in one process or several), or a node started by hand, never share a name."""
+    import secrets
+
+    return f"/robot_dynamics_sim_{os.getpid()}_{secrets.token_hex(4)}"
+
+
 def private_remaps(prefix=None):
     """ROS remapping rules that move the composition's topics under ``prefix`` (default
-    ``/robot_dynamics_sim_<pid>``)."""
-    prefix = prefix or f"/robot_dynamics_sim_{os.getpid()}"
+    :func:`private_namespace`)."""
+    prefix = prefix or private_namespace()
     rules = []
     for topic in TOPICS:
         rules += ["-r", f"{topic}:={prefix}{topic}"]
@@ -552,6 +588,21 @@ def _record_published_states(sim, rec):
         rec.tau_friction.append(np.array(sim.sim.tau_friction, dtype=float))
 
     state_pub.publish = recording_publish
+
+
+def _record_modes(sim) -> list:
+    """The simulator node's modes in the order it ran them: its mode now, then each switch
+    (a ``mode`` parameter change) as it happens."""
+    modes = [sim.mode]
+    set_mode = sim.set_mode
+
+    def recording_set_mode(mode):
+        set_mode(mode)
+        if sim.mode != modes[-1]:
+            modes.append(sim.mode)
+
+    sim.set_mode = recording_set_mode
+    return modes
 
 
 def _law_names(friction) -> str:
@@ -604,8 +655,10 @@ def _stiff_damping(model, data, i) -> str:
 LATE = 0.05
 
 
-def summarize(model, data, qd, audit, stats, *, mode, wall, tolerance, tolerance_prismatic):
-    """Numbers of a run and its verdict: ``valid`` and the one-line ``reasons``."""
+def summarize(model, data, qd, audit, stats, *, mode, wall, tolerance, tolerance_prismatic,
+              modes=None):
+    """Numbers of a run and its verdict: ``valid`` and the one-line ``reasons``. ``mode``: the
+    simulator's mode at the end; ``modes``: every mode it ran, in order (None: ``mode`` only)."""
     from .. import joints as jt
 
     units = joint_units(model)
@@ -637,6 +690,10 @@ def summarize(model, data, qd, audit, stats, *, mode, wall, tolerance, tolerance
                        f"steps{_most(model, at_limit)}")
     if int(stats.get("errors", 0)):
         reasons.append(f"{int(stats['errors'])} simulation step error(s)")
+    modes = list(modes or [mode])
+    if len(modes) > 1:
+        reasons.append(f"the simulator's mode changed during the run ({' -> '.join(modes)}): "
+                       "a set_parameters call from outside the demo")
     if mode == "realtime":
         if int(stats.get("overruns", 0)):
             reasons.append(f"{int(stats['overruns'])} overrun(s): the simulation fell behind "
@@ -651,6 +708,7 @@ def summarize(model, data, qd, audit, stats, *, mode, wall, tolerance, tolerance
     return {
         "samples": len(data["t"]), "sim_time": t_sim, "wall_time": wall,
         "real_time_factor": t_sim / wall if wall > 0 else math.inf, "mode": mode,
+        "modes": modes,
         "final_error": float(err[-1].max()) if len(err) else math.nan,
         "max_error": float(max_err.max()), "max_error_per_joint": max_err,
         "friction_dissipation": float(audit.friction_dissipation),
@@ -682,7 +740,8 @@ def report(summary, log=print):
     s, units = summary, summary["units"]
     pos = common_unit(units, "position")
     log(f"robot {s['robot']}: {s['samples']} states, {s['sim_time']:.2f} s simulated in "
-        f"{s['wall_time']:.2f} s (x{s['real_time_factor']:.2f} real time, mode {s['mode']})")
+        f"{s['wall_time']:.2f} s (x{s['real_time_factor']:.2f} real time, mode "
+        f"{' -> '.join(s.get('modes') or [s['mode']])})")
     plant = f"{s['plant_friction']} ({s['plant_friction_law']})"
     model = f"{s['model_friction']} ({s['model_friction_law']})"
     log("friction: " + (f"plant and controller model {plant}" if plant == model else
@@ -861,9 +920,10 @@ def build_parser():
     parser.add_argument("--plot", default=None, help="save a plot here (.png, .pdf, .svg)")
     parser.add_argument("--global-topics", action="store_true",
                         help="use /joint_states, /effort_controller/commands, ... as "
-                             "sim.launch.py does (default: private topics under "
-                             "/robot_dynamics_sim_<pid>, so nothing else on the ROS domain "
-                             "can disturb the run)")
+                             "sim.launch.py does, and the plain node names /simulator, ... "
+                             "(default: the nodes and their topics in a namespace of the run, "
+                             "/robot_dynamics_sim_<pid>_<random>, so nothing else on the ROS "
+                             "domain can disturb the run)")
     return parser
 
 
