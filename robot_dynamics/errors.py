@@ -84,6 +84,8 @@ def as_vector(name: str, x, n: int, *, where: str = "") -> np.ndarray:
             and math.isfinite(x.sum())):
         return x  # fast path: already a finite float64 vector (a NaN or Inf makes the sum non-finite)
     ctx = f" in {where}" if where else ""
+    if x is None:
+        raise InputError(f"{name}{ctx}: got None, expected {n} numbers")
     arr = _float_array(name, x, ctx, "vector")
     if arr.ndim != 1 or arr.shape[0] != n:
         raise InputError(f"{name}{ctx}: expected shape ({n},), got {arr.shape}")
@@ -101,7 +103,15 @@ def real_array(x) -> np.ndarray:
     arr = np.asarray(x)
     if arr.dtype.kind == "c":
         raise TypeError("complex values")
+    if arr.dtype.kind == "O" and _none_at(arr):
+        raise TypeError("None where a number is expected")  # numpy would read it as NaN
     return np.array(arr, dtype=np.float64)
+
+
+def _none_at(arr) -> list:
+    """The indices of the entries of object array ``arr`` that are None (numpy reads None as
+    NaN: it would pass for a non-finite number)."""
+    return [i if arr.ndim != 1 else i[0] for i in np.argwhere(np.equal(arr, None)).tolist()]
 
 
 def _float_array(name, x, ctx, kind) -> np.ndarray:
@@ -112,6 +122,10 @@ def _float_array(name, x, ctx, kind) -> np.ndarray:
     if arr.dtype.kind == "c":
         eg = f" (e.g. {complex(arr.ravel()[0])})" if arr.size else ""
         raise InputError(f"{name}{ctx}: complex values{eg}: expected real numbers")
+    if arr.dtype.kind == "O":
+        bad = _none_at(arr)
+        if bad:
+            raise InputError(f"{name}{ctx}: not a number (None) at index {bad[:10]}")
     try:
         return np.asarray(arr, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -121,6 +135,8 @@ def _float_array(name, x, ctx, kind) -> np.ndarray:
 def as_batch(name: str, X, n: int, *, where: str = "") -> np.ndarray:
     """:func:`as_vector` for an (N, n) array of samples (one row per sample)."""
     ctx = f" in {where}" if where else ""
+    if X is None:
+        raise InputError(f"{name}{ctx}: got None, expected an (N, {n}) array")
     arr = _float_array(name, X, ctx, "array")
     if arr.ndim != 2 or arr.shape[1] != n:
         raise InputError(f"{name}{ctx}: expected shape (N, {n}), got {arr.shape}")

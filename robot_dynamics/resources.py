@@ -1,8 +1,10 @@
 """Where the bundled robots (``urdf/``) and configurations (``config/``) live.
 
 Looked up, in order: the ament index of a ROS 2 install (``share/robot_dynamics``), the
-``share/robot_dynamics`` that ``pip install`` puts under ``sys.prefix``, and the source tree
-(an editable install or a checkout).
+``share/robot_dynamics`` that ``pip install`` puts under ``sys.prefix``, the one under the prefix
+the installed package itself lives in (``pip install --user`` or ``--prefix``:
+``<prefix>/lib/pythonX.Y/site-packages/robot_dynamics``), then the source tree (an editable
+install or a checkout: never another install's files).
 """
 from __future__ import annotations
 
@@ -14,7 +16,21 @@ from functools import lru_cache
 from .errors import ModelError
 
 PACKAGE = "robot_dynamics"
-_SOURCE_TREE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_SOURCE_TREE = os.path.dirname(_PACKAGE_DIR)
+
+
+def _package_prefix(package_dir: str):
+    """The install prefix (the scheme's "data" directory, where ``share/`` goes) of a package
+    installed in ``<prefix>/lib/pythonX.Y/site-packages/<package>`` (or ``<prefix>/Lib/
+    site-packages``, Windows), or None when ``package_dir`` is not in a site-packages."""
+    site_dir = os.path.dirname(package_dir)
+    if os.path.basename(site_dir) not in ("site-packages", "dist-packages"):
+        return None
+    up = os.path.dirname(site_dir)
+    if os.path.basename(up).lower().startswith("python"):  # lib/pythonX.Y
+        up = os.path.dirname(up)
+    return os.path.dirname(up)  # above lib/ (lib64/, Lib/)
 
 
 @lru_cache(maxsize=None)
@@ -27,7 +43,12 @@ def share_directory() -> str:
         candidates.append(get_package_share_directory(PACKAGE))
     except Exception:  # not installed through colcon, or ament_index absent
         pass
-    candidates += [os.path.join(sys.prefix, "share", PACKAGE), _SOURCE_TREE]
+    prefixes = [sys.prefix, _package_prefix(_PACKAGE_DIR)]
+    for prefix in prefixes:
+        path = prefix and os.path.join(prefix, "share", PACKAGE)
+        if path and path not in candidates:
+            candidates.append(path)
+    candidates.append(_SOURCE_TREE)
     for path in candidates:
         if os.path.isdir(os.path.join(path, "urdf")):
             return path

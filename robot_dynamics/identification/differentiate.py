@@ -36,8 +36,8 @@ def _check_times(t, n_min):
     dt = np.diff(t)
     if np.any(dt <= 0):
         k = int(np.flatnonzero(dt <= 0)[0])
-        raise InputError(f"time stamps must be strictly increasing (row {k + 1}: {t[k + 1]!r} "
-                         f"after {t[k]!r})")
+        raise InputError(f"time stamps must be strictly increasing (row {k + 1}: "
+                         f"t={float(t[k + 1])!r} after t={float(t[k])!r})")
     return t, dt
 
 

@@ -60,15 +60,18 @@ def load_csv(path, model):
     if "t" not in cols:
         raise InputError(f"{path}: no 't' column (header starts {header[:5]})")
     out = {"t": data[:, cols["t"]]}
+    missing = []  # every missing column at once, not one per run
     for key in ("q", "v", "tau", "a"):
         want = [f"{key}_{j}" for j in model.joint_names]
         have = [w in cols for w in want]
         if not any(have) and key == "a":
             continue
         if not all(have):
-            raise InputError(f"{path}: missing column(s) "
-                             f"{[w for w, h in zip(want, have) if not h]}")
+            missing += [w for w, h in zip(want, have) if not h]
+            continue
         out[key] = data[:, [cols[w] for w in want]]
+    if missing:
+        raise InputError(f"{path}: missing column(s) {missing}")
     return out
 
 

@@ -4,6 +4,7 @@ Callbacks go message → numpy → core → message; everything here is the mess
 """
 from __future__ import annotations
 
+import array
 import gc
 import math
 import re
@@ -112,8 +113,19 @@ def per_joint(name, values, n, *, nonnegative=False):
         arr = np.full(n, float(arr.ravel()[0]))
     if arr.shape != (n,) or not np.all(np.isfinite(arr)) or (nonnegative and np.any(arr < 0)):
         kind = "non-negative" if nonnegative else "finite"
-        raise ValueError(f"parameter {name}: expected 1 or {n} {kind} numbers, got {values}")
+        raise ValueError(f"parameter {name}: expected 1 or {n} {kind} numbers, "
+                         f"got {_as_written(values)}")
     return arr
+
+
+def _as_written(values):
+    """A parameter value as the user wrote it: rclpy's ``array('d', [...])`` and numpy arrays
+    as a plain list (``[nan, 0.0]``)."""
+    if isinstance(values, np.ndarray):
+        return values.tolist()
+    if isinstance(values, (array.array, tuple)):
+        return [v.item() if isinstance(v, np.generic) else v for v in values]
+    return values
 
 
 def declare_robot_parameters(node):
@@ -301,11 +313,33 @@ def parameter_error_text(exc) -> str:
         if m:
             why = f"{m[3]} is out of range [{m[1]}, {m[2]}]"
         m = re.match(r"Trying to set parameter '(\S+)' to '(.*)' of type '\w+', expecting "
-                     r"type '\w+_ARRAY'$", why)
+                     r"type '(\w+)_ARRAY'$", why)
         if m:  # a number where a list is declared (gains: one per joint or one for all)
-            why += f": write a list, {m[1]}:=[{m[2]}]"
+            why += _array_hint(m[1], m[2], m[3])
         text = f"parameter {pname}: {why}"
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _array_hint(name, given, element):
+    """The end of the message for ``given`` (the text rclpy shows) set on the ``element``-array
+    parameter ``name``: the list to write. A double array shows numbers: the ones given, as
+    floats, or else the parameter's default (``kp:=[400.0]``)."""
+    if element != "DOUBLE":
+        return f": write a list, {name}:=[{given}]"
+    listed = given.startswith("[") and given.endswith("]")
+    try:
+        numbers = [float(x) for x in (given[1:-1] if listed else given).split(",")]
+    except ValueError:  # words, booleans, quoted strings
+        numbers = None
+    if numbers is not None and not listed:  # a number where a list is declared
+        return f": write a list, {name}:=[{', '.join(map(repr, numbers))}]"
+    if numbers is not None:  # integers: rclpy takes only floats for a double array
+        return f": write the numbers as floats, {name}:=[{', '.join(map(repr, numbers))}]"
+    row = next((r for _, _, table in NODES.values() for r in [find(table, name)]
+                if r is not None and r.type == "double_array"), None)
+    example = row.default if row is not None and isinstance(row.default, list) else [0.0]
+    return (f": the values must be numbers, e.g. {name}:="
+            f"[{', '.join(repr(float(x)) for x in example)}]")
 
 
 def run_node(node_class, args=None):

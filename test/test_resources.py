@@ -1,0 +1,65 @@
+"""Where the bundled robots are found: ROS share, sys.prefix, the package's own install prefix
+(pip install --user), the source tree."""
+import os
+import sys
+
+import pytest
+
+from robot_dynamics import resources
+from robot_dynamics.errors import ModelError
+
+
+@pytest.fixture
+def lookup(monkeypatch, tmp_path):
+    """share_directory() with no ROS, no source tree and sys.prefix in tmp_path."""
+    monkeypatch.setitem(sys.modules, "ament_index_python.packages", None)  # import fails
+    monkeypatch.setattr(resources, "_SOURCE_TREE", str(tmp_path / "no_checkout"))
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "venv"))
+    resources.share_directory.cache_clear()
+    yield
+    resources.share_directory.cache_clear()
+
+
+def _user_layout(base):
+    """A `pip install --user` tree: the package in lib/python3.X/site-packages, the data in
+    share/robot_dynamics."""
+    package = base / "lib" / "python3.11" / "site-packages" / "robot_dynamics"
+    package.mkdir(parents=True)
+    share = base / "share" / "robot_dynamics"
+    (share / "urdf").mkdir(parents=True)
+    (share / "urdf" / "planar_2r.urdf").write_text("<robot name='planar_2r'/>")
+    return package, share
+
+
+def test_user_install_found_from_the_package_location(lookup, monkeypatch, tmp_path):
+    package, share = _user_layout(tmp_path / "ub")
+    monkeypatch.setattr(resources, "_PACKAGE_DIR", str(package))
+    assert resources.share_directory() == str(share)
+    assert resources.robot_path("planar_2r") == str(share / "urdf" / "planar_2r.urdf")
+
+
+def test_package_prefix_of_install_layouts():
+    posix = os.path.join("/p", "lib", "python3.11", "site-packages", "robot_dynamics")
+    windows = os.path.join("/p", "Lib", "site-packages", "robot_dynamics")
+    assert resources._package_prefix(posix) == "/p"
+    assert resources._package_prefix(windows) == "/p"
+    assert resources._package_prefix(os.path.join("/src", "robot_dynamics")) is None
+
+
+def test_nothing_found_lists_every_place(lookup, monkeypatch, tmp_path):
+    package, _ = _user_layout(tmp_path / "empty")
+    (tmp_path / "empty" / "share" / "robot_dynamics" / "urdf" / "planar_2r.urdf").unlink()
+    (tmp_path / "empty" / "share" / "robot_dynamics" / "urdf").rmdir()
+    monkeypatch.setattr(resources, "_PACKAGE_DIR", str(package))
+    with pytest.raises(ModelError, match="cannot find the bundled robots") as info:
+        resources.share_directory()
+    assert str(tmp_path / "empty" / "share" / "robot_dynamics") in str(info.value)
+
+
+def test_source_tree_still_found(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ament_index_python.packages", None)
+    resources.share_directory.cache_clear()
+    try:
+        assert os.path.isdir(os.path.join(resources.share_directory(), "urdf"))
+    finally:
+        resources.share_directory.cache_clear()
