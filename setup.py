@@ -40,6 +40,7 @@ setup(
         ("share/" + PACKAGE + "/config",
          glob("config/*.yaml") + glob("config/*.rviz") + glob("config/*.srdf")),
         ("share/" + PACKAGE + "/urdf", glob("urdf/*.urdf") + glob("urdf/*.xacro")),
+        ("share/" + PACKAGE + "/docs", glob("docs/*.md")),
     ],
     python_requires=">=3.10",
     install_requires=[

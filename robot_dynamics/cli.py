@@ -4,6 +4,7 @@
     robot-dynamics simulator|id_controller|dynamics_model [--ros-args ...]   one node
     robot-dynamics derive <robot> --method ...               equations of motion (symbolic)
     robot-dynamics identify <robot> <log> -o friction.yaml   friction identification
+    robot-dynamics record --robot arm7 --out run_bag          an identification run → bag
 
 Start-up is kept light: this module and ``--help`` of every command import neither numba nor
 rclpy, SymPy, SciPy or matplotlib (``robot_dynamics`` itself imports its names on first use).
@@ -28,6 +29,8 @@ COMMANDS = {
     "derive": ("robot_dynamics.formulations.cli", "equations of motion, symbolic"),
     "identify": ("robot_dynamics.identification.cli",
                  "fit friction laws (and armature, gear mesh) to a recorded run"),
+    "record": ("robot_dynamics.identification.record",
+               "record an identification run of the simulator node into a ROS 2 bag"),
 }
 NODES = {"simulator", "id_controller", "dynamics_model"}
 
@@ -50,7 +53,7 @@ def usage() -> str:
     lines += ["", "`robot-dynamics <command> --help` describes a command (for a node: every "
               "parameter).", "exit codes: 0 ok, 1 invalid run, 2 usage error, 3 identify: "
               "unidentifiable coefficients or efforts that are not friction (nothing written), "
-              "130/143 sim interrupted "
+              "130/143 sim or record interrupted "
               "(SIGINT/SIGTERM)"]
     return "\n".join(lines)
 

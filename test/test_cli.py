@@ -261,6 +261,22 @@ def test_sim_plot_into_a_directory_is_refused(tmp_path, capsys):
     assert "is a directory" in capsys.readouterr().err
 
 
+def test_record_is_a_command_of_the_install(tmp_path, capsys):
+    """`robot-dynamics record` (what scripts/record_sim_bag.py runs in the source tree): listed,
+    its --help, and a mistake refused in one line before simulating."""
+    from robot_dynamics.cli import main, usage
+
+    assert "\n  record " in usage()
+    with pytest.raises(SystemExit) as exc:
+        main(["record", "--help"])
+    assert exc.value.code == 0 and "--excitation" in capsys.readouterr().out
+    out = tmp_path / "bag"
+    out.mkdir()
+    assert main(["record", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("robot-dynamics record: --out") and len(err.strip().splitlines()) == 1
+
+
 def test_record_bag_refuses_existing_output_before_simulating(tmp_path, capsys):
     import importlib.util
 

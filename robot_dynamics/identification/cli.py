@@ -42,7 +42,8 @@ always does) makes the log suspect (units, sign, motor side, robot): refused unl
 
 exit status: 0 written, 2 bad input, 3 unidentifiable coefficients or a log whose efforts are
 not friction (nothing written; --force).
-See docs/identification.md."""
+See docs/identification.md (share/robot_dynamics/docs/ in an install); record a run with
+robot-dynamics record."""
 
 
 _BAR_OPEN = [False]  # a progress bar is drawn on stderr without its newline yet
@@ -164,7 +165,7 @@ def main(argv=None) -> int:
     if missing and not args.force:
         print(f"robot-dynamics identify: not writing {args.output}: unidentifiable from this log: "
               + "; ".join(f"{j}.{k} ({why})" for j, k, why in missing)
-              + " — record with the designed excitation (scripts/record_sim_bag.py, "
+              + " — record with the designed excitation (robot-dynamics record, "
               "robot_dynamics.identification.design_excitation) or pass --force to write the "
               "identifiable subset", file=sys.stderr)
         return 3
