@@ -401,8 +401,11 @@ def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm
     """Newton's method on the articulated recursion for the stick/slip assignment ``state``,
     linearised first at the wrenches in ab[_FN] (``newton`` False: the plain step there), or
     (``resume``) continuing a solve of the same assignment to a looser tolerance with its last
-    linearisation. True when the residual is within tol of the applied efforts and the steps of
-    q̈ have converged (the rule of robot_dynamics.stiction.converged_step)."""
+    linearisation. Returns 1 when the residual is within tol of the applied efforts and the
+    steps of q̈ have converged (the rule of robot_dynamics.stiction.converged_step); 2 when
+    ``early`` > 0 and after the first pass a stuck joint clearly breaks away
+    (:func:`_clear_release`); 0 when the recursions cannot answer (a pivot that is not positive,
+    no convergence)."""
     n = codes.shape[0]
     last = abv[_LAST]
     if resume:  # φ holds the laws at the last wrenches: a chord step from there
