@@ -117,6 +117,25 @@ def test_sim_refuses_a_config_name_before_importing_the_kernels(args, needle):
 
 
 @pytest.mark.parametrize("args, needle", [
+    (["identify", "arm7", "/nonexistent/bag", "-o", "f.yaml"], "/nonexistent/bag: no such bag"),
+    (["identify", "arm8", "/nonexistent/bag", "-o", "f.yaml"], "did you mean 'arm7'?"),
+    (["record", "--robot", "nope"], "no bundled urdf file 'nope'"),
+    (["record", "--friction", "nope"], "no bundled friction config 'nope'"),
+])
+def test_identify_and_record_refuse_mistakes_before_importing_the_kernels(args, needle):
+    """As sim: a mistyped robot, log or config is one line at once, not after the minutes of a
+    cold numba compile."""
+    code = ("import sys\nfrom robot_dynamics.cli import main\n"
+            f"rc = main({args!r})\n"
+            "print('numba' in sys.modules, 'rclpy' in sys.modules, rc)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.stdout.split() == ["False", "False", "2"], proc.stdout + proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and needle in lines[0], proc.stderr
+
+
+@pytest.mark.parametrize("args, needle", [
     (["sim", "--robot", "nope"], "no bundled urdf file 'nope'"),
     (["sim", "--robot", "arm8"], "did you mean 'arm7'? bundled: ['arm7', 'arm7_gripper',"),
     (["sim", "--friction", "arm7_fricton"], "did you mean 'arm7_friction'?"),

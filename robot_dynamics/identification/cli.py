@@ -118,12 +118,12 @@ def build_parser():
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    from .. import load_urdf
     from ..resources import robot_path
-    from .fit import fit
-    from .io import load_bag, load_csv
 
     try:
+        # what a user can mistype, checked before anything compiles the kernels (minutes on a
+        # cold numba cache): the robot, the numbers, the outputs, the log
+        robot = robot_path(args.robot)
         if args.min_velocity < 0:
             raise InputError(f"--min-velocity must be ≥ 0, got {args.min_velocity}")
         if args.balance_tolerance is not None and not 0 <= args.balance_tolerance < 1:
@@ -134,7 +134,15 @@ def main(argv=None) -> int:
             check_writable(args.actuators_output, "--actuators-output")
         if args.plot:
             check_writable(args.plot, "--plot", image=True)
-        model = load_urdf(robot_path(args.robot), validate=args.validate)
+        if not os.path.exists(args.log):
+            raise InputError(f"{args.log}: no such "
+                             + ("file" if args.log.endswith((".csv", ".npz")) else
+                                "bag (or .csv / .npz file)"))
+        from .. import load_urdf
+        from .fit import fit
+        from .io import load_bag, load_csv
+
+        model = load_urdf(robot, validate=args.validate)
         terms, prior = _actuator_options(args, model)
         log = args.log
         if log.endswith((".csv", ".npz")):

@@ -44,6 +44,14 @@ def check_out(path):
 
 
 def record(args, log=print):
+    from robot_dynamics.nodes.composition import check_config_names
+    from robot_dynamics.resources import robot_path
+
+    # what a user can mistype, before anything compiles the kernels (minutes on a cold cache)
+    path = robot_path(args.robot)
+    check_config_names(args.friction, args.friction, args.actuators)
+    check_out(args.out)
+
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter
@@ -56,10 +64,9 @@ def record(args, log=print):
     from robot_dynamics.nodes.common import load_actuators, load_friction
     from robot_dynamics.nodes.composition import (Progress, Recording, _record_published_states,
                                                   private_namespace, private_remaps, spin_once)
-    from robot_dynamics.resources import robot_path
     from robot_dynamics.trajectory import JointTrajectory
 
-    model = load_urdf(robot_path(args.robot))
+    model = load_urdf(path)
     friction = load_friction(args.friction, args.robot, model)  # an unknown file: one line now
     try:  # the nodes' start-up step: a bad file is one line now, not a node dying later
         load_actuators(args.actuators, model, friction)
