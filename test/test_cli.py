@@ -81,50 +81,27 @@ def one_line_error(proc, needle):
     assert "simulating" not in proc.stdout + proc.stderr  # no simulation started
 
 
-def test_sim_refuses_an_unknown_robot_before_importing_the_kernels():
-    """A mistyped robot is a one-line error at once: on a cold cache the kernels' compilation
-    (minutes) used to come first."""
-    code = ("import sys\nfrom robot_dynamics.nodes.composition import main\n"
-            "rc = main(['--robot', 'bogus'])\nprint('numba' in sys.modules, 'rclpy' in sys.modules,"
-            " rc)")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120)
-    assert proc.stdout.split() == ["False", "False", "2"], proc.stdout + proc.stderr
-    assert "no bundled urdf file 'bogus'" in proc.stderr
+_SIM = ["sim", "--robot", "planar_2r"]
 
 
 @pytest.mark.parametrize("args, needle", [
-    (["--friction", "nosuch"], "no bundled friction config 'nosuch' (and no such file)"),
-    (["--plant-friction", "nosuch"], "no bundled friction config 'nosuch'"),
-    (["--model-friction", "/nonexistent/f.yaml"], "/nonexistent/f.yaml: no such file"),
-    (["--actuators", "nosuch"], "no bundled actuators config 'nosuch'"),
-    (["--controller-config", "nosuch.yaml"], "controller config nosuch.yaml: no such file"),
-    (["--plot", "/nonexistent-folder/demo.png"], "does not exist"),
-])
-def test_sim_refuses_a_config_name_before_importing_the_kernels(args, needle):
-    """A mistyped friction/actuator/controller config or plot path is a one-line error at once
-    (exit 2): on a cold numba cache --friction nosuch used to be silent for the minutes of the
-    kernels' compilation (load_urdf came first), then fail."""
-    code = ("import sys\nfrom robot_dynamics.nodes.composition import main\n"
-            f"rc = main(['--robot', 'planar_2r'] + {args!r})\n"
-            "print('numba' in sys.modules, 'rclpy' in sys.modules, rc)")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120)
-    assert proc.stdout.split() == ["False", "False", "2"], proc.stdout + proc.stderr
-    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("robot-dynamics sim: ") and needle in lines[0], (
-        proc.stderr)
-
-
-@pytest.mark.parametrize("args, needle", [
+    (["sim", "--robot", "bogus"], "no bundled urdf file 'bogus'"),
+    (_SIM + ["--friction", "nosuch"], "no bundled friction config 'nosuch' (and no such file)"),
+    (_SIM + ["--plant-friction", "nosuch"], "no bundled friction config 'nosuch'"),
+    (_SIM + ["--model-friction", "/nonexistent/f.yaml"], "/nonexistent/f.yaml: no such file"),
+    (_SIM + ["--actuators", "nosuch"], "no bundled actuators config 'nosuch'"),
+    (_SIM + ["--controller-config", "nosuch.yaml"], "controller config nosuch.yaml: no such file"),
+    (_SIM + ["--plot", "/nonexistent-folder/demo.png"], "does not exist"),
     (["identify", "arm7", "/nonexistent/bag", "-o", "f.yaml"], "/nonexistent/bag: no such bag"),
     (["identify", "arm8", "/nonexistent/bag", "-o", "f.yaml"], "did you mean 'arm7'?"),
     (["record", "--robot", "nope"], "no bundled urdf file 'nope'"),
     (["record", "--friction", "nope"], "no bundled friction config 'nope'"),
 ])
-def test_identify_and_record_refuse_mistakes_before_importing_the_kernels(args, needle):
-    """As sim: a mistyped robot, log or config is one line at once, not after the minutes of a
-    cold numba compile."""
+def test_mistakes_are_refused_before_importing_the_kernels(args, needle):
+    """A mistyped robot, log, friction/actuator/controller config or output path is a one-line
+    error at once (exit 2), in a fresh interpreter that never imports numba or rclpy: on a cold
+    numba cache `sim --friction nosuch`, `identify` with a missing bag and `record --robot nosuch`
+    used to be silent for the minutes of the kernels' compilation, then fail."""
     code = ("import sys\nfrom robot_dynamics.cli import main\n"
             f"rc = main({args!r})\n"
             "print('numba' in sys.modules, 'rclpy' in sys.modules, rc)")
@@ -132,7 +109,8 @@ def test_identify_and_record_refuse_mistakes_before_importing_the_kernels(args, 
                           timeout=120)
     assert proc.stdout.split() == ["False", "False", "2"], proc.stdout + proc.stderr
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and needle in lines[0], proc.stderr
+    assert len(lines) == 1 and lines[0].startswith(f"robot-dynamics {args[0]}: "), proc.stderr
+    assert needle in lines[0], proc.stderr
 
 
 @pytest.mark.parametrize("args, needle", [
