@@ -23,7 +23,7 @@ from .rnea import rnea_reference
 from .spatial import force_cross, motion_cross
 
 
-def _articulated_solve(model, data, tau, T, mu, held, vel_products, bias):
+def _articulated_solve(model, data, T, mu, held, vel_products, bias):
     """q̈ and the joint wrenches fn (nv, 6) of the linear joint equations
     ``T_iᵀ fn_i + armature_i q̈_i = μ_i`` (free joints), ``q̈_i = 0`` (``held``)."""
     n = model.nv
@@ -105,7 +105,7 @@ def articulated_motion(model, data, q, v, tau, friction, held, directions, *, to
         T[sliding] += d[sliding, None] * g[sliding]
         mu[sliding] += -d[sliding] * m[sliding] + d[sliding] * np.einsum(
             "ij,ij->i", g[sliding], fn[sliding])
-        new, fn = _articulated_solve(model, data, tau, T, mu, held, c, beta)
+        new, fn = _articulated_solve(model, data, T, mu, held, c, beta)
         done = np.abs(new - qdd).max() <= tol * (1.0 + np.abs(new).max())
         qdd = new
         if done:

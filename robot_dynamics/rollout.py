@@ -28,9 +28,9 @@ def _numbers(name, x) -> np.ndarray:
         raise InputError(f"{name}: expected real numbers, got {x!r:.80}") from None
 
 
-def _rows(name, x, n, rows, default=0.0):
-    if x is None:
-        return np.full((rows or 1, n), default)
+def _rows(name, x, n):
+    if x is None:  # a zero reference
+        return np.zeros((1, n))
     x = _numbers(name, x)
     if x.ndim == 1:
         x = x[None, :]
@@ -87,13 +87,11 @@ class _Controller:
     def _validated(self, n):
         kp, kd, q_ref, v_ref, third, third_name = self._args
         kp, kd = _gains("kp", kp, n), _gains("kd", kd, n)
-        Q = _rows("q_ref", q_ref, n, 0)
-        V, A = _rows("v_ref", v_ref, n, 0), _rows(third_name, third, n, 0)
+        Q, V, A = _rows("q_ref", q_ref, n), _rows("v_ref", v_ref, n), _rows(third_name, third, n)
         # a trajectory's rows go together: references of several rows must have as many (one
-        # row is a constant, held along any trajectory)
-        lengths = {name: len(x) for name, x, given in (("q_ref", Q, True), ("v_ref", V, v_ref),
-                                                         (third_name, A, third))
-                   if given is not None and len(x) > 1}
+        # row is a constant, held along any trajectory; an absent one is a row of zeros)
+        lengths = {name: len(x) for name, x in (("q_ref", Q), ("v_ref", V), (third_name, A))
+                   if len(x) > 1}
         if len(set(lengths.values())) > 1:
             raise InputError("references of a trajectory must have as many rows (steps): "
                              + ", ".join(f"{k} has {r}" for k, r in lengths.items())

@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .dynamics import placements_kernel, transformed_inertia, world_kernel
+from .dynamics import _inertia_times, placements_kernel, transformed_inertia, world_kernel
 from .friction import can_self_lock, friction_gradient_inline, friction_one, friction_one_inline
 from .layout import (articulated_views, laws_views, model_armature, model_gravity, model_views,
                      scratch_views, work_views)
@@ -50,8 +50,8 @@ from .stiction import FREE, NOISE, PREMATURE, ROUNDOFF, SCREEN, STUCK
 #: (its first row) a law's gradient
 _SW, _C, _BETA, _FN, _PA, _U, _VT, _Y, _T, _ACC, _WL, _VEL, _G = range(13)
 #: rows of the ``abv`` (k, n) scratch: pivots D, right-hand sides μ, law magnitudes φ, directions,
-#: holding efforts, last q̈, at rest
-_DD, _MU, _PHI, _DIR, _HOLD, _LAST, _REST = range(7)
+#: holding efforts, last q̈, each joint's excess over its stick/slip rule
+_DD, _MU, _PHI, _DIR, _HOLD, _LAST, _EXCESS = range(7)
 #: a chord step (the last linearisation kept) while the residual shrinks at least this much
 CHORD = 0.1
 #: a stuck joint whose holding effort exceeds its bound by this fraction (of 1 + bound) after an
@@ -115,7 +115,7 @@ def world_setup(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, R, p, oMi, I
         c[i, 4] = o2 * u3 - o0 * u5
         c[i, 5] = o0 * u4 - o1 * u3
         # β = v ×* (I v),  [v; ω] ×* [f; n] = [ω × f; ω × n + v × f]
-        h0, h1, h2, h3, h4, h5 = _inertia_apply(Iw, i, a0, a1, a2, o0, o1, o2)
+        h0, h1, h2, h3, h4, h5 = _inertia_times(Iw[i], a0, a1, a2, o0, o1, o2)
         beta[i, 0] = o1 * h2 - o2 * h1
         beta[i, 1] = o2 * h0 - o0 * h2
         beta[i, 2] = o0 * h1 - o1 * h0
@@ -137,7 +137,7 @@ def world_setup(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, R, p, oMi, I
         x4 += c[i, 4]
         x5 += c[i, 5]
         acc[i, 0], acc[i, 1], acc[i, 2], acc[i, 3], acc[i, 4], acc[i, 5] = x0, x1, x2, x3, x4, x5
-        h0, h1, h2, h3, h4, h5 = _inertia_apply(Iw, i, x0, x1, x2, x3, x4, x5)
+        h0, h1, h2, h3, h4, h5 = _inertia_times(Iw[i], x0, x1, x2, x3, x4, x5)
         fn[i, 0], fn[i, 1], fn[i, 2] = beta[i, 0] + h0, beta[i, 1] + h1, beta[i, 2] + h2
         fn[i, 3], fn[i, 4], fn[i, 5] = beta[i, 3] + h3, beta[i, 4] + h4, beta[i, 5] + h5
     for i in range(n - 1, -1, -1):
@@ -148,17 +148,10 @@ def world_setup(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, R, p, oMi, I
 
 
 @njit(cache=True, inline="always")
-def _inertia_apply(Iw, i, x0, x1, x2, x3, x4, x5):
-    """Iw[i] x for a rigid body's spatial inertia (its structural zeros skipped)."""
-    return (Iw[i, 0, 0] * x0 + Iw[i, 0, 4] * x4 + Iw[i, 0, 5] * x5,
-            Iw[i, 1, 1] * x1 + Iw[i, 1, 3] * x3 + Iw[i, 1, 5] * x5,
-            Iw[i, 2, 2] * x2 + Iw[i, 2, 3] * x3 + Iw[i, 2, 4] * x4,
-            Iw[i, 3, 1] * x1 + Iw[i, 3, 2] * x2 + Iw[i, 3, 3] * x3 + Iw[i, 3, 4] * x4
-            + Iw[i, 3, 5] * x5,
-            Iw[i, 4, 0] * x0 + Iw[i, 4, 2] * x2 + Iw[i, 4, 3] * x3 + Iw[i, 4, 4] * x4
-            + Iw[i, 4, 5] * x5,
-            Iw[i, 5, 0] * x0 + Iw[i, 5, 1] * x1 + Iw[i, 5, 3] * x3 + Iw[i, 5, 4] * x4
-            + Iw[i, 5, 5] * x5)
+def _joint_effort(Sw, fn, arm, qdd, i):
+    """Joint i's effort S_iᵀ fn_i + armature_i q̈_i (what the motor and friction supply)."""
+    return (Sw[i, 0] * fn[i, 0] + Sw[i, 1] * fn[i, 1] + Sw[i, 2] * fn[i, 2] + Sw[i, 3] * fn[i, 3]
+            + Sw[i, 4] * fn[i, 4] + Sw[i, 5] * fn[i, 5] + arm[i] * qdd[i])
 
 
 @njit(cache=True)
@@ -308,8 +301,7 @@ def evaluate(codes, params, kinds, axes, oMi, arm, v, tau, state, ab, abv, qdd):
         d = direction[i]
         m = friction_one_inline(codes[i], params[i], kinds[i], axes[i], W[i], abs(v[i]) * d, d)
         phi[i] = m
-        s = (Sw[i, 0] * fn[i, 0] + Sw[i, 1] * fn[i, 1] + Sw[i, 2] * fn[i, 2]
-             + Sw[i, 3] * fn[i, 3] + Sw[i, 4] * fn[i, 4] + Sw[i, 5] * fn[i, 5]) + arm[i] * qdd[i]
+        s = _joint_effort(Sw, fn, arm, qdd, i)
         worst = max(worst, abs(s - tau[i] + d * m))
         applied = max(applied, abs(tau[i]), m)
         inertial = max(inertial, abs(s))
@@ -384,9 +376,7 @@ def _clear_release(codes, params, kinds, axes, oMi, arm, tau, state, ab, abv, qd
     for i in range(n):
         if state[i] != STUCK:
             continue
-        hold = (Sw[i, 0] * fn[i, 0] + Sw[i, 1] * fn[i, 1] + Sw[i, 2] * fn[i, 2]
-                + Sw[i, 3] * fn[i, 3] + Sw[i, 4] * fn[i, 4] + Sw[i, 5] * fn[i, 5]
-                + arm[i] * qdd[i] - tau[i])
+        hold = _joint_effort(Sw, fn, arm, qdd, i) - tau[i]
         joint_frame(oMi, fn, i, W)
         release = -1.0 if hold > 0 else 1.0
         bound = friction_one(codes[i], params[i], kinds[i], axes[i], W[i], 0.0, release)
@@ -474,7 +464,7 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
     g = ab[_G, 0]
     world_setup(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, R, p, oMi, Iw, ab)
     Sw, fn, W = ab[_SW], ab[_FN], ab[_WL]
-    direction, hold, phi = abv[_DIR], abv[_HOLD], abv[_PHI]
+    direction, hold, phi, excess = abv[_DIR], abv[_HOLD], abv[_PHI], abv[_EXCESS]
     for i in range(n):  # Data's f: fn(q, q̇, 0) in the joint frames
         joint_frame(oMi, fn, i, W)
         for k in range(6):
@@ -521,23 +511,23 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
         newton = True  # from the last answer on
         resume = False
         for i in range(n):  # the friction (and stop) effort each joint needs for this motion
-            hold[i] = (Sw[i, 0] * fn[i, 0] + Sw[i, 1] * fn[i, 1] + Sw[i, 2] * fn[i, 2]
-                       + Sw[i, 3] * fn[i, 3] + Sw[i, 4] * fn[i, 4] + Sw[i, 5] * fn[i, 5]
-                       + arm[i] * qdd[i] - tau[i])
+            hold[i] = _joint_effort(Sw, fn, arm, qdd, i) - tau[i]
         # 1) a breaking joint moving against its release direction sticks (not judged on an
         #    early answer: a clear release comes first)
         worst = -1
         worst_val = 0.0
         for i in range(n):
+            excess[i] = 0.0  # how far each joint is against its rule (> 0: it breaks it)
             if done == 2 or state[i] != FREE or not at_rest[i]:
                 continue
             val = -direction[i] * qdd[i]
-            if val > tol_k * (1 + abs(qdd[i])) and val > worst_val:
-                worst, worst_val = i, val
+            if val > tol_k * (1 + abs(qdd[i])):
+                excess[i] = val
+                if val > worst_val:
+                    worst, worst_val = i, val
         if worst >= 0:
             for i in range(n):
-                if i != worst and not (bulk and state[i] == FREE and at_rest[i]
-                                       and -direction[i] * qdd[i] > tol_k * (1 + abs(qdd[i]))):
+                if i != worst and not (bulk and excess[i] > 0):
                     continue
                 state[i] = STUCK
                 direction[i] = 0.0
@@ -551,6 +541,7 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
         worst_val = 0.0
         rel_noise = tol_k if screen else NOISE  # a screened motion: within tol_k
         for i in range(n):
+            excess[i] = 0.0
             if state[i] != STUCK:
                 continue
             joint_frame(oMi, fn, i, W)
@@ -558,14 +549,12 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
             bound = friction_one(codes[i], params[i], kinds[i], axes[i], W[i], 0.0, release)
             phi[i] = bound
             noise = rel_noise * (1.0 + abs(tau[i]) + abs(hold[i] + tau[i]))  # roundoff
-            excess = abs(hold[i]) - bound * (1 + 1e-9) - noise
-            if excess > 0 and excess / (1.0 + bound) > worst_val:
-                worst, worst_val = i, excess / (1.0 + bound)
+            excess[i] = abs(hold[i]) - bound * (1 + 1e-9) - noise
+            if excess[i] > 0 and excess[i] / (1.0 + bound) > worst_val:
+                worst, worst_val = i, excess[i] / (1.0 + bound)
         if worst >= 0:
             for i in range(n):
-                if i != worst and not (bulk and state[i] == STUCK and abs(hold[i])
-                                       - phi[i] * (1 + 1e-9) - rel_noise * (
-                                           1.0 + abs(tau[i]) + abs(hold[i] + tau[i])) > 0):
+                if i != worst and not (bulk and excess[i] > 0):
                     continue
                 state[i] = FREE
                 direction[i] = -1.0 if hold[i] > 0 else 1.0
