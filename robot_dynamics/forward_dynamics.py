@@ -16,7 +16,7 @@ from numba import njit
 from .crba import bias_forces, mass_matrix
 from . import mimic
 from .directors import wrench_directors
-from .errors import (F64, InputError, as_vector, check_data, check_friction, raise_overflow,
+from .errors import (InputError, as_vector, check_data, check_friction, raise_overflow,
                      real_array)
 from .kernels.dynamics import F1, all_finite, all_finite_array
 from .kernels.fd import ACC, BIAS, fd_entry
@@ -27,21 +27,6 @@ from .stiction import FrictionSolveError, FrictionSolveReport, solve_with_fricti
 
 _COMPILED = Data.compiled_report
 OVERFLOW = 3  # status of fd_checked: solved, but q̈ or τf is not finite
-
-
-def direct_entry(kernel):
-    """The compiled function behind ``kernel``, an ``@njit`` with one explicit signature, to be
-    called without the dispatcher's typing of every argument (about 0.03 µs an argument). It
-    converts scalars as ``float()`` / ``int()`` do, but does not check arrays beyond "is an
-    ndarray with the item size": the caller passes only what the signature's ``float64[::1]``
-    is — ``x.dtype is F64 and x.ndim == 1 and x.flags.carray`` (a 2-D array would overrun its
-    unboxing) — and sends anything else through ``kernel`` or its own conversion. ``kernel``
-    itself when it has no single compiled overload (e.g. ``NUMBA_DISABLE_JIT``)."""
-    try:
-        (signature,) = kernel.signatures
-        return kernel.overloads[signature].entry_point
-    except (AttributeError, KeyError, TypeError, ValueError):
-        return kernel
 
 
 @njit(f"int64({F1}, {F1}, {F1}, {F1}, {F1}, float64, float64, int64, {F1})", cache=True)
@@ -60,9 +45,6 @@ def fd_checked(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
         ok = (all_finite(vecs[BIAS], vecs[BIAS], vecs[BIAS])
               and all_finite_array(work_views(mb, w)[10]))
     return status if ok else OVERFLOW
-
-
-_fd_direct = direct_entry(fd_checked)
 
 
 def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_iter=50,
@@ -93,17 +75,12 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
             check_friction(model, friction, "forward_dynamics")
         packed = friction._packed
     if packed is not None:
-        status = 1
-        try:  # float64 C vectors go straight to the kernel (it checks length and finiteness),
-            # past the dispatcher (direct_entry): these checks are its array types; the scalars
-            # it converts as _fd_converted does (float(tol), int(max_iter))
-            if (q.dtype is F64 and v.dtype is F64 and tau.dtype is F64 and q.ndim == 1
-                    and v.ndim == 1 and tau.ndim == 1 and q.flags.carray and v.flags.carray
-                    and tau.flags.carray):
-                status = _fd_direct(model._mb, packed[2], q, v, tau, velocity_tolerance, tol,
-                                    max_iter, data._work)
-        except (AttributeError, TypeError):  # lists, tuples, objects that are not arrays
-            pass
+        try:  # numba's explicit signature takes float64 C vectors only (it converts the
+            # scalars as float() / int() do); the kernel checks their length and finiteness
+            status = fd_checked(model._mb, packed[2], q, v, tau, velocity_tolerance, tol,
+                                max_iter, data._work)
+        except TypeError:  # lists, other dtypes or layouts, objects that are not arrays
+            status = 1
         except np.linalg.LinAlgError:  # non-finite matrices in the solve: name the culprit below
             status = OVERFLOW
         if status == 1 or status == OVERFLOW:

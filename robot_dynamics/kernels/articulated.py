@@ -39,16 +39,16 @@ import numpy as np
 from numba import njit
 
 from .dynamics import _inertia_times, placements_kernel, transformed_inertia, world_kernel
-from .friction import can_self_lock, friction_gradient_inline, friction_one, friction_one_inline
+from .friction import (can_self_lock, friction_gradient_inline, friction_one, friction_one_inline,
+                       law_inputs)
 from .layout import (articulated_views, laws_views, model_armature, model_gravity, model_views,
                      scratch_views, work_views)
 from .stiction import FREE, NOISE, PREMATURE, ROUNDOFF, SCREEN, STUCK
 
 #: rows of the ``ab`` (k, n, 6) scratch: world motion subspaces, velocity products c = v ×m S q̇,
 #: bias forces β = v ×* I v, wrenches fn, articulated bias pᴬ, U = Iᴬ S, Vᵀ = Tᵀ Iᴬ, the
-#: children's share Iᵃ c, T, body accelerations, the wrenches in joint frames, velocities, and
-#: (its first row) a law's gradient
-_SW, _C, _BETA, _FN, _PA, _U, _VT, _Y, _T, _ACC, _WL, _VEL, _G = range(13)
+#: children's share Iᵃ c, T, body accelerations, the wrenches in joint frames and velocities
+_SW, _C, _BETA, _FN, _PA, _U, _VT, _Y, _T, _ACC, _WL, _VEL = range(12)
 #: rows of the ``abv`` (k, n) scratch: pivots D, right-hand sides μ, law magnitudes φ, directions,
 #: holding efforts, last q̈, each joint's excess over its stick/slip rule
 _DD, _MU, _PHI, _DIR, _HOLD, _LAST, _EXCESS = range(7)
@@ -299,7 +299,8 @@ def evaluate(codes, params, kinds, axes, oMi, arm, v, tau, state, ab, abv, qdd):
             continue
         joint_frame(oMi, fn, i, W)
         d = direction[i]
-        m = friction_one_inline(codes[i], params[i], kinds[i], axes[i], W[i], abs(v[i]) * d, d)
+        pr, e, Wi = law_inputs(params, axes, W, i)
+        m = friction_one_inline(codes[i], pr, kinds[i], e, Wi, abs(v[i]) * d, d)
         phi[i] = m
         s = _joint_effort(Sw, fn, arm, qdd, i)
         worst = max(worst, abs(s - tau[i] + d * m))
@@ -308,8 +309,14 @@ def evaluate(codes, params, kinds, axes, oMi, arm, v, tau, state, ab, abv, qdd):
     return worst, applied, inertial
 
 
+@njit(cache=True, inline="always")
+def _finite(x):
+    """x, or 0 where it is not finite."""
+    return x if abs(x) < np.inf else 0.0
+
+
 @njit(cache=True)
-def linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, g, newton):
+def linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, newton):
     """Projections T and right-hand sides μ of the sliding joints' laws linearised at the last
     evaluated wrenches (φ, W from :func:`evaluate`): T_i = S_i + d_i g_i, g_i = ∂φ_i/∂fn_i carried
     to the world frame, μ_i = τ_i − d_i φ_i + d_i g_iᵀ fn_i; ``newton`` False: the plain step
@@ -327,19 +334,18 @@ def linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, g, newton
         mu[i] = tau[i] - d * phi[i]
         if not newton:
             continue
-        friction_gradient_inline(codes[i], params[i], kinds[i], axes[i], W[i], abs(v[i]) * d, d,
-                                 g)
-        for k in range(6):
-            if not abs(g[k]) < np.inf:
-                g[k] = 0.0
+        pr, e, Wi = law_inputs(params, axes, W, i)
+        _, g = friction_gradient_inline(codes[i], pr, kinds[i], e, Wi, abs(v[i]) * d, d)
+        g0, g1, g2, g3, g4, g5 = (_finite(g[0]), _finite(g[1]), _finite(g[2]), _finite(g[3]),
+                                  _finite(g[4]), _finite(g[5]))
         # a force-side row g (joint frame) as a world-frame one: gᵀ X* fn = (X*ᵀ g)ᵀ fn
-        n0 = oMi[i, 0, 0] * g[3] + oMi[i, 0, 1] * g[4] + oMi[i, 0, 2] * g[5]
-        n1 = oMi[i, 1, 0] * g[3] + oMi[i, 1, 1] * g[4] + oMi[i, 1, 2] * g[5]
-        n2 = oMi[i, 2, 0] * g[3] + oMi[i, 2, 1] * g[4] + oMi[i, 2, 2] * g[5]
+        n0 = oMi[i, 0, 0] * g3 + oMi[i, 0, 1] * g4 + oMi[i, 0, 2] * g5
+        n1 = oMi[i, 1, 0] * g3 + oMi[i, 1, 1] * g4 + oMi[i, 1, 2] * g5
+        n2 = oMi[i, 2, 0] * g3 + oMi[i, 2, 1] * g4 + oMi[i, 2, 2] * g5
         px, py, pz = oMi[i, 0, 3], oMi[i, 1, 3], oMi[i, 2, 3]
-        e0 = oMi[i, 0, 0] * g[0] + oMi[i, 0, 1] * g[1] + oMi[i, 0, 2] * g[2] + py * n2 - pz * n1
-        e1 = oMi[i, 1, 0] * g[0] + oMi[i, 1, 1] * g[1] + oMi[i, 1, 2] * g[2] + pz * n0 - px * n2
-        e2 = oMi[i, 2, 0] * g[0] + oMi[i, 2, 1] * g[1] + oMi[i, 2, 2] * g[2] + px * n1 - py * n0
+        e0 = oMi[i, 0, 0] * g0 + oMi[i, 0, 1] * g1 + oMi[i, 0, 2] * g2 + py * n2 - pz * n1
+        e1 = oMi[i, 1, 0] * g0 + oMi[i, 1, 1] * g1 + oMi[i, 1, 2] * g2 + pz * n0 - px * n2
+        e2 = oMi[i, 2, 0] * g0 + oMi[i, 2, 1] * g1 + oMi[i, 2, 2] * g2 + px * n1 - py * n0
         T[i, 0] += d * e0
         T[i, 1] += d * e1
         T[i, 2] += d * e2
@@ -387,7 +393,7 @@ def _clear_release(codes, params, kinds, axes, oMi, arm, tau, state, ab, abv, qd
 
 @njit(cache=True)
 def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm, v, tau, tol,
-                      max_iter, state, IA, ab, abv, g, qdd, newton, resume, early, info):
+                      max_iter, state, IA, ab, abv, qdd, newton, resume, early, info):
     """Newton's method on the articulated recursion for the stick/slip assignment ``state``,
     linearised first at the wrenches in ab[_FN] (``newton`` False: the plain step there), or
     (``resume``) continuing a solve of the same assignment to a looser tolerance with its last
@@ -398,12 +404,13 @@ def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm
     no convergence)."""
     n = codes.shape[0]
     last = abv[_LAST]
-    if resume:  # φ holds the laws at the last wrenches: a chord step from there
+    # φ and W hold every sliding joint's law at the wrenches in ab[_FN] (the caller evaluates
+    # them at fn(q, q̇, 0), each pass after it, the rules where they release a joint)
+    if resume:  # a chord step from there
         chord_rhs(codes, tau, state, ab, abv)
         bias_pass(parents, state, ab, abv)
     else:
-        evaluate(codes, params, kinds, axes, oMi, arm, v, tau, state, ab, abv, qdd)
-        linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, g, newton)
+        linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, newton)
         if not articulated_pass(parents, Iw, arm, state, IA, ab, abv):
             return 0
     prev_res = np.inf
@@ -436,7 +443,7 @@ def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm
             bias_pass(parents, state, ab, abv)
         else:
             newton = True
-            linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, g, True)
+            linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, True)
             if not articulated_pass(parents, Iw, arm, state, IA, ab, abv):
                 return 0
         prev_res = res
@@ -461,7 +468,6 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
         if can_self_lock(codes[i], params[i]):
             return False  # Newton can reach a root against the assumed direction there
     qdd = vecs[16]  # kernels/fd.py ACC
-    g = ab[_G, 0]
     world_setup(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, R, p, oMi, Iw, ab)
     Sw, fn, W = ab[_SW], ab[_FN], ab[_WL]
     direction, hold, phi, excess = abv[_DIR], abv[_HOLD], abv[_PHI], abv[_EXCESS]
@@ -493,6 +499,7 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
         sums[0] = 0.0
         return True
     info[1] = 2  # Newton
+    evaluate(codes, params, kinds, axes, oMi, arm, v, tau, state, ab, abv, qdd)
     bulk = True
     premature = 0
     newton = False  # the first linearisation at fn(q, q̇, 0): the plain step
@@ -504,7 +511,7 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
     for change in range(12 * n + 21):
         tol_k = max(tol, SCREEN) if screen else tol
         done = _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm, v,
-                                 tau, tol_k, max_iter, state, IA, ab, abv, g, qdd, newton,
+                                 tau, tol_k, max_iter, state, IA, ab, abv, qdd, newton,
                                  resume, EARLY, info)
         if done == 0:
             return False
@@ -557,7 +564,11 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
                 if i != worst and not (bulk and excess[i] > 0):
                     continue
                 state[i] = FREE
-                direction[i] = -1.0 if hold[i] > 0 else 1.0
+                d = -1.0 if hold[i] > 0 else 1.0
+                direction[i] = d
+                # its law where it starts to slide (W: this rule's joint frames), as evaluate
+                pr, e, Wi = law_inputs(params, axes, W, i)
+                phi[i] = friction_one_inline(codes[i], pr, kinds[i], e, Wi, abs(v[i]) * d, d)
             info[3] += 1
             screen = True
             continue

@@ -152,10 +152,36 @@ def friction_one(code, pr, kind, e, Wi, v, direction):
     if code == COMPOSITE:
         total = 0.0
         for j in range(int(pr[0])):
-            total += law_one(int(pr[1 + 9 * j]), pr[2 + 9 * j:10 + 9 * j], kind, e, Wi, v,
-                             direction)
+            total += law_one(int(pr[1 + 9 * j]), _part(pr, j), kind, e, Wi, v, direction)
         return total
     return law_one(code, pr, kind, e, Wi, v, direction)
+
+
+@njit(cache=True, inline="always")
+def _part(pr, j):
+    """Part j's eight parameters of a composite block (an array or a tuple) as a tuple."""
+    o = 2 + 9 * j
+    return (pr[o], pr[o + 1], pr[o + 2], pr[o + 3], pr[o + 4], pr[o + 5], pr[o + 6], pr[o + 7])
+
+
+#: a law block's length that :func:`law_inputs` reads (a composite of MAX_PARTS parts)
+LAW_ROW = 1 + 9 * MAX_PARTS
+
+
+@njit(cache=True, inline="always")
+def law_inputs(params, axes, W, i):
+    """Joint i's law block, axis and wrench as tuples (values), for the hot loops' inlined
+    laws (:func:`friction_one_inline`, :func:`friction_gradient_inline`). Passed arrays,
+    an inlined law with branches keeps numba's reference counts on them: six runtime calls per
+    joint and evaluation, about half of what evaluating a load-dependent law then costs."""
+    return ((params[i, 0], params[i, 1], params[i, 2], params[i, 3], params[i, 4], params[i, 5],
+             params[i, 6], params[i, 7], params[i, 8], params[i, 9], params[i, 10],
+             params[i, 11], params[i, 12], params[i, 13], params[i, 14], params[i, 15],
+             params[i, 16], params[i, 17], params[i, 18], params[i, 19], params[i, 20],
+             params[i, 21], params[i, 22], params[i, 23], params[i, 24], params[i, 25],
+             params[i, 26], params[i, 27]),
+            (axes[i, 0], axes[i, 1], axes[i, 2]),
+            (W[i, 0], W[i, 1], W[i, 2], W[i, 3], W[i, 4], W[i, 5]))
 
 
 @njit(cache=True, inline="always")
@@ -225,14 +251,16 @@ def law_one(code, pr, kind, e, Wi, v, direction):
 
 
 #: :func:`law_one` compiled into its caller: the stick/slip iteration's friction map
-#: (kernels/stiction.py ``_friction_of``) evaluates a law per joint per iteration, where the
-#: call itself cost a third of the evaluation; only that one loop inlines it
+#: (kernels/stiction.py ``_friction_of``) and the articulated recursions (kernels/articulated.py
+#: ``evaluate``) evaluate a law per joint per iteration, where the call itself cost a third of
+#: the evaluation; they inline it, on :func:`law_inputs`' values
 _law_inline = njit(cache=True, inline="always")(law_one.py_func)
 
 
 @njit(cache=True, inline="always")
 def friction_one_inline(code, pr, kind, e, Wi, v, direction):
-    """:func:`friction_one` with a plain law's formulas inlined (the hot loop's variant)."""
+    """:func:`friction_one` with a plain law's formulas inlined (the hot loops' variant, on
+    :func:`law_inputs`' values)."""
     if code == 0:
         return 0.0
     if code == COMPOSITE:
@@ -270,37 +298,39 @@ def id_entry(mb, fr, q, v, a, tol, w):
 
 
 @njit(cache=True, inline="always")
-def _add_grad(g, off, x0, x1, x2, xpar, xperp, e, c_perp, c_par, c_norm):
-    """g[off:off+3] += ∂/∂x of c_perp·|x⊥| + c_par·|x∥| + c_norm·|x| (x⊥ = x − x∥e, x∥ = x·e);
+def _norm_grad(x0, x1, x2, xpar, xperp, e, c_perp, c_par, c_norm):
+    """∂/∂x of c_perp·|x⊥| + c_par·|x∥| + c_norm·|x| (x⊥ = x − x∥e, x∥ = x·e), three values;
     a term adds nothing where its norm is 0 (not differentiable there)."""
+    g0 = g1 = g2 = 0.0
     if c_perp != 0.0 and xperp > 0.0:
         s = c_perp / xperp
-        g[off] += s * (x0 - xpar * e[0])
-        g[off + 1] += s * (x1 - xpar * e[1])
-        g[off + 2] += s * (x2 - xpar * e[2])
+        g0 += s * (x0 - xpar * e[0])
+        g1 += s * (x1 - xpar * e[1])
+        g2 += s * (x2 - xpar * e[2])
     if c_par != 0.0 and xpar != 0.0:
         s = c_par if xpar > 0 else -c_par
-        g[off] += s * e[0]
-        g[off + 1] += s * e[1]
-        g[off + 2] += s * e[2]
+        g0 += s * e[0]
+        g1 += s * e[1]
+        g2 += s * e[2]
     if c_norm != 0.0:
         nx = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
         if nx > 0.0:
             s = c_norm / nx
-            g[off] += s * x0
-            g[off + 1] += s * x1
-            g[off + 2] += s * x2
+            g0 += s * x0
+            g1 += s * x1
+            g2 += s * x2
+    return g0, g1, g2
 
 
 @njit(cache=True)
-def law_gradient(code, pr, kind, e, Wi, v, direction, g):
-    """Derivatives of :func:`law_one`'s magnitude m: returns ∂m/∂v and adds ∂m/∂W (6) to ``g``.
-    The regime (direction of motion, of power flow) is held as chosen; where m is not
-    differentiable (a zero load component) that term adds 0. Used by the stick/slip solve's
-    preconditioner (kernels/stiction.py, :func:`friction_gradient`); tested against differences
-    of the law classes."""
+def law_gradient(code, pr, kind, e, Wi, v, direction):
+    """Derivatives of :func:`law_one`'s magnitude m: (∂m/∂v, ∂m/∂W as six values). The regime
+    (direction of motion, of power flow) is held as chosen; where m is not differentiable (a
+    zero load component) that term is 0. Used by Newton's method (kernels/stiction.py,
+    kernels/articulated.py); tested against differences of the law classes."""
+    zero = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     if code == 0:
-        return 0.0
+        return 0.0, zero
     d = _motion_sign(v, direction)
     sv = 1.0 if v > 0 else (-1.0 if v < 0 else d)  # d|v|/dv
     if code == 1:
@@ -309,13 +339,16 @@ def law_gradient(code, pr, kind, e, Wi, v, direction, g):
         if pr[2] > 0:
             static = pr[3] if pr[7] == 0 else pr[3] * fc / max(pr[0], 1e-300)
             dl = (static - fc) * math.exp(-(v / pr[4]) ** 2) * (-2.0 * v / (pr[4] * pr[4]))
-        return dl + pr[1] * sv
+        return dl + pr[1] * sv, zero
     f0, f1, f2, n0, n1, n2 = Wi[0], Wi[1], Wi[2], Wi[3], Wi[4], Wi[5]
     fpar = f0 * e[0] + f1 * e[1] + f2 * e[2]
     npar = n0 * e[0] + n1 * e[1] + n2 * e[2]
     fperp = math.sqrt(max(f0 * f0 + f1 * f1 + f2 * f2 - fpar * fpar, 0.0))
     nperp = math.sqrt(max(n0 * n0 + n1 * n1 + n2 * n2 - npar * npar, 0.0))
     prismatic = kind == 1
+    dv = 0.0
+    # coefficients of |x⊥|, |x∥|, |x| for the force (cf) and the moment (cn)
+    cf_perp = cf_par = cf_norm = cn_perp = cn_par = 0.0
     if code == 5:  # gear mesh: c |t|
         t = fpar if prismatic else npar
         if d == 0.0:
@@ -323,68 +356,72 @@ def law_gradient(code, pr, kind, e, Wi, v, direction, g):
         else:
             c = pr[0] if t * d > 0 else pr[1]
         if prismatic:
-            _add_grad(g, 0, f0, f1, f2, fpar, fperp, e, 0.0, c, 0.0)
+            cf_par = c
         else:
-            _add_grad(g, 3, n0, n1, n2, npar, nperp, e, 0.0, c, 0.0)
-        return 0.0
-    if code == 2 or code == 3:
+            cn_par = c
+    elif code == 2 or code == 3:
+        dv = pr[1] * sv
         if prismatic:
-            _add_grad(g, 0, f0, f1, f2, fpar, fperp, e, pr[2], 0.0, 0.0)
-            _add_grad(g, 3, n0, n1, n2, npar, nperp, e, pr[3], pr[4], 0.0)
+            cf_perp, cn_perp, cn_par = pr[2], pr[3], pr[4]
         elif code == 3:
-            _add_grad(g, 0, f0, f1, f2, fpar, fperp, e, 0.0, 0.0, pr[3])
-            _add_grad(g, 3, n0, n1, n2, npar, nperp, e, pr[2], 0.0, 0.0)
+            cf_norm, cn_perp = pr[3], pr[2]
         else:
-            _add_grad(g, 0, f0, f1, f2, fpar, fperp, e, pr[3], pr[4], 0.0)
-            _add_grad(g, 3, n0, n1, n2, npar, nperp, e, pr[2], 0.0, 0.0)
-        return pr[1] * sv
-    # bearing: preload + μ(v)·load
-    mu = pr[0]
-    dmu = 0.0
-    if pr[5] > 0:
-        x = math.exp(-(v / pr[7]) ** 2)
-        mu = pr[0] + (pr[6] - pr[0]) * x
-        dmu = (pr[6] - pr[0]) * x * (-2.0 * v / (pr[7] * pr[7]))
-    inv_bend = 1.0 / pr[3] if pr[3] > 0 else 0.0
-    if prismatic:
-        inv_tors = 1.0 / pr[1] if pr[1] > 0 else 0.0
-        load = fperp + nperp * inv_bend + abs(npar) * inv_tors
-        _add_grad(g, 0, f0, f1, f2, fpar, fperp, e, mu, 0.0, 0.0)
-        _add_grad(g, 3, n0, n1, n2, npar, nperp, e, mu * inv_bend, mu * inv_tors, 0.0)
-    else:
-        load = pr[1] * (fperp + nperp * inv_bend) + pr[2] * abs(fpar)
-        _add_grad(g, 0, f0, f1, f2, fpar, fperp, e, mu * pr[1], mu * pr[2], 0.0)
-        _add_grad(g, 3, n0, n1, n2, npar, nperp, e, mu * pr[1] * inv_bend, 0.0, 0.0)
-    return dmu * load
+            cf_perp, cf_par, cn_perp = pr[3], pr[4], pr[2]
+    else:  # bearing: preload + μ(v)·load
+        mu = pr[0]
+        dmu = 0.0
+        if pr[5] > 0:
+            x = math.exp(-(v / pr[7]) ** 2)
+            mu = pr[0] + (pr[6] - pr[0]) * x
+            dmu = (pr[6] - pr[0]) * x * (-2.0 * v / (pr[7] * pr[7]))
+        inv_bend = 1.0 / pr[3] if pr[3] > 0 else 0.0
+        if prismatic:
+            inv_tors = 1.0 / pr[1] if pr[1] > 0 else 0.0
+            load = fperp + nperp * inv_bend + abs(npar) * inv_tors
+            cf_perp, cn_perp, cn_par = mu, mu * inv_bend, mu * inv_tors
+        else:
+            load = pr[1] * (fperp + nperp * inv_bend) + pr[2] * abs(fpar)
+            cf_perp, cf_par, cn_perp = mu * pr[1], mu * pr[2], mu * pr[1] * inv_bend
+        dv = dmu * load
+    a0, a1, a2 = _norm_grad(f0, f1, f2, fpar, fperp, e, cf_perp, cf_par, cf_norm)
+    b0, b1, b2 = _norm_grad(n0, n1, n2, npar, nperp, e, cn_perp, cn_par, 0.0)
+    return dv, (a0, a1, a2, b0, b1, b2)
+
+
+@njit(cache=True)
+def friction_gradient_values(code, pr, kind, e, Wi, v, direction):
+    """:func:`law_gradient` of a joint's whole law (a composite's parts summed)."""
+    if code != COMPOSITE:
+        return law_gradient(code, pr, kind, e, Wi, v, direction)
+    dv = g0 = g1 = g2 = g3 = g4 = g5 = 0.0
+    for j in range(int(pr[0])):
+        x, g = law_gradient(int(pr[1 + 9 * j]), _part(pr, j), kind, e, Wi, v, direction)
+        dv += x
+        g0, g1, g2, g3, g4, g5 = g0 + g[0], g1 + g[1], g2 + g[2], g3 + g[3], g4 + g[4], g5 + g[5]
+    return dv, (g0, g1, g2, g3, g4, g5)
 
 
 @njit(cache=True)
 def friction_gradient(code, pr, kind, e, Wi, v, direction, g):
-    """:func:`law_gradient` of a joint's whole law (a composite's parts summed); ``g`` (6) is
-    overwritten with ∂m/∂W, the return value is ∂m/∂v."""
+    """:func:`friction_gradient_values` into arrays: ``g`` (6) is overwritten with ∂m/∂W, the
+    return value is ∂m/∂v."""
+    dv, gt = friction_gradient_values(code, pr, kind, e, Wi, v, direction)
     for k in range(6):
-        g[k] = 0.0
-    if code == COMPOSITE:
-        total = 0.0
-        for j in range(int(pr[0])):
-            total += law_gradient(int(pr[1 + 9 * j]), pr[2 + 9 * j:10 + 9 * j], kind, e, Wi, v,
-                                  direction, g)
-        return total
-    return law_gradient(code, pr, kind, e, Wi, v, direction, g)
+        g[k] = gt[k]
+    return dv
 
 
 _law_gradient_inline = njit(cache=True, inline="always")(law_gradient.py_func)
 
 
 @njit(cache=True, inline="always")
-def friction_gradient_inline(code, pr, kind, e, Wi, v, direction, g):
-    """:func:`friction_gradient` with a plain law's derivatives inlined (Newton's matrix,
-    kernels/stiction.py, evaluates them per joint per iteration)."""
+def friction_gradient_inline(code, pr, kind, e, Wi, v, direction):
+    """:func:`friction_gradient_values` with a plain law's derivatives inlined (Newton's
+    matrix, kernels/stiction.py and kernels/articulated.py, evaluates them per joint per
+    iteration, on :func:`law_inputs`' values)."""
     if code != COMPOSITE:
-        for k in range(6):
-            g[k] = 0.0
-        return _law_gradient_inline(code, pr, kind, e, Wi, v, direction, g)
-    return friction_gradient(code, pr, kind, e, Wi, v, direction, g)
+        return _law_gradient_inline(code, pr, kind, e, Wi, v, direction)
+    return friction_gradient_values(code, pr, kind, e, Wi, v, direction)
 
 
 @njit(cache=True)

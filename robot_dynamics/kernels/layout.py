@@ -50,7 +50,7 @@ WORK_FIELDS = (
     # forward dynamics by articulated recursions (kernels/articulated.py), world frame
     ("Iw", lambda n: (n, 6, 6)),  # link inertias
     ("IA", lambda n: (n, 6, 6)),  # articulated inertias
-    ("ab", lambda n: (13, n, 6)),  # spatial vectors per joint
+    ("ab", lambda n: (12, n, 6)),  # spatial vectors per joint
     ("abv", lambda n: (7, n)),  # scalars per joint
 )
 # Int work fields: stick/slip state of the friction solve and its report.
@@ -298,5 +298,5 @@ def articulated_views(mb, w):
     """The scratch of kernels/articulated.py: (Iw, IA, ab, abv)."""
     n = _vi(mb, 0, (1,))[0]
     o = _vi(mb, 2 + 2 * n, (_NO,))
-    return (_v(w, o[19], (n, 6, 6)), _v(w, o[20], (n, 6, 6)), _v(w, o[21], (13, n, 6)),
+    return (_v(w, o[19], (n, 6, 6)), _v(w, o[20], (n, 6, 6)), _v(w, o[21], (12, n, 6)),
             _v(w, o[22], (7, n)))

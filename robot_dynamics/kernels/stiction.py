@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit
 
 from .friction import (affine_in_velocity, can_self_lock, friction_gradient_inline,
-                       friction_one, friction_one_inline)
+                       friction_one, friction_one_inline, law_inputs)
 
 # rows of the ``vecs`` scratch (24, n) used here; kernels/fd.py uses rows 16 and up
 (_TARGET, _DIRECTION, _HOLD, _BOUNDS, _RELEASE, _NOISE_ROW, _QD, _RHS0, _RHS, _X, _NEW, _TF,
@@ -154,8 +154,8 @@ def _friction_of(codes, params, kinds, axes, v, a, W0, D, rel, stuck, direction,
         u = v[i] + h * a[i] if h > 0 else v[i]
         if direction[i] != 0.0:  # the assumed direction signs it (stiction.py _friction_of)
             u = abs(u) * direction[i]
-        out[i] = -friction_one_inline(codes[i], params[i], kinds[i], axes[i], W[i], u,
-                                      direction[i]) * direction[i]
+        pr, e, Wi = law_inputs(params, axes, W, i)
+        out[i] = -friction_one_inline(codes[i], pr, kinds[i], e, Wi, u, direction[i]) * direction[i]
 
 
 @njit(cache=True)
@@ -172,22 +172,21 @@ def _newton_matrix(M, codes, params, kinds, axes, v, a, F, nf, fpar, direction, 
     for r in range(nf):
         i = F[r]
         lam[r] = 0.0
-        Wi = W[i]
         d = direction[i]
         if codes[i] == 0 or d == 0.0:
             for k in range(6):
-                Wi[k] = 0.0
+                W[i, k] = 0.0
             continue
         u = v[i] + h * a[i] if h > 0 else v[i]
         du = 0.0
         if h > 0:
             du = h if u * d >= 0 else -h  # u = |q̇ + h a|·d
             u = abs(u) * d
-        wt = (Wi[0], Wi[1], Wi[2], Wi[3], Wi[4], Wi[5])
-        mu = friction_gradient_inline(codes[i], params[i], kinds[i], axes[i], wt, u, d, Wi)
+        pr, e, wt = law_inputs(params, axes, W, i)
+        mu, g = friction_gradient_inline(codes[i], pr, kinds[i], e, wt, u, d)
         for k in range(6):  # d_i ∂m_i/∂W_i: the row of −∂τf_i/∂a through the reactions
-            x = Wi[k] * d
-            Wi[k] = x if abs(x) < np.inf else 0.0
+            x = g[k] * d
+            W[i, k] = x if abs(x) < np.inf else 0.0
         lam[r] = d * mu * du  # the velocity part of the diagonal, completed below
     for r in range(nf):
         i = F[r]
