@@ -166,6 +166,9 @@ def _part(pr, j):
 
 #: a law block's length that :func:`law_inputs` reads (a composite of MAX_PARTS parts)
 LAW_ROW = 1 + 9 * MAX_PARTS
+if LAW_ROW > LAW_PARAMS:  # law_inputs would read past a joint's block
+    raise ImportError(f"kernels.friction: a composite block needs {LAW_ROW} parameters, "
+                      f"layout.LAW_PARAMS is {LAW_PARAMS}")
 
 
 @njit(cache=True, inline="always")
