@@ -38,7 +38,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .dynamics import _inertia_times, placements_kernel, transformed_inertia, world_kernel
+from .dynamics import (_inertia_times, finite_or_zero, placements_kernel, transformed_inertia,
+                       world_kernel)
 from .friction import (can_self_lock, friction_gradient_inline, friction_one, friction_one_inline,
                        law_inputs)
 from .layout import (articulated_views, laws_views, model_armature, model_gravity, model_views,
@@ -309,12 +310,6 @@ def evaluate(codes, params, kinds, axes, oMi, arm, v, tau, state, ab, abv, qdd):
     return worst, applied, inertial
 
 
-@njit(cache=True, inline="always")
-def _finite(x):
-    """x, or 0 where it is not finite."""
-    return x if abs(x) < np.inf else 0.0
-
-
 @njit(cache=True)
 def linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, newton):
     """Projections T and right-hand sides μ of the sliding joints' laws linearised at the last
@@ -336,8 +331,8 @@ def linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, newton):
             continue
         pr, e, Wi = law_inputs(params, axes, W, i)
         _, g = friction_gradient_inline(codes[i], pr, kinds[i], e, Wi, abs(v[i]) * d, d)
-        g0, g1, g2, g3, g4, g5 = (_finite(g[0]), _finite(g[1]), _finite(g[2]), _finite(g[3]),
-                                  _finite(g[4]), _finite(g[5]))
+        g0, g1, g2 = finite_or_zero(g[0]), finite_or_zero(g[1]), finite_or_zero(g[2])
+        g3, g4, g5 = finite_or_zero(g[3]), finite_or_zero(g[4]), finite_or_zero(g[5])
         # a force-side row g (joint frame) as a world-frame one: gᵀ X* fn = (X*ᵀ g)ᵀ fn
         n0 = oMi[i, 0, 0] * g3 + oMi[i, 0, 1] * g4 + oMi[i, 0, 2] * g5
         n1 = oMi[i, 1, 0] * g3 + oMi[i, 1, 1] * g4 + oMi[i, 1, 2] * g5

@@ -388,6 +388,12 @@ def world_kernel(parents, R, p, oMi):
         oMi[i, 3, 3] = 1.0
 
 
+@njit(cache=True, inline="always")
+def finite_or_zero(x):
+    """x, or 0 where it is not finite (NaN included)."""
+    return x if abs(x) < np.inf else 0.0
+
+
 @njit(cache=True)
 def all_finite(q, v, a):
     """True when the three state vectors hold only finite numbers (checked in the kernel, so a

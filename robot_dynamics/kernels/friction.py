@@ -85,6 +85,13 @@ def pack_friction(friction):
     return pack_laws(codes, params)
 
 
+@njit(cache=True, inline="always")
+def _part(pr, j):
+    """Part j's eight parameters of a composite block (an array or a tuple) as a tuple."""
+    o = 2 + 9 * j
+    return (pr[o], pr[o + 1], pr[o + 2], pr[o + 3], pr[o + 4], pr[o + 5], pr[o + 6], pr[o + 7])
+
+
 @njit(cache=True)
 def friction_kernel(codes, params, kinds, axes, W, q, qd, direction, out):
     """Magnitudes (≥ 0) of every joint's friction; same formulas as the law classes."""
@@ -102,7 +109,7 @@ def friction_parts_kernel(codes, params, kinds, axes, W, qd, direction, out):
             out[i, j] = 0.0
         if codes[i] == COMPOSITE:
             for j in range(int(pr[0])):
-                out[i, j] = law_one(int(pr[1 + 9 * j]), pr[2 + 9 * j:10 + 9 * j], kinds[i],
+                out[i, j] = law_one(int(pr[1 + 9 * j]), _part(pr, j), kinds[i],
                                     axes[i], W[i], qd[i], direction[i])
         else:
             out[i, 0] = law_one(codes[i], pr, kinds[i], axes[i], W[i], qd[i], direction[i])
@@ -130,7 +137,7 @@ def friction_split_kernel(codes, params, kinds, axes, W, v_end, tauf, v_mid, h, 
             tmp[j] = 0.0
         if codes[i] == COMPOSITE:
             for j in range(int(pr[0])):
-                tmp[j] = law_one(int(pr[1 + 9 * j]), pr[2 + 9 * j:10 + 9 * j], kinds[i], axes[i],
+                tmp[j] = law_one(int(pr[1 + 9 * j]), _part(pr, j), kinds[i], axes[i],
                                  W[i], v_end[i], d)
         else:
             tmp[0] = law_one(codes[i], pr, kinds[i], axes[i], W[i], v_end[i], d)
@@ -155,13 +162,6 @@ def friction_one(code, pr, kind, e, Wi, v, direction):
             total += law_one(int(pr[1 + 9 * j]), _part(pr, j), kind, e, Wi, v, direction)
         return total
     return law_one(code, pr, kind, e, Wi, v, direction)
-
-
-@njit(cache=True, inline="always")
-def _part(pr, j):
-    """Part j's eight parameters of a composite block (an array or a tuple) as a tuple."""
-    o = 2 + 9 * j
-    return (pr[o], pr[o + 1], pr[o + 2], pr[o + 3], pr[o + 4], pr[o + 5], pr[o + 6], pr[o + 7])
 
 
 #: a law block's length that :func:`law_inputs` reads (a composite of MAX_PARTS parts)

@@ -24,6 +24,7 @@ import math
 import numpy as np
 from numba import njit
 
+from .dynamics import finite_or_zero
 from .friction import (affine_in_velocity, can_self_lock, friction_gradient_inline,
                        friction_one, friction_one_inline, law_inputs)
 
@@ -186,7 +187,7 @@ def _newton_matrix(M, codes, params, kinds, axes, v, a, F, nf, fpar, direction, 
         mu, g = friction_gradient_inline(codes[i], pr, kinds[i], e, wt, u, d)
         for k in range(6):  # d_i ∂m_i/∂W_i: the row of −∂τf_i/∂a through the reactions
             x = g[k] * d
-            W[i, k] = x if abs(x) < np.inf else 0.0
+            W[i, k] = finite_or_zero(x)
         lam[r] = d * mu * du  # the velocity part of the diagonal, completed below
     for r in range(nf):
         i = F[r]
@@ -196,7 +197,7 @@ def _newton_matrix(M, codes, params, kinds, axes, v, a, F, nf, fpar, direction, 
             Dii = D[i, i]
             x += (Wi[0] * Dii[0] + Wi[1] * Dii[1] + Wi[2] * Dii[2] + Wi[3] * Dii[3]
                   + Wi[4] * Dii[4] + Wi[5] * Dii[5])
-        x = x if abs(x) < np.inf else 0.0  # (0 for NaN: loads beyond the float range)
+        x = finite_or_zero(x)  # (0 for NaN: loads beyond the float range)
         lam[r] = x if x > 0.0 else 0.0
         P[r, r] = M[i, i] + x
         c = fpar[r]
@@ -210,8 +211,8 @@ def _newton_matrix(M, codes, params, kinds, axes, v, a, F, nf, fpar, direction, 
                      + Wi[4] * Da[4] + Wi[5] * Da[5])
                 y = (Wa[0] * Di[0] + Wa[1] * Di[1] + Wa[2] * Di[2] + Wa[3] * Di[3]
                      + Wa[4] * Di[4] + Wa[5] * Di[5])
-                P[r, c] += x if abs(x) < np.inf else 0.0
-                P[c, r] += y if abs(y) < np.inf else 0.0
+                P[r, c] += finite_or_zero(x)
+                P[c, r] += finite_or_zero(y)
             c = fpar[c]
 
 
