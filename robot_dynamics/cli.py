@@ -75,18 +75,52 @@ def wants_help(rest) -> bool:
     return any(word in ("-h", "--help") for word in own_words(rest))
 
 
+def _overrides(rest):
+    """(node prefix or '', name, value text) of each ``-p [NODE:]NAME:=VALUE`` in ``rest``."""
+    out = []
+    for flag, value in zip(rest, rest[1:]):
+        if flag in ("-p", "--param") and ":=" in value:
+            target, text = value.split(":=", 1)
+            prefix, _, pname = target.rpartition(":")
+            out.append((prefix, pname, text))
+    return out
+
+
 def _check_parameter_names(name, rest):
     """Warn (one line each) about ``-p NAME:=...`` that the node does not declare: rclpy
     ignores them silently, which hides a typo."""
     from .nodes.params import NODES as TABLES, find
 
-    for flag, value in zip(rest, rest[1:]):
-        if flag in ("-p", "--param") and ":=" in value:
-            pname = value.split(":=", 1)[0].split(":")[-1]  # node:name:=value also allowed
-            if find(TABLES[name][2], pname) is None:  # per-joint rows: any joint name
-                print(f"robot-dynamics {name}: warning: the node declares no parameter "
-                      f"{pname!r} (it will be ignored); see `robot-dynamics {name} --help`",
-                      file=sys.stderr)
+    for _, pname, _ in _overrides(rest):  # node:name:=value also allowed
+        if find(TABLES[name][2], pname) is None:  # per-joint rows: any joint name
+            print(f"robot-dynamics {name}: warning: the node declares no parameter "
+                  f"{pname!r} (it will be ignored); see `robot-dynamics {name} --help`",
+                  file=sys.stderr)
+
+
+def override_problem(name, rest):
+    """The first ``-p NAME:=VALUE`` of node ``name`` that its start-up would refuse, told
+    before anything heavy is imported (on a cold numba cache the node would compile its
+    kernels for minutes first): a value out of its range or not among its choices
+    (params.override_problem), a robot that names no bundled robot and no file. The last
+    override of a name is the one rcl applies; the rest the node checks itself."""
+    from .errors import ModelError
+    from .nodes.params import NODES as TABLES, find, override_problem as problem_of
+    from .resources import robot_path
+
+    given = {pname: text for prefix, pname, text in _overrides(rest) if prefix in ("", name)}
+    for pname, text in given.items():
+        row = find(TABLES[name][2], pname)
+        why = None if row is None else problem_of(row, text)
+        if why is not None:
+            return why
+    robot = given.get("robot")
+    if robot is not None and not given.get("robot_description", "").strip("'\" "):
+        try:  # (robot_description, when given, wins over robot)
+            robot_path(robot.strip("'\""))
+        except ModelError as exc:
+            return f"parameter robot: {exc}"
+    return None
 
 
 def run_node(name, module, rest) -> int:
@@ -178,6 +212,9 @@ def _main(argv=None) -> int:
             return error(name, f"unexpected argument {stray[0]!r}: a node takes ROS arguments "
                                f"only, after --ros-args (e.g. `robot-dynamics {name} --ros-args "
                                f"-p robot:=ur5`); see `robot-dynamics {name} --help`")
+        problem = override_problem(name, rest)
+        if problem is not None:
+            return error(name, problem)
     try:
         module = importlib.import_module(COMMANDS[name][0])
     except ImportError as exc:

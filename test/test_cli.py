@@ -96,12 +96,24 @@ _SIM = ["sim", "--robot", "planar_2r"]
     (["identify", "arm8", "/nonexistent/bag", "-o", "f.yaml"], "did you mean 'arm7'?"),
     (["record", "--robot", "nope"], "no bundled urdf file 'nope'"),
     (["record", "--friction", "nope"], "no bundled friction config 'nope'"),
+    # a node's -p overrides: a value out of range or not among the choices, an unknown robot
+    (["simulator", "--ros-args", "-p", "rate:=-5.0"],
+     "parameter rate: -5.0 is out of range [10.0, 100000.0]"),
+    (["simulator", "--ros-args", "-p", "simulator:publish_every:=0"],
+     "parameter publish_every: 0 is out of range [1, 100000]"),
+    (["simulator", "--ros-args", "-p", "mode:=warp"],
+     "parameter mode: expected one of realtime | fast | lockstep, got 'warp'"),
+    (["id_controller", "--ros-args", "-p", "stale_behavior:=explode"],
+     "parameter stale_behavior: expected one of gravity | zero, got 'explode'"),
+    (["dynamics_model", "--ros-args", "-p", "robot:=arm8"],
+     "parameter robot: no bundled urdf file 'arm8' (and no such file); did you mean 'arm7'?"),
 ])
 def test_mistakes_are_refused_before_importing_the_kernels(args, needle):
-    """A mistyped robot, log, friction/actuator/controller config or output path is a one-line
-    error at once (exit 2), in a fresh interpreter that never imports numba or rclpy: on a cold
-    numba cache `sim --friction nosuch`, `identify` with a missing bag and `record --robot nosuch`
-    used to be silent for the minutes of the kernels' compilation, then fail."""
+    """A mistyped robot, log, friction/actuator/controller config, output path or node
+    parameter is a one-line error at once (exit 2), in a fresh interpreter that never imports
+    numba or rclpy: on a cold numba cache `sim --friction nosuch`, `identify` with a missing bag,
+    `record --robot nosuch` and `simulator --ros-args -p rate:=-5.0` used to be silent for the
+    minutes of the kernels' compilation, then fail."""
     code = ("import sys\nfrom robot_dynamics.cli import main\n"
             f"rc = main({args!r})\n"
             "print('numba' in sys.modules, 'rclpy' in sys.modules, rc)")
@@ -194,9 +206,6 @@ def test_sim_without_rclpy_is_one_line(capsys, monkeypatch):
 
 
 @pytest.mark.parametrize("args, needle", [
-    (["simulator", "--ros-args", "-p", "robot:=nonexistent"], "no bundled urdf file"),
-    (["simulator", "--ros-args", "-p", "rate:=-5.0"], "out of range"),
-    (["id_controller", "--ros-args", "-p", "stale_behavior:=explode"], "stale_behavior"),
     # URDF text rcl cannot read as a YAML value (ur5's comment banner has "a: b" alike): the
     # way out, not the whole URDF quoted and cut
     (["simulator", "--ros-args", "-p", 'robot_description:=<robot name="a"/> <!-- a: b -->'],
@@ -204,6 +213,20 @@ def test_sim_without_rclpy_is_one_line(capsys, monkeypatch):
 ])
 def test_node_mistakes_are_one_line_exit_2(args, needle):
     one_line_error(run(args), needle)
+
+
+@pytest.mark.parametrize("node, entry, needle", [
+    ("simulator", "robot: nonexistent", "parameter robot: no bundled urdf file 'nonexistent'"),
+    ("simulator", "rate: -5.0", "parameter rate: -5.0 is out of range [10.0, 100000.0]"),
+    ("id_controller", "stale_behavior: explode",
+     "parameter stale_behavior: expected one of gravity | zero, got 'explode'"),
+])
+def test_node_refuses_mistakes_of_a_params_file(node, entry, needle, tmp_path):
+    """The node's own checks, in the words of the command line's early ones (a --params-file
+    is read by the node only): one line, exit 2."""
+    path = tmp_path / "params.yaml"
+    path.write_text(f"{node}:\n  ros__parameters:\n    {entry}\n")
+    one_line_error(run([node, "--ros-args", "--params-file", str(path)]), needle)
 
 
 @pytest.mark.parametrize("args", [["simulator", "-p", "robot:=ur5"],

@@ -19,7 +19,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from .. import load_urdf
 from ..errors import InputError, ModelError
 from ..resources import bundled_robot, config_path, robot_path
-from .params import DYNAMIC, NODES, ROBOT, find
+from .params import DYNAMIC, NODES, ROBOT, check_choice, find
 
 #: /joint_states and effort commands: reliable, keep last few (a controller wants the newest).
 STATE_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
@@ -70,14 +70,6 @@ def declare(node, name, default=_UNSET):
     value = node.declare_parameter(name, default, desc).value
     if p.choices is not None:
         check_choice(name, value, p.choices)
-    return value
-
-
-def check_choice(name, value, choices):
-    """``value`` if it is one of ``choices``, else ValueError naming the parameter."""
-    if value not in choices:
-        raise ValueError(f"parameter {name}: expected one of {' | '.join(choices)}, "
-                         f"got {value!r}")
     return value
 
 

@@ -82,6 +82,38 @@ def row(table, name: str) -> Param:
     raise KeyError(name)
 
 
+
+def check_choice(name, value, choices):
+    """``value`` if it is one of ``choices``, else ValueError naming the parameter."""
+    if value not in choices:
+        raise ValueError(f"parameter {name}: expected one of {' | '.join(choices)}, "
+                         f"got {value!r}")
+    return value
+
+
+def override_problem(p: Param, text: str):
+    """What a node refuses at start-up in the override ``-p NAME:=text`` of row ``p``, told from
+    the table alone: a number out of the row's range (the words rclpy's refusal takes in
+    ``common.parameter_error_text``), a string not among its choices. None when the table alone
+    cannot tell: the node checks the rest (types, per-joint lengths, files). ``robot-dynamics
+    <node>`` asks this before the node and the compiled kernels it needs are loaded (minutes on
+    a cold numba cache)."""
+    if p.low is not None and p.type in ("double", "integer"):
+        try:
+            x = float(text)
+        except ValueError:  # not a number: rclpy's type check names it
+            return None
+        if x == x and abs(x) != float("inf") and not p.low <= x <= p.high:
+            return (f"parameter {p.name}: {text} is out of range "
+                    f"[{_fmt_value(p.low)}, {_fmt_value(p.high)}]")
+    if p.choices is not None and p.type == "string":
+        value = text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"" else text
+        try:
+            check_choice(p.name, value, p.choices)
+        except ValueError as exc:
+            return str(exc)
+    return None
+
 ROBOT = (
     Param("robot_description", "string", "",
           "URDF XML of the robot (as robot_state_publisher takes it); wins over 'robot'",
