@@ -15,6 +15,7 @@ ROS_WHEELS = [  # ROS 2 (Kilted) from PyPI, for running the nodes without a ROS 
     "ros-geometry-msgs",
     "ros-rosgraph-msgs",
     "ros-visualization-msgs",
+    "ros-diagnostic-msgs",
 ]
 
 # Build the test-only control_msgs (scripts/build_test_interfaces.sh) with Debian's cmake and g++

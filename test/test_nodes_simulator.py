@@ -71,6 +71,27 @@ def test_publishes_states_audit_and_survives_bad_commands(sim):
     assert all(np.isfinite(s.position).all() and np.isfinite(s.effort).all() for s in states)
 
 
+def test_diagnostics_on_the_standard_topic(sim):
+    """A DiagnosticArray on /diagnostics every second (what rqt_robot_monitor reads): the
+    simulation's status, its level agreeing with its message, the counters in its values."""
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+
+    node, probe = sim
+    arrays = probe.collect(DiagnosticArray, "/diagnostics", 10)
+    ours = lambda: [m.status[0] for m in arrays  # noqa: E731
+                    if m.status[0].name == "simulator: simulation"]
+    assert probe.wait_for(lambda: len(ours()) >= 2, timeout=30), node.log
+    steps = []
+    for st in ours()[:2]:
+        assert len(arrays[0].status) == 1 and st.hardware_id == "planar_2r", st
+        values = {kv.key: kv.value for kv in st.values}
+        assert int(values["steps"]) > 0 and int(values["errors"]) == 0, values
+        assert values["mode"] == "fast"
+        assert (st.level == DiagnosticStatus.OK) == (not st.message.startswith("since")), st
+        steps.append(int(values["steps"]))
+    assert steps[1] > steps[0]  # a report per second of a running simulation
+
+
 def test_reset_service_restores_initial_state(sim):
     from rclpy.qos import QoSProfile, ReliabilityPolicy
 

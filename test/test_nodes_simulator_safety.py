@@ -275,6 +275,44 @@ def test_failing_step_keeps_a_good_state(node, on_error):
     assert sim_node.stats["errors"] == 2 and sim_node.stats["steps"] == 210
 
 
+def test_diagnostics_say_what_went_wrong_since_the_last_report(node):
+    """/diagnostics' status: OK while nothing happens; WARN naming the saturated steps after an
+    effort beyond the limits; ERROR naming the failed step; OK again once the counters stop
+    rising; every counter in the values."""
+    from diagnostic_msgs.msg import DiagnosticStatus
+
+    sim_node = node(mode="fast", command_timeout=0.0)
+    values = lambda st: {kv.key: kv.value for kv in st.values}  # noqa: E731
+    sim_node.on_command(command([0.0, 0.0]))
+    sim_node.advance(50)
+    st = sim_node.diagnostic_status()
+    assert (st.level, st.name, st.hardware_id) == (DiagnosticStatus.OK, "simulator: simulation",
+                                                   sim_node.model.name)
+    assert st.message == "simulating, mode fast" and values(st)["steps"] == "50"
+    sim_node.on_command(command([1e6, 0.0]))  # far beyond the effort limit
+    sim_node.advance(20)
+    st = sim_node.diagnostic_status()
+    assert st.level == DiagnosticStatus.WARN, st
+    assert st.message == "since the last report: 20 steps with the effort saturated", st.message
+    assert values(st)["saturated_steps"] == "20"
+
+    def failing(tau):
+        raise Boom("solver exploded")
+
+    real_step = sim_node.sim.step
+    sim_node.sim.step = failing
+    sim_node.on_command(command([0.0, 0.0]))
+    sim_node.advance(3)
+    sim_node.sim.step = real_step
+    st = sim_node.diagnostic_status()
+    assert st.level == DiagnosticStatus.ERROR and st.message == \
+        "since the last report: 1 step error(s)", st.message
+    sim_node.advance(10)
+    st = sim_node.diagnostic_status()
+    assert st.level == DiagnosticStatus.OK and values(st)["errors"] == "1", st
+    assert float(values(st)["sim_time"]) == pytest.approx(sim_node.sim.t)
+
+
 def test_huge_commands_in_process_stay_finite(node):
     sim_node = node(mode="fast", friction_config="", command_timeout=0.0)
     for magnitude in (1e3, 1e6, 1e300):
@@ -310,18 +348,25 @@ def test_stale_commands_zero_or_brake(node):
 
 def test_realtime_overruns_counted_and_steps_dropped(node):
     sim_node = node(mode="realtime", overrun_threshold=0.01)
+    dt = sim_node.sim.dt
+    start = time.monotonic()
     sim_node.realtime_tick()  # the first tick starts the clock
     sim_node.wall_start -= 0.05  # the node was away for 50 ms
     steps = sim_node.stats["steps"]
     sim_node.realtime_tick()
-    # it catches up 5 steps (5 ms under the command it holds), and drops the other ~45
+    # it catches up 5 steps (5 ms under the command it holds), and drops the other ~45, and
+    # those of the wall time the test itself took (a loaded machine: tens of ms)
+    took = time.monotonic() - start
     assert sim_node.stats["steps"] - steps == 5
-    assert sim_node.stats["overruns"] == 1 and 44 <= sim_node.stats["dropped_steps"] < 100
+    assert sim_node.stats["overruns"] == 1
+    assert 44 <= sim_node.stats["dropped_steps"] <= (0.05 + took) / dt
     dropped = sim_node.stats["dropped_steps"]
+    start = time.monotonic()
     sim_node.wall_start -= 0.5  # 500 ms: 495 steps dropped, and a few more for the test's time
     sim_node.realtime_tick()
+    took = time.monotonic() - start
     assert sim_node.stats["overruns"] == 2
-    assert 490 <= sim_node.stats["dropped_steps"] - dropped < 600
+    assert 490 <= sim_node.stats["dropped_steps"] - dropped <= (0.5 + took) / dt + 1
     assert sim_node.set_parameters([Parameter("overrun_threshold", value=1.0)])[0].successful
     sim_node.wall_start -= 0.05
     sim_node.realtime_tick()

@@ -546,7 +546,7 @@ def _deliver(executor, pub, msg, received, timeout=30.0):
 
 #: the composition's topics (absolute names, as the nodes declare them)
 TOPICS = ("/joint_states", "/effort_controller/commands", "/id_controller/joint_trajectory",
-          "/clock")
+          "/clock", "/diagnostics")
 
 
 def private_namespace() -> str:

@@ -252,8 +252,8 @@ NODES = {
     "simulator": (
         "friction-aware forward simulation of the robot under effort commands",
         "subscribes /effort_controller/commands (std_msgs/Float64MultiArray); publishes "
-        "/joint_states, /clock, ~/energy_audit, ~/diagnostics; service ~/reset "
-        "(std_srvs/Trigger)",
+        "/joint_states, /clock, /diagnostics (diagnostic_msgs/DiagnosticArray), ~/energy_audit; "
+        "service ~/reset (std_srvs/Trigger)",
         SIMULATOR),
     "id_controller": (
         "friction-aware computed-torque control (seed 004 §2.7 in the loop)",

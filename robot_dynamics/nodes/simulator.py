@@ -41,9 +41,12 @@ Safe at the edges (issue 12):
   frozen, the state re-published every WAIT_PUBLISH_PERIOD so a controller can start) until the
   first command arrives.
 * ``self.stats`` counts overruns, dropped steps, stale-command steps, errors, and (from the core
-  Simulator when it counts them) saturated and limit steps; ``~/diagnostics``
-  (Float64MultiArray, layout label = the field names joined by ``|``) publishes them every
-  second.
+  Simulator when it counts them) saturated and limit steps. Every second ``/diagnostics``
+  (diagnostic_msgs/DiagnosticArray, as diagnostic_updater publishes: rqt_robot_monitor, the
+  diagnostic aggregator and Foxglove read it) carries one status, ``<node>: simulation``,
+  hardware_id the robot: ERROR when steps failed since the last report, WARN when steps overran,
+  were dropped, went without a fresh command or had their effort saturated, else OK; its message
+  says what happened, its values hold every counter, the simulated time and the mode.
 
 Parameters are live (validated in the SetParameters callback, rejected with a reason, applied at
 once; see :meth:`SimulatorNode.live_validators`) or read-only (``rate``, the robot, the command
@@ -63,6 +66,7 @@ import numpy as np
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from std_srvs.srv import Trigger
 
@@ -79,9 +83,15 @@ AUDIT_FIELDS = ("kinetic", "potential", "motor_work", "friction_dissipation", "r
 MODES = row(SIMULATOR, "mode").choices
 STALE_BEHAVIORS = row(SIMULATOR, "stale_command_behavior").choices
 ON_ERROR = row(SIMULATOR, "on_error").choices
-#: ``self.stats`` and ``~/diagnostics``, in this order
+#: ``self.stats`` and the values of /diagnostics, in this order
 STAT_FIELDS = ("steps", "overruns", "dropped_steps", "stale_command_steps", "errors",
                "saturated_steps", "limit_steps")
+#: what a rise of each counter since the last report means, in the status message; a rise of
+#: ``errors`` makes it ERROR, of the others WARN (a joint resting on its stop is physics, not a
+#: fault: limit_steps is in the values only)
+EVENTS = {"errors": "step error(s)", "overruns": "overrun(s)", "dropped_steps": "steps dropped",
+          "stale_command_steps": "steps without a fresh command",
+          "saturated_steps": "steps with the effort saturated"}
 #: fast mode: wall time integrated per executor turn [s]
 FAST_SLICE = 0.002
 #: realtime mode: most simulated time integrated in one tick [s] (5 steps at 1 kHz, at least one
@@ -89,7 +99,7 @@ FAST_SLICE = 0.002
 MAX_CATCH_UP = 0.005
 #: waiting for the first command: the state is re-published this often [s of wall time]
 WAIT_PUBLISH_PERIOD = 0.05
-#: ~/diagnostics period [s of wall time]
+#: /diagnostics period [s of wall time]
 DIAGNOSTICS_PERIOD = 1.0
 
 
@@ -136,6 +146,7 @@ class SimulatorNode(Node):
         self.reset_sim()
         self._brake_data = self.model.create_data()
         self.stats = dict.fromkeys(STAT_FIELDS, 0)
+        self._reported = dict(self.stats)  # the counters at the last /diagnostics
         self.tau = np.zeros(n)       # the latest command
         self.applied = self.tau      # the effort of the last step (command, zero or brake)
         self._failed = False         # the last step failed: nothing was applied
@@ -154,7 +165,7 @@ class SimulatorNode(Node):
         self._clock_msg = Clock()
         self.clock_pub = self.create_publisher(Clock, "/clock", 10)
         self.audit_pub = self.create_publisher(Float64MultiArray, "~/energy_audit", 10)
-        self.diag_pub = self.create_publisher(Float64MultiArray, "~/diagnostics", 10)
+        self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self.create_subscription(Float64MultiArray, cmd_topic, self.on_command, STATE_QOS)
         self._cmd_topic = self.resolve_topic_name(cmd_topic)
         self._told_waiting = False  # lockstep: the wait for a command was logged
@@ -500,12 +511,33 @@ class SimulatorNode(Node):
         return (f"stopped at t={self.sim.t:.3f} s of simulated time: "
                 + ", ".join(f"{k} {v}" for k, v in stats.items()))
 
+    def diagnostic_status(self) -> DiagnosticStatus:
+        """The simulation's health since the last call (see the module docstring)."""
+        stats = dict(self.update_stats())
+        rose = {k: max(stats[k] - self._reported[k], 0) for k in STAT_FIELDS}
+        self._reported = stats
+        events = [f"{rose[k]} {text}" for k, text in EVENTS.items() if rose[k]]
+        if rose["errors"]:
+            level = DiagnosticStatus.ERROR
+        elif events:
+            level = DiagnosticStatus.WARN
+        else:
+            level = DiagnosticStatus.OK
+        if events:
+            message = "since the last report: " + ", ".join(events)
+        elif not self.started:
+            message = "waiting for the first effort command"
+        else:
+            message = f"simulating, mode {self.mode}"
+        values = [KeyValue(key=k, value=str(stats[k])) for k in STAT_FIELDS]
+        values += [KeyValue(key="sim_time", value=f"{self.sim.t:.6f}"),
+                   KeyValue(key="mode", value=str(self.mode))]
+        return DiagnosticStatus(level=level, name=f"{self.get_name()}: simulation",
+                                message=message, hardware_id=self.model.name, values=values)
+
     def publish_diagnostics(self):
-        stats = self.update_stats()
-        msg = Float64MultiArray()
-        msg.layout.dim = [MultiArrayDimension(label="|".join(STAT_FIELDS),
-                                              size=len(STAT_FIELDS), stride=len(STAT_FIELDS))]
-        msg.data = [float(stats[k]) for k in STAT_FIELDS]
+        msg = DiagnosticArray(status=[self.diagnostic_status()])
+        msg.header.stamp = self.get_clock().now().to_msg()
         self.diag_pub.publish(msg)
 
     def report_audit(self):
