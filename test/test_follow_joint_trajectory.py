@@ -188,6 +188,39 @@ def test_moveit_style_goal_succeeds_within_goal_tolerance(rig):
                                fb.error.positions, atol=1e-12)
 
 
+def test_controller_state_shows_each_control_step(rig):
+    """~/controller_state as joint_trajectory_controller's: stamped with the JointState the step
+    used, whose positions and velocities are its feedback; error = reference − feedback; the
+    output effort within the limits; a moving reference while a goal runs."""
+    from control_msgs.msg import JointTrajectoryControllerState
+
+    _settle(rig)
+    seen = rig.probe.collect(JointTrajectoryControllerState, "/id_controller/controller_state", 50)
+    q0 = _q(rig.states[-1])
+    handle = _send(rig, _goal(_moveit_points(q0, q0 + np.array([-0.3, 0.2]), 1.0)))
+    assert handle.accepted
+    _result(rig, handle)
+    assert rig.probe.wait_for(lambda: len(seen) >= 5, timeout=20), rig.ctrl.log[-2000:]
+    states = {stamp_to_seconds(m.header.stamp): m for m in list(rig.states)}
+    moving = matched = 0
+    for msg in list(seen):
+        assert list(msg.joint_names) == JOINTS and msg.speed_scaling_factor == 1.0
+        state = states.get(stamp_to_seconds(msg.header.stamp))  # a published JointState's
+        if state is None:  # (one this probe did not take)
+            continue
+        matched += 1
+        np.testing.assert_array_equal(msg.feedback.positions, _q(state))
+        np.testing.assert_array_equal(msg.feedback.velocities, _v(state))
+        np.testing.assert_array_equal(msg.error.positions,
+                                      np.subtract(msg.reference.positions, _q(state)))
+        np.testing.assert_array_equal(msg.error.velocities,
+                                      np.subtract(msg.reference.velocities, _v(state)))
+        assert len(msg.reference.accelerations) == 2 and len(msg.output.effort) == 2
+        assert np.all(np.isfinite(msg.output.effort))
+        moving += np.abs(msg.reference.velocities).max() > 1e-3
+    assert matched >= len(seen) // 2 and moving, (matched, len(seen), moving)
+
+
 def test_bad_goals_rejected_at_goal_time(rig):
     _settle(rig)
     q0 = _q(rig.states[-1])

@@ -6,7 +6,11 @@ Subscribes ``joint_states`` (sensor_msgs/JointState, matched by name) and ``~/jo
 (trajectory_msgs/JointTrajectory, any reliable publisher); serves ``~/follow_joint_trajectory``
 (control_msgs/action/FollowJointTrajectory) when control_msgs is installed (MoveIt's simple
 controller manager talks to it); publishes the efforts as std_msgs/Float64MultiArray on
-``/effort_controller/commands`` (ros2_control's effort controller).
+``/effort_controller/commands`` (ros2_control's effort controller), and with control_msgs
+``~/controller_state`` (JointTrajectoryControllerState at ``state_publish_rate``, as
+joint_trajectory_controller: the reference, the measured state it was computed from, their
+difference and the effort sent, stamped with that state's stamp; rqt_plot and PlotJuggler read
+it while the gains are tuned).
 
 Trajectories, from the topic or the action, follow ros2_controllers' joint_trajectory_controller
 (:mod:`robot_dynamics.trajectory_execution`): validated when they arrive (a bad goal is rejected
@@ -153,6 +157,7 @@ class IdController(Node):
         self.allow_partial = declare(self, "allow_partial_joints_goal")
         self.allow_nonzero_end = declare(self, "allow_nonzero_velocity_at_trajectory_end")
         self.monitor_rate = declare(self, "action_monitor_rate")
+        state_rate = declare(self, "state_publish_rate")
         goal_time = declare(self, "constraints.goal_time")
         stopped = declare(self, "constraints.stopped_velocity_tolerance")
         path_tol, goal_tol = {}, {}
@@ -177,6 +182,7 @@ class IdController(Node):
         self.last_valid = None  # monotonic time of the last valid state
         self.last_error = np.zeros(n)
         self.last_t = 0.0
+        self._snapshot = None  # (t, q, q̇, q_d, q̇_d, q̈_d, τ sent) of the last control step
         self._last_check = time.monotonic()
         self._deferred = None  # a topic trajectory that came before the first state
         self._received = time.monotonic()  # when the last trajectory or goal came in
@@ -199,6 +205,7 @@ class IdController(Node):
             self.create_subscription(JointState, state_topic, self.on_state, STATE_QOS)
             self.create_timer(STALE_CHECK, self.check_stale)
         self._action = self._make_action_server()
+        self._state_pub = self._make_state_publisher(state_rate)
         # a goal waits (and a long trajectory is parsed) while other callbacks are served
         self.needs_threads = self._action is not None or self.state_loop is not None
         self.add_on_set_parameters_callback(self._on_set_parameters)
@@ -382,20 +389,25 @@ class IdController(Node):
                                            blend=self.blend, smoothing_velocity=self.smoothing)
         if self.friction_compensation:  # the URDF's joint damping, which the simulator applies
             tau = tau + self.model.damping * v
-        self.publish(tau)
+        sent = self.publish(tau)
+        if sent is not None:  # one tuple: ~/controller_state reads it from another thread
+            self._snapshot = (t, q, v, qd, vd, ad, sent)
 
     def _state_error(self, exc):
         self.get_logger().error(f"state callback failed: {exc!r}", throttle_duration_sec=1.0)
 
     def publish(self, tau):
+        """Send ``tau`` clipped to the effort limits; returns what was sent (None: nothing,
+        it was not finite)."""
         tau = np.clip(tau, -self.limits, self.limits)
         if not np.all(np.isfinite(tau)):
             self.get_logger().error("computed a non-finite effort; not sent",
                                     throttle_duration_sec=1.0)
-            return
+            return None
         msg = self._command  # reused: publish() serialises it before returning
         msg.data = array.array("d", tau[self.order].tobytes())
         self.pub.publish(msg)
+        return tau
 
     def check_stale(self):
         now = time.monotonic()
@@ -420,6 +432,46 @@ class IdController(Node):
         if getattr(self, "state_loop", None) is not None:
             self.state_loop.close()
         return super().destroy_node()
+
+    # -- controller state (joint_trajectory_controller's ~/controller_state) -------------------
+    def _make_state_publisher(self, rate):
+        """~/controller_state at ``rate`` Hz when control_msgs is installed (else None)."""
+        if rate <= 0.0:
+            return None
+        try:
+            from control_msgs.msg import JointTrajectoryControllerState
+        except ImportError:  # (the action server's start-up line says so)
+            return None
+        self._state_out = JointTrajectoryControllerState()
+        self._state_out.joint_names = list(self.model.joint_names)
+        pub = self.create_publisher(JointTrajectoryControllerState, "~/controller_state", 10)
+        self.create_timer(1.0 / rate, self.publish_controller_state)
+        return pub
+
+    def publish_controller_state(self):
+        """The last control step: reference, feedback, error = reference − feedback, output
+        (the effort sent), in the URDF joint order, stamped with its state's stamp. Humble's
+        message also has the deprecated desired/actual (the same points); Jazzy's on a
+        speed_scaling_factor (1: this controller does not scale)."""
+        snapshot = self._snapshot
+        if snapshot is None:
+            return
+        t, q, v, qd, vd, ad, tau = snapshot
+        msg = self._state_out  # reused: publish() serialises it before returning
+        seconds_to_stamp(t, msg.header.stamp)
+        msg.reference.positions = array.array("d", qd.tobytes())
+        msg.reference.velocities = array.array("d", vd.tobytes())
+        msg.reference.accelerations = array.array("d", ad.tobytes())
+        msg.feedback.positions = array.array("d", q.tobytes())
+        msg.feedback.velocities = array.array("d", v.tobytes())
+        msg.error.positions = array.array("d", (qd - q).tobytes())
+        msg.error.velocities = array.array("d", (vd - v).tobytes())
+        msg.output.effort = array.array("d", tau.tobytes())
+        if hasattr(msg, "desired"):  # Humble
+            msg.desired, msg.actual = msg.reference, msg.feedback
+        if hasattr(msg, "speed_scaling_factor"):  # Jazzy and later
+            msg.speed_scaling_factor = 1.0
+        self._state_pub.publish(msg)
 
     # -- FollowJointTrajectory (MoveIt) -------------------------------------------------------
     def _make_action_server(self):

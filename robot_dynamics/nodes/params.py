@@ -222,6 +222,10 @@ ID_CONTROLLER = ROBOT + (
           "accept trajectories whose last point has a velocity"),
     Param("action_monitor_rate", "double", 20.0,
           "FollowJointTrajectory feedback and status rate [Hz]", 0.1, 1000.0, read_only=True),
+    Param("state_publish_rate", "double", 50.0,
+          "~/controller_state rate [Hz] (control_msgs/JointTrajectoryControllerState: "
+          "reference, feedback, error and output effort, as joint_trajectory_controller's; "
+          "when control_msgs is installed); 0: not published", 0.0, 1000.0, read_only=True),
     Param("constraints.goal_time", "double", 0.0,
           "default time [s] allowed after the last point to be within the goal tolerance "
           "(0 = no limit)", 0.0, 3600.0),
@@ -258,8 +262,9 @@ NODES = {
     "id_controller": (
         "friction-aware computed-torque control (seed 004 §2.7 in the loop)",
         "subscribes /joint_states and ~/joint_trajectory (trajectory_msgs/JointTrajectory); "
-        "publishes /effort_controller/commands; action ~/follow_joint_trajectory when "
-        "control_msgs is installed",
+        "publishes /effort_controller/commands; when control_msgs is installed: action "
+        "~/follow_joint_trajectory and ~/controller_state "
+        "(control_msgs/JointTrajectoryControllerState)",
         ID_CONTROLLER),
     "dynamics_model": (
         "the robot's dynamics at the measured state, for monitoring and RViz",
