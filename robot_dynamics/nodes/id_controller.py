@@ -479,7 +479,8 @@ class IdController(Node):
             from control_msgs.action import FollowJointTrajectory
         except ImportError:
             self.get_logger().info("control_msgs is not installed: no FollowJointTrajectory "
-                                   "action server (the ~/joint_trajectory topic still works)")
+                                   "action server and no ~/controller_state (the "
+                                   "~/joint_trajectory topic still works)")
             return None
         self._fjt = FollowJointTrajectory
         # goals run in their own group so that state callbacks go on while they wait
