@@ -115,8 +115,10 @@ def override_problem(name, rest):
         if why is not None:
             return why
     robot = given.get("robot")
-    if robot is not None and not given.get("robot_description", "").strip("'\" "):
-        try:  # (robot_description, when given, wins over robot)
+    # robot_description, when given (here or perhaps in a parameters file), wins over robot
+    if (robot is not None and not given.get("robot_description", "").strip("'\" ")
+            and "--params-file" not in rest):
+        try:
             robot_path(robot.strip("'\""))
         except ModelError as exc:
             return f"parameter robot: {exc}"
