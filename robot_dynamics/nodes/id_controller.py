@@ -451,7 +451,7 @@ class IdController(Node):
     def publish_controller_state(self):
         """The last control step: reference, feedback, error = reference − feedback, output
         (the effort sent), in the URDF joint order, stamped with its state's stamp. Humble's
-        message also has the deprecated desired/actual (the same points); Jazzy's on a
+        message also has the deprecated desired/actual (the same points); Jazzy's has a
         speed_scaling_factor (1: this controller does not scale)."""
         snapshot = self._snapshot
         if snapshot is None:

@@ -82,7 +82,6 @@ def row(table, name: str) -> Param:
     raise KeyError(name)
 
 
-
 def check_choice(name, value, choices):
     """``value`` if it is one of ``choices``, else ValueError naming the parameter."""
     if value not in choices:
@@ -113,6 +112,7 @@ def override_problem(p: Param, text: str):
         except ValueError as exc:
             return str(exc)
     return None
+
 
 ROBOT = (
     Param("robot_description", "string", "",
