@@ -150,11 +150,14 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
     # at tol, and takes the first that passes
     screening = (h == 0 and warm is None) or predict  # (kernels/stiction.py says why)
     screen, screened, last = predict, False, np.inf
+    start_state, start_direction = state.copy(), np.sign(direction)
+    unsettled = np.zeros(n, dtype=bool)  # joints whose state or direction the rules changed
     for change in range(12 * n + 21):
+        unsettled |= (state != start_state) | (np.sign(direction) != start_direction)
         key = (state.tobytes(), np.sign(direction).tobytes(), screen)
         if key in seen:
             report.converged = False
-            report.message = "active set cycles: stick/slip states of the joints do not settle"
+            report.message = "active set cycles: " + _unsettled(model, unsettled)
             break
         seen.add(key)
         tol_k = max(tol, SCREEN) if screen and not predict else tol
@@ -279,8 +282,18 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
         return a, tauf, report
     else:
         report.converged = False
-        report.message = "active-set iteration limit reached"
+        report.message = "active-set iteration limit reached: " + _unsettled(model, unsettled)
     return a, np.zeros(n), report
+
+
+def _unsettled(model, joints) -> str:
+    """Why an active set that does not settle fails, naming the joints whose stick/slip state
+    the rules kept changing."""
+    names = [model.joint_names[i] for i in np.flatnonzero(joints)]
+    shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+    return (f"the stick/slip states of joint(s) {shown or '(none)'} do not settle (friction "
+            "that grows with the joint loads faster than their inertia can leave a step with "
+            "no consistent motion: check those joints' load coefficients)")
 
 
 FREE, STUCK, LOWER, UPPER = 0, 1, 2, 3  # joint states of the active set (also the kernel's)

@@ -89,3 +89,17 @@ def test_several_joints_stick_at_once_and_conditions_hold():
         assert a[i] * data.tau_friction[i] < 0  # friction opposes the motion it could not stop
         bound = fr.laws[i].breakaway(W[i], model.axes[i], False, q[i], -np.sign(data.tau_friction[i]))
         assert abs(data.tau_friction[i]) == pytest.approx(bound, rel=1e-6)
+
+
+def test_an_active_set_that_does_not_settle_names_its_joints():
+    """The failure of a stick/slip iteration that cycles (a 60-link chain with load-dependent
+    friction and random velocities does, beyond the 47 free joints where the solve takes the
+    seed's iteration) names the joints whose state kept changing, at most six and a count."""
+    from robot_dynamics.stiction import _unsettled
+
+    model = rd.load_urdf(bundled("arm7.urdf"))
+    text = _unsettled(model, np.array([True, False, True, False, False, False, False]))
+    assert text.startswith("the stick/slip states of joint(s) joint_a1, joint_a3 do not settle")
+    assert "load coefficients" in text
+    many = _unsettled(model, np.ones(7, dtype=bool))
+    assert "joint_a1, joint_a2, joint_a3, joint_a4, joint_a5, joint_a6 and 1 more" in many
