@@ -98,20 +98,20 @@ def _check_parameter_names(name, rest):
                   file=sys.stderr)
 
 
-def override_problem(name, rest):
+def early_refusal(name, rest):
     """The first ``-p NAME:=VALUE`` of node ``name`` that its start-up would refuse, told
     before anything heavy is imported (on a cold numba cache the node would compile its
     kernels for minutes first): a value out of its range or not among its choices
     (params.override_problem), a robot that names no bundled robot and no file. The last
     override of a name is the one rcl applies; the rest the node checks itself."""
     from .errors import ModelError
-    from .nodes.params import NODES as TABLES, find, override_problem as problem_of
+    from .nodes.params import NODES as TABLES, find, override_problem
     from .resources import robot_path
 
     given = {pname: text for prefix, pname, text in _overrides(rest) if prefix in ("", name)}
     for pname, text in given.items():
         row = find(TABLES[name][2], pname)
-        why = None if row is None else problem_of(row, text)
+        why = None if row is None else override_problem(row, text)
         if why is not None:
             return why
     robot = given.get("robot")
@@ -214,7 +214,7 @@ def _main(argv=None) -> int:
             return error(name, f"unexpected argument {stray[0]!r}: a node takes ROS arguments "
                                f"only, after --ros-args (e.g. `robot-dynamics {name} --ros-args "
                                f"-p robot:=ur5`); see `robot-dynamics {name} --help`")
-        problem = override_problem(name, rest)
+        problem = early_refusal(name, rest)
         if problem is not None:
             return error(name, problem)
     try:

@@ -153,8 +153,9 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
     start_state, start_direction = state.copy(), np.sign(direction)
     unsettled = np.zeros(n, dtype=bool)  # joints whose state or direction the rules changed
     for change in range(12 * n + 21):
-        unsettled |= (state != start_state) | (np.sign(direction) != start_direction)
-        key = (state.tobytes(), np.sign(direction).tobytes(), screen)
+        sign = np.sign(direction)
+        unsettled |= (state != start_state) | (sign != start_direction)
+        key = (state.tobytes(), sign.tobytes(), screen)
         if key in seen:
             report.converged = False
             report.message = "active set cycles: " + _unsettled(model, unsettled)

@@ -78,12 +78,14 @@ def test_diagnostics_on_the_standard_topic(sim):
 
     node, probe = sim
     arrays = probe.collect(DiagnosticArray, "/diagnostics", 10)
-    ours = lambda: [m.status[0] for m in arrays  # noqa: E731
-                    if m.status[0].name == "simulator: simulation"]
+    ours = lambda: [m for m in arrays  # noqa: E731
+                    if m.status and m.status[0].name == "simulator: simulation"]
     assert probe.wait_for(lambda: len(ours()) >= 2, timeout=30), node.log
     steps = []
-    for st in ours()[:2]:
-        assert len(arrays[0].status) == 1 and st.hardware_id == "planar_2r", st
+    for msg in ours()[:2]:
+        assert len(msg.status) == 1, msg
+        st = msg.status[0]
+        assert st.hardware_id == "planar_2r", st
         values = {kv.key: kv.value for kv in st.values}
         assert int(values["steps"]) > 0 and int(values["errors"]) == 0, values
         assert values["mode"] == "fast"
