@@ -50,7 +50,7 @@ setup(
         "scipy>=1.9",
         "pyyaml",
         "lxml",
-        "xacro>=2.0",  # expands .urdf.xacro robots (robot_dynamics.urdf)
+        "xacro>=2.0",  # expands .urdf.xacro robots (robot_dynamics.parsers.urdf)
         "numba>=0.59",
         "sympy>=1.12",
         "matplotlib>=3.6",
@@ -69,11 +69,11 @@ setup(
     tests_require=["pytest"],
     entry_points={
         "console_scripts": [
-            "robot-dynamics = robot_dynamics.cli:main",
+            "robot-dynamics = robot_dynamics.cli.main:main",
             # the nodes' executables go through the CLI: --help, one-line errors
-            "dynamics_model = robot_dynamics.cli:dynamics_model_main",
-            "id_controller = robot_dynamics.cli:id_controller_main",
-            "simulator = robot_dynamics.cli:simulator_main",
+            "dynamics_model = robot_dynamics.cli.main:dynamics_model_main",
+            "id_controller = robot_dynamics.cli.main:id_controller_main",
+            "simulator = robot_dynamics.cli.main:simulator_main",
         ],
     },
 )

@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "test"))
 import pinocchio as pin  # noqa: E402
 
 import robot_dynamics as rd  # noqa: E402
-from robot_dynamics.batch import inverse_dynamics_batch  # noqa: E402
+from robot_dynamics.algorithm.batch import inverse_dynamics_batch  # noqa: E402
 from conftest import PANDA, UR5, PinMap, erd_urdf  # noqa: E402
 
 FRICTION = {"default": {"model": "load_dependent", "coulomb": 0.5, "viscous": 0.1, "k1": 0.01,
@@ -143,7 +143,7 @@ def startup():
             "from robot_dynamics import resources; d=m.create_data(); z=np.zeros(7);"
             "t2=time.perf_counter(); rd.rnea(m,d,z,z,z); rd.mass_matrix(m,d,z); t3=time.perf_counter();"
             "print(f'{(t1-t0)*1e3:.0f} {(t3-t2)*1e3:.0f}')")
-    code = code.replace("rd.resources.robot_path", "__import__('robot_dynamics.resources', "
+    code = code.replace("rd.resources.robot_path", "__import__('robot_dynamics.parsers.resources', "
                         "fromlist=['x']).robot_path")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.split()
     print(f"\nstart-up (fresh process, numba cache warm): import {out[0]} ms, first rnea+crba "

@@ -21,11 +21,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "test"))
 
 import robot_dynamics as rd  # noqa: E402
-from robot_dynamics.kernels.dynamics import (  # noqa: E402
-    composite_inertias, directors_core, mass_from_composite, mass_from_directors,
-    placements_kernel, rnea_passes, world_kernel)
-from robot_dynamics.kernels.layout import (  # noqa: E402
-    model_gravity, model_relations, model_views, scratch_views, work_views)
+from robot_dynamics.kernels.dynamics import (composite_inertias, directors_core,
+    mass_from_composite, mass_from_directors, placements_kernel, rnea_passes, world_kernel)
+from robot_dynamics.kernels.layout import (model_gravity, model_relations, model_views,
+    scratch_views, work_views)
 from conftest import PANDA, erd_urdf  # noqa: E402
 
 TALOS = "talos_data/robots/talos_reduced.urdf"

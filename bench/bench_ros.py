@@ -22,8 +22,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "test"))
 
 import robot_dynamics as rd  # noqa: E402
-from robot_dynamics.nodes.composition import demo_trajectory  # noqa: E402
-from robot_dynamics.resources import config_path, robot_path  # noqa: E402
+from robot_dynamics.ros.composition import demo_trajectory  # noqa: E402
+from robot_dynamics.parsers.resources import config_path, robot_path  # noqa: E402
 
 
 def core_rtf():
@@ -51,7 +51,7 @@ def node_rates():
     from ros_helpers import NodeProcess, RosProbe
     from sensor_msgs.msg import JointState
 
-    from robot_dynamics.nodes.common import STATE_QOS, stamp_to_seconds
+    from robot_dynamics.ros.common import STATE_QOS, stamp_to_seconds
 
     probe = RosProbe("bench_probe")
     for every in (1, 20):
@@ -94,7 +94,7 @@ def round_trips(joint_names, count):
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
-    from robot_dynamics.nodes.common import STATE_QOS
+    from robot_dynamics.ros.common import STATE_QOS
 
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=int(DOMAIN_ID))

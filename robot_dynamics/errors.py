@@ -4,7 +4,7 @@ Every message names what is wrong: the file, link, joint or argument, and the of
 
 The guards, cheapest first, so that a well-formed call pays almost nothing for them:
 
-* :func:`check_data` / :func:`check_friction` — a :class:`~robot_dynamics.model.Data` or a
+* :func:`check_data` / :func:`check_friction` — a :class:`~robot_dynamics.multibody.model.Data` or a
   :class:`~robot_dynamics.friction.FrictionModel` records the model it was made for; the entry
   points compare ``data._model is model`` (one identity test) and call these only when it fails.
   A compiled kernel sizes its loops from the model and writes the Data's buffers, so a Data of

@@ -6,7 +6,7 @@ tree's way to run ``robot-dynamics record`` (robot_dynamics/identification/recor
 """
 import sys
 
-from robot_dynamics.identification.record import main
+from robot_dynamics.ros.record import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,7 +1,7 @@
 """Real ROS 2 for tests: node subprocesses on an isolated DDS domain, and an in-test rclpy node.
 
 No fake middleware: the nodes under test run as their own processes (``python -m
-robot_dynamics.nodes.<name> --ros-args ...``) and talk to the test's node over DDS on loopback.
+robot_dynamics.ros.<name> --ros-args ...``) and talk to the test's node over DDS on loopback.
 """
 from __future__ import annotations
 
@@ -22,10 +22,10 @@ ENV = dict(os.environ, ROS_DOMAIN_ID=DOMAIN_ID, ROS_AUTOMATIC_DISCOVERY_RANGE="L
 
 
 class NodeProcess:
-    """A node started as ``python -m robot_dynamics.nodes.<module>`` with parameters."""
+    """A node started as ``python -m robot_dynamics.ros.<module>`` with parameters."""
 
     def __init__(self, module, params=None, remaps=None):
-        args = [sys.executable, "-m", f"robot_dynamics.nodes.{module}", "--ros-args"]
+        args = [sys.executable, "-m", f"robot_dynamics.ros.{module}", "--ros-args"]
         for key, value in (params or {}).items():
             args += ["-p", f"{key}:={_param(value)}"]
         for src, dst in (remaps or {}).items():
@@ -100,7 +100,7 @@ class RosProbe:
 
     def collect(self, msg_type, topic, qos=None):
         """Subscribe and return the list the messages are appended to."""
-        from robot_dynamics.nodes.common import STATE_QOS
+        from robot_dynamics.ros.common import STATE_QOS
 
         box = []
         self.node.create_subscription(msg_type, topic, lambda m: box.append(m), qos or STATE_QOS)

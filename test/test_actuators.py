@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from robot_dynamics.actuators import actuators_from_config
+from robot_dynamics.friction.actuators import actuators_from_config
 from robot_dynamics.errors import ModelError
 from robot_dynamics.friction import CompositeFriction, GearMeshFriction
 from conftest import REPO, bundled
@@ -84,7 +84,7 @@ def test_none_when_absent():
         assert not act.armature.any()
         np.testing.assert_array_equal(act.effort_limits, model.effort_limits)
         assert act.friction().laws[0].name == "none"
-    from robot_dynamics.actuators import load_actuators
+    from robot_dynamics.friction.actuators import load_actuators
 
     fr = rd.friction_from_config({"default": {"model": "classic", "coulomb": 0.1}}, model)
     assert load_actuators("", model, fr) == (None, fr)
@@ -105,7 +105,7 @@ def test_bundled_arm7_actuators():
     for law in fr.laws:
         assert law.part_names == ["bearing", "gear_mesh", "motor"]
     # the batch kernel (parallel over samples) runs the composite laws as the per-call path
-    from robot_dynamics.batch import inverse_dynamics_batch
+    from robot_dynamics.algorithm.batch import inverse_dynamics_batch
 
     act.apply(model)
     rng = np.random.default_rng(0)
@@ -170,7 +170,7 @@ def test_missing_file_and_mimic_model():
 
 
 def test_node_parameter_rows():
-    from robot_dynamics.nodes import params
+    from robot_dynamics.ros import params
 
     for table in (params.SIMULATOR, params.ID_CONTROLLER, params.DYNAMICS_MODEL):
         row = params.row(table, "actuators")
@@ -179,7 +179,7 @@ def test_node_parameter_rows():
 
 def test_node_startup_applies_actuators():
     pytest.importorskip("rclpy")
-    from robot_dynamics.nodes.common import load_actuators
+    from robot_dynamics.ros.common import load_actuators
 
     model = rd.load_urdf(ARM7)
     act, fr = load_actuators("arm7_actuators", model, None)  # a bundled name, as the nodes

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from robot_dynamics.aggregated import aggregate, efforts_to_joints, joints_to_efforts
+from robot_dynamics.algorithm.aggregated import aggregate, efforts_to_joints, joints_to_efforts
 from conftest import PANDA, erd_urdf, random_state
 
 TREE = "talos_data/robots/talos_reduced.urdf"  # 32 dof, branched

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from robot_dynamics import aggregated, batch
+from robot_dynamics.algorithm import aggregated, batch
 from robot_dynamics.errors import InputError, MismatchError
-from robot_dynamics.forward_dynamics import forward_dynamics_reference
+from robot_dynamics.algorithm.forward_dynamics import forward_dynamics_reference
 from robot_dynamics.friction import friction_from_config
 from conftest import PANDA, REPO, UR5, bundled, erd_urdf
 
@@ -28,11 +28,11 @@ import json, sys
 import numpy as np
 import robot_dynamics as rd
 from robot_dynamics import aggregated, batch
-from robot_dynamics.crba import mass_matrix_reference
-from robot_dynamics.directors import wrench_directors_reference
-from robot_dynamics.forward_dynamics import forward_dynamics_reference
+from robot_dynamics.algorithm.crba import mass_matrix_reference
+from robot_dynamics.algorithm.directors import wrench_directors_reference
+from robot_dynamics.algorithm.forward_dynamics import forward_dynamics_reference
 from robot_dynamics.friction import friction_from_config
-from robot_dynamics.rnea import rnea_reference
+from robot_dynamics.algorithm.rnea import rnea_reference
 
 paths = json.loads(sys.argv[1])
 models = {name: rd.load_urdf(path) for name, path in paths["urdf"].items()}
@@ -346,7 +346,7 @@ def test_model_settings_of_the_wrong_shape_or_type_are_refused(arm7):
 
 def test_friction_and_actuators_by_name_as_on_the_command_line(arm7):
     model, friction = arm7
-    from robot_dynamics.actuators import actuators_from_config
+    from robot_dynamics.friction.actuators import actuators_from_config
 
     named = friction_from_config("arm7_friction", model)
     assert named.to_config() == friction.to_config()

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from robot_dynamics.batch import inverse_dynamics_batch, joint_wrenches_batch, rnea_batch
-from robot_dynamics.crba import mass_matrix_reference
-from robot_dynamics.forward_dynamics import forward_dynamics_reference
+from robot_dynamics.algorithm.batch import inverse_dynamics_batch, joint_wrenches_batch, rnea_batch
+from robot_dynamics.algorithm.crba import mass_matrix_reference
+from robot_dynamics.algorithm.forward_dynamics import forward_dynamics_reference
 from robot_dynamics.friction import friction_from_config
-from robot_dynamics.rnea import rnea_reference
+from robot_dynamics.algorithm.rnea import rnea_reference
 from conftest import PANDA, UR5, PinMap, REPO, bundled, erd_urdf, random_state
 
 ROBOTS = [PANDA, UR5, "arm7.urdf"]
@@ -109,7 +109,7 @@ def test_friction_id_and_fd_with_armature_match_pinocchio(robot):
     """Friction-aware ID: τ = fn∥ + armature∘q̈ − τf with τf from the link-side wrenches
     (Pinocchio's data.f); FD with friction (compiled, and the Python twin with the Python
     solver) solves Pinocchio's (M + diag(armature)) q̈ + b = τ + τf, and inverts ID."""
-    from robot_dynamics.friction_compensation import compensated_inverse_dynamics
+    from robot_dynamics.control.friction_compensation import compensated_inverse_dynamics
 
     path = _path(robot)
     model = rd.load_urdf(path)
@@ -312,7 +312,7 @@ def test_aggregated_mass_matrix_and_maintaining_map_take_the_rotors():
     """Seed 004 §2.6 with rotors: M = S A + diag(armature); the maintaining map J∥ → J⊥ gives
     the normal reactions of the motion the axial efforts produce (FD), the wrenches fn of
     eq. 2.3.7 staying link-side."""
-    from robot_dynamics.aggregated import aggregate
+    from robot_dynamics.algorithm.aggregated import aggregate
 
     model = rd.load_urdf(bundled("arm7.urdf"))
     arm = _armature(model, 3)
@@ -333,7 +333,7 @@ def test_aggregated_mass_matrix_and_maintaining_map_take_the_rotors():
 
 def test_dynamics_model_node_outputs_take_the_armature():
     pytest.importorskip("rclpy")
-    from robot_dynamics.nodes.dynamics_model import compute_outputs
+    from robot_dynamics.ros.dynamics_model import compute_outputs
 
     model = rd.load_urdf(bundled("arm7.urdf"))
     fr = friction_from_config(os.path.join(REPO, "config", "arm7_friction.yaml"), model)
@@ -358,7 +358,8 @@ def test_friction_identification_accounts_for_the_rotors():
     """The fitter's friction effort is τ − fn∥ − armature∘q̈: with the rotors in the model it
     recovers the coefficients of data generated with them (ignoring them, armature∘q̈ would
     be taken for friction)."""
-    from robot_dynamics.identification import fit, fourier_excitation
+    from robot_dynamics.identification import fit
+    from robot_dynamics.identification import fourier_excitation
 
     model = rd.load_urdf(bundled("arm7.urdf"))
     model.armature = np.array([2.5, 2.5, 1.2, 1.2, 0.4, 0.2, 0.2])

@@ -1,5 +1,5 @@
 """Forward dynamics by articulated recursions (kernels/articulated.py) against its readable
-statement (robot_dynamics.articulated_friction) and the general solve's specification
+statement (robot_dynamics.reference.articulated) and the general solve's specification
 (forward_dynamics_reference): the same motion for the stick/slip assignment it reports, on a
 chain (panda, load-dependent law), the bundled arm7 (its friction config) and rrp (prismatic)."""
 import os
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from robot_dynamics.articulated_friction import articulated_motion
-from robot_dynamics.forward_dynamics import forward_dynamics_reference
+from robot_dynamics.reference.articulated import articulated_motion
+from robot_dynamics.algorithm.forward_dynamics import forward_dynamics_reference
 from robot_dynamics.friction import friction_from_config
 from conftest import PANDA, REPO, erd_urdf
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from robot_dynamics.batch import inverse_dynamics_batch, joint_wrenches_batch, rnea_batch
+from robot_dynamics.algorithm.batch import inverse_dynamics_batch, joint_wrenches_batch, rnea_batch
 from robot_dynamics.friction import friction_from_config
 from conftest import bundled
 

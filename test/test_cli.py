@@ -15,11 +15,11 @@ import pytest
 from ros_helpers import DOMAIN_ID, ENV
 
 import robot_dynamics as rd
-from robot_dynamics.nodes import params as P
-from robot_dynamics.resources import robot_path
-from robot_dynamics.units import PRISMATIC_UNITS, REVOLUTE_UNITS, joint_units
+from robot_dynamics.ros import params as P
+from robot_dynamics.parsers.resources import robot_path
+from robot_dynamics.multibody.units import PRISMATIC_UNITS, REVOLUTE_UNITS, joint_units
 
-CLI = [sys.executable, "-m", "robot_dynamics.cli"]
+CLI = [sys.executable, "-m", "robot_dynamics.cli.main"]
 HEAVY = ("numba", "rclpy", "sympy", "matplotlib", "scipy")
 
 
@@ -35,7 +35,7 @@ HELP_ARGVS = [["--help"], ["--version"], ["sim", "--help"], ["derive", "--help"]
 
 def test_help_imports_nothing_heavy():
     """Each --help in turn, in one fresh interpreter: after each, no heavy module loaded."""
-    code = ("import sys, json\nfrom robot_dynamics.cli import main\nout = []\n"
+    code = ("import sys, json\nfrom robot_dynamics.cli.main import main\nout = []\n"
             f"for argv in {HELP_ARGVS!r}:\n"
             "    try:\n        rc = main(argv)\n    except SystemExit as e:\n        rc = e.code\n"
             f"    out.append([argv, rc, [m for m in {HEAVY!r} if m in sys.modules]])\n"
@@ -48,7 +48,7 @@ def test_help_imports_nothing_heavy():
 
 @pytest.mark.parametrize("node", sorted(P.NODES))
 def test_node_help_lists_every_parameter_without_a_node(node, capsys):
-    from robot_dynamics.cli import main
+    from robot_dynamics.cli.main import main
 
     assert main([node, "--help"]) == 0
     out = capsys.readouterr()
@@ -114,7 +114,7 @@ def test_mistakes_are_refused_before_importing_the_kernels(args, needle):
     numba or rclpy: on a cold numba cache `sim --friction nosuch`, `identify` with a missing bag,
     `record --robot nosuch` and `simulator --ros-args -p rate:=-5.0` used to be silent for the
     minutes of the kernels' compilation, then fail."""
-    code = ("import sys\nfrom robot_dynamics.cli import main\n"
+    code = ("import sys\nfrom robot_dynamics.cli.main import main\n"
             f"rc = main({args!r})\n"
             "print('numba' in sys.modules, 'rclpy' in sys.modules, rc)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -158,7 +158,7 @@ def test_mistakes_are_refused_before_importing_the_kernels(args, needle):
 ])
 def test_sim_mistakes_are_one_line_exit_2(args, needle, tmp_path, capsys, monkeypatch):
     """In process (the checks run before rclpy starts): exit 2, one line, no node."""
-    from robot_dynamics.cli import main
+    from robot_dynamics.cli.main import main
 
     monkeypatch.chdir(tmp_path)
     try:
@@ -177,7 +177,7 @@ def test_sim_mistakes_are_one_line_exit_2(args, needle, tmp_path, capsys, monkey
 def test_sim_controller_gains_the_node_refuses_are_one_line(tmp_path, capsys):
     """A controller config whose values id_controller refuses (a gain of another robot's
     length, a negative gain): one line naming the file, the parameter and why; exit 2."""
-    from robot_dynamics.cli import main
+    from robot_dynamics.cli.main import main
 
     cases = {"kp: [400.0, 400.0, 400.0]": "parameter kp: expected 1 or 2 non-negative numbers",
              "friction_error_gain: -3.0":
@@ -197,7 +197,7 @@ def test_sim_controller_gains_the_node_refuses_are_one_line(tmp_path, capsys):
 def test_sim_without_rclpy_is_one_line(capsys, monkeypatch):
     """A venv whose rclpy cannot load (the ROS 2 wheels' libraries not found) gets one line
     naming the import error, not a traceback."""
-    from robot_dynamics.cli import main
+    from robot_dynamics.cli.main import main
 
     monkeypatch.setitem(sys.modules, "rclpy", None)  # import rclpy → ImportError
     rc = main(["sim"])
@@ -233,7 +233,7 @@ def test_node_refuses_mistakes_of_a_params_file(node, entry, needle, tmp_path):
                                   ["id_controller", "foo", "--ros-args", "-p", "robot:=ur5"]])
 def test_node_arguments_before_ros_args_are_refused(args, capsys):
     """rclpy ignores them: "-p robot:=ur5" without --ros-args would start the default robot."""
-    from robot_dynamics.cli import main
+    from robot_dynamics.cli.main import main
 
     assert main(args) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -245,23 +245,23 @@ def test_node_executables_are_the_cli_s(monkeypatch, capsys):
     --help and refuse mistakes as ``robot-dynamics <node>`` does (setup.py's console scripts)."""
     import re
 
-    from robot_dynamics import cli
+    from robot_dynamics.cli.main import main as cli
 
     setup = open(os.path.join(os.path.dirname(__file__), "..", "setup.py")).read()
     for node in P.NODES:
         target = re.search(rf'"{node} = ([\w.]+):(\w+)"', setup)
-        assert target and target.groups() == ("robot_dynamics.cli", f"{node}_main"), node
+        assert target and target.groups() == ("robot_dynamics.cli.main", f"{node}_main"), node
         monkeypatch.setattr(sys, "argv", [node, "--help"])
         assert getattr(cli, f"{node}_main")() == 0
         assert f"usage: robot-dynamics {node}" in capsys.readouterr().out
 
 
 def test_node_module_help_prints_without_starting_a_node(capsys):
-    """``python -m robot_dynamics.nodes.<node> --help``: the help, no rclpy context."""
+    """``python -m robot_dynamics.ros.<node> --help``: the help, no rclpy context."""
     import rclpy
 
-    from robot_dynamics.nodes.common import run_node
-    from robot_dynamics.nodes.id_controller import IdController
+    from robot_dynamics.ros.common import run_node
+    from robot_dynamics.ros.id_controller import IdController
 
     run_node(IdController, ["id_controller", "--help"])
     assert "usage: robot-dynamics id_controller" in capsys.readouterr().out
@@ -269,13 +269,13 @@ def test_node_module_help_prints_without_starting_a_node(capsys):
 
 
 def test_unknown_command():
-    from robot_dynamics.cli import main
+    from robot_dynamics.cli.main import main
 
     assert main(["fly"]) == 2
 
 
 def test_sim_plot_into_a_directory_is_refused(tmp_path, capsys):
-    from robot_dynamics.cli import main
+    from robot_dynamics.cli.main import main
 
     assert main(["sim", "--plot", str(tmp_path)]) == 2
     assert "is a directory" in capsys.readouterr().err
@@ -284,7 +284,7 @@ def test_sim_plot_into_a_directory_is_refused(tmp_path, capsys):
 def test_record_is_a_command_of_the_install(tmp_path, capsys):
     """`robot-dynamics record` (what scripts/record_sim_bag.py runs in the source tree): listed,
     its --help, and a mistake refused in one line before simulating."""
-    from robot_dynamics.cli import main, usage
+    from robot_dynamics.cli.main import main, usage
 
     assert "\n  record " in usage()
     with pytest.raises(SystemExit) as exc:
@@ -330,7 +330,7 @@ def test_plot_labels_prismatic_joint_in_metres(tmp_path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from robot_dynamics.nodes import composition
+    from robot_dynamics.ros import composition
 
     model = rd.load_urdf(robot_path("rrp"))
     n, k = model.nv, 50
@@ -357,8 +357,8 @@ def test_plot_labels_prismatic_joint_in_metres(tmp_path):
 
 
 def test_energy_residual_is_absolute_when_the_flows_vanish():
-    from robot_dynamics.energy import EnergyAudit
-    from robot_dynamics.nodes.composition import format_energy_residual
+    from robot_dynamics.algorithm.energy import EnergyAudit
+    from robot_dynamics.ros.composition import format_energy_residual
 
     idle = EnergyAudit(kinetic=1e-14, potential=0.0, motor_work=0.0)
     assert "relative" not in format_energy_residual(idle)
@@ -370,7 +370,7 @@ def test_energy_residual_is_absolute_when_the_flows_vanish():
 def test_summary_says_what_compensation_acts_on():
     """With no friction model the controller still cancels the URDF's joint damping: the
     summary says so instead of "nothing to compensate"."""
-    from robot_dynamics.nodes.composition import _compensation
+    from robot_dynamics.ros.composition import _compensation
 
     base = {"friction_compensation": True, "model_friction_law": "none"}
     assert _compensation({**base, "damping": True}) == "on (URDF damping only)"
@@ -394,7 +394,7 @@ SHORT = ["sim", "--robot", "planar_2r", "--move-time", "0.5", "--settle", "0.05"
 
 
 def test_sim_judges_a_run_too_tight_tolerance_fails_with_reason(domain, capsys):
-    from robot_dynamics.cli import main
+    from robot_dynamics.cli.main import main
 
     assert main(SHORT + ["--tolerance", "1e-9"]) == 1
     err = capsys.readouterr().err
@@ -424,7 +424,7 @@ def test_sim_sigterm_stops_cleanly():
 
 
 def test_lockstep_demo_is_deterministic_and_returns_its_data(domain):
-    from robot_dynamics.nodes.composition import run_demo
+    from robot_dynamics.ros.composition import run_demo
 
     runs = [run_demo("planar_2r", move_time=0.5, settle=0.05, log=lambda *_: None)
             for _ in range(2)]
@@ -454,8 +454,8 @@ def test_demo_nodes_are_in_a_namespace_of_their_own_run(domain):
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter
 
-    from robot_dynamics.nodes.composition import run_demo
-    from robot_dynamics.nodes.simulator import SimulatorNode
+    from robot_dynamics.ros.composition import run_demo
+    from robot_dynamics.ros.simulator import SimulatorNode
 
     stop, seen, answers, ready = threading.Event(), set(), [], threading.Event()
 
@@ -518,8 +518,8 @@ def test_demo_nodes_are_in_a_namespace_of_their_own_run(domain):
 def test_summary_reports_a_mode_switched_during_the_run():
     """The summary says the mode(s) the simulator ran, not the one asked for; a switch makes
     the run invalid, with the reason."""
-    from robot_dynamics.energy import EnergyAudit
-    from robot_dynamics.nodes.composition import summarize
+    from robot_dynamics.algorithm.energy import EnergyAudit
+    from robot_dynamics.ros.composition import summarize
 
     model = rd.load_urdf(robot_path("planar_2r"))
     data = {"t": np.arange(5) * 1e-3, "q": np.zeros((5, 2)), "tau": np.zeros((5, 2))}
@@ -566,9 +566,9 @@ def test_parameter_tables_match_what_the_nodes_declare(domain):
     import rclpy
     from rclpy.parameter import Parameter
 
-    from robot_dynamics.nodes.dynamics_model import DynamicsModelNode
-    from robot_dynamics.nodes.id_controller import IdController
-    from robot_dynamics.nodes.simulator import SimulatorNode
+    from robot_dynamics.ros.dynamics_model import DynamicsModelNode
+    from robot_dynamics.ros.id_controller import IdController
+    from robot_dynamics.ros.simulator import SimulatorNode
 
     classes = {"simulator": SimulatorNode, "id_controller": IdController,
                "dynamics_model": DynamicsModelNode}
@@ -617,7 +617,7 @@ def test_per_joint_rows_are_found_by_their_concrete_names():
     assert P.find(table, "constraints.joint_a1.speed") is None
     assert [p.name for p in P.expand(table, ["a", "b"]) if p.name.endswith(".goal")] == [
         "constraints.a.goal", "constraints.b.goal"]
-    from robot_dynamics.nodes.params import format_help
+    from robot_dynamics.ros.params import format_help
 
     text = " ".join(format_help("id_controller").split())  # as one line, unwrapped
     assert " constraints.<joint>.goal double 0.0 [0.0, 1000.0] " in text
@@ -627,7 +627,7 @@ def test_per_joint_rows_are_found_by_their_concrete_names():
 def test_controller_yaml_of_each_bundled_robot_is_complete_and_typed(tmp_path):
     """config/<robot>_controller.yaml: one gain per joint in the URDF order, doubles (a YAML
     400 is an int: converted), and a misspelt key is a one-line usage error."""
-    from robot_dynamics.nodes.composition import UsageError, controller_parameters
+    from robot_dynamics.ros.composition import UsageError, controller_parameters
 
     for robot in ("arm7", "arm7_gripper", "planar_2r", "rrp"):
         model = rd.load_urdf(robot_path(robot))
@@ -649,7 +649,7 @@ def test_controller_yaml_of_each_bundled_robot_is_complete_and_typed(tmp_path):
 def test_identify_takes_a_bundled_actuators_name(tmp_path, capsys):
     """`identify --actuators arm7_actuators` reads the bundled file, as `sim --actuators` and
     the nodes' `actuators` parameter do (it was 'arm7_actuators: no such actuators file')."""
-    from robot_dynamics.identification import cli as identify_cli
+    from robot_dynamics.cli.main import identify as identify_cli
 
     model = rd.load_urdf(robot_path("arm7"))
     z = np.zeros((3, model.nv))
@@ -667,8 +667,8 @@ def test_sim_summary_names_the_friction_actually_used():
     """A robot without a bundled friction file runs frictionless: the summary says so instead
     of naming a missing '<robot>_friction (default)'; a robot given as a path is named by its
     stem."""
-    from robot_dynamics.nodes.common import load_friction
-    from robot_dynamics.nodes.composition import _friction_label
+    from robot_dynamics.ros.common import load_friction
+    from robot_dynamics.ros.composition import _friction_label
 
     mimic = rd.load_urdf(robot_path("arm7_gripper_mimic"), mimic=True)
     law = load_friction("", "arm7_gripper_mimic", mimic)
@@ -686,9 +686,9 @@ def test_a_users_file_named_like_a_bundled_robot_gets_no_bundled_configs(tmp_pat
     only: a user's ~/arm7.urdf, or a robot_description that is not the bundled file's text, is
     the user's robot (arm7's friction on it would be a silent wrong answer, or an error about
     joints the user never named)."""
-    from robot_dynamics.nodes.composition import (_friction_label, controller_parameters,
-                                                  default_actuators, loop_closure_note)
-    from robot_dynamics.resources import bundled_robot
+    from robot_dynamics.ros.composition import (_friction_label, controller_parameters,
+        default_actuators, loop_closure_note)
+    from robot_dynamics.parsers.resources import bundled_robot
 
     text = open(robot_path("arm7"), encoding="utf-8").read()
     assert bundled_robot("arm7") == bundled_robot(robot_path("arm7")) == "arm7"
@@ -715,8 +715,8 @@ def test_a_users_urdf_friction_is_its_default_coulomb_friction(tmp_path):
     dropping it silently; a joint declaring 0 stays frictionless."""
     from robot_dynamics.friction.classic import ClassicFriction
     from robot_dynamics.friction.none import NoFriction
-    from robot_dynamics.nodes.common import load_friction
-    from robot_dynamics.nodes.composition import _friction_label
+    from robot_dynamics.ros.common import load_friction
+    from robot_dynamics.ros.composition import _friction_label
 
     text = open(robot_path("planar_2r"), encoding="utf-8").read()
     mine = tmp_path / "my_arm.urdf"
@@ -734,7 +734,7 @@ def test_a_users_urdf_friction_is_its_default_coulomb_friction(tmp_path):
 def test_tracking_verdict_names_urdf_damping_too_stiff_for_the_step():
     """The controller compensates the URDF's damping as d∘q̇; where h·d/M ≫ 1 (xarm7's wrist:
     d = 2 on 1.4e-4 kg·m², 14 at 1 ms) no per-step command can, and the verdict says why."""
-    from robot_dynamics.nodes.composition import _stiff_damping
+    from robot_dynamics.ros.composition import _stiff_damping
 
     text = open(robot_path("planar_2r"), encoding="utf-8").read()
     data = {"t": np.arange(5) * 1e-3, "q": np.zeros((5, 2))}
@@ -746,7 +746,7 @@ def test_tracking_verdict_names_urdf_damping_too_stiff_for_the_step():
 
 def test_sim_notes_that_a_closed_chain_runs_as_its_open_tree():
     """five_bar has a loop-closure file the nodes do not use: `sim` says so before running."""
-    from robot_dynamics.nodes.composition import loop_closure_note
+    from robot_dynamics.ros.composition import loop_closure_note
 
     note = loop_closure_note("five_bar")
     assert note and "five_bar_loop.yaml" in note and "loop open" in note
@@ -755,7 +755,7 @@ def test_sim_notes_that_a_closed_chain_runs_as_its_open_tree():
 
 
 def test_plot_title_names_the_actuators():
-    from robot_dynamics.nodes.composition import plot_title
+    from robot_dynamics.ros.composition import plot_title
 
     base = {"robot": "arm7", "plant_friction_law": "composite", "model_friction_law": "composite",
             "friction_compensation": True, "mode": "lockstep"}
@@ -768,8 +768,8 @@ def test_realtime_verdict_names_steps_dropped_without_an_overrun():
     """A realtime simulator slower than the wall clock by small ticks (each catching up at most
     5 ms) drops steps without an overrun: beyond 5 % of the steps taken the run is not real
     time, and the verdict says so (a few dropped on a loaded machine are not)."""
-    from robot_dynamics.energy import EnergyAudit
-    from robot_dynamics.nodes.composition import summarize
+    from robot_dynamics.algorithm.energy import EnergyAudit
+    from robot_dynamics.ros.composition import summarize
 
     model = rd.load_urdf(robot_path("planar_2r"))
     data = {"t": np.arange(5) * 1e-3, "q": np.zeros((5, 2)), "tau": np.zeros((5, 2))}
@@ -798,7 +798,7 @@ def test_progress_lines_one_per_simulated_second():
     ends at 1.99 s counts for 2 s (it printed '1.99' and then '2.00')."""
     import io
 
-    from robot_dynamics.nodes.composition import Progress
+    from robot_dynamics.ros.composition import Progress
 
     out = io.StringIO()
     progress = Progress(7.0, stream=out, quiet=0.0)

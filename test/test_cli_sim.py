@@ -16,7 +16,7 @@ from ros_helpers import ENV
 def test_sim_demo_tracks_reports_and_plots(tmp_path):
     plot = tmp_path / "demo.png"
     proc = subprocess.run(
-        [sys.executable, "-m", "robot_dynamics.cli", "sim", "--robot", "rrp", "--move-time",
+        [sys.executable, "-m", "robot_dynamics.cli.main", "sim", "--robot", "rrp", "--move-time",
          "0.5", "--settle", "0.2", "--plot", str(plot)], env=ENV, capture_output=True, text=True,
         timeout=600)
     out = proc.stdout + proc.stderr

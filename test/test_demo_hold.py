@@ -3,7 +3,7 @@
 Friction opposes motion, so its compensation needs a direction; taken from the measured velocity
 it flips every step at rest (velocity dithering around zero), and in the arm7 demo's hold phase
 the motor effort chattered with a total variation of ~2300 N·m/s on joint_a1. The controller
-takes the direction from the reference (robot_dynamics.friction_compensation). Checked on the
+takes the direction from the reference (robot_dynamics.control.friction_compensation). Checked on the
 data `robot-dynamics sim` returns, in lockstep mode (deterministic).
 """
 import numpy as np
@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("rclpy")
 
-from robot_dynamics.nodes.composition import run_demo  # noqa: E402
+from robot_dynamics.ros.composition import run_demo  # noqa: E402
 
 #: total variation of the motor effort per second in the hold phase, per joint [N·m/s]; the
 #: measured-velocity law gave 171–2313 on arm7's joints, the reference direction gives ~0

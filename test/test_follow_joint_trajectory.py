@@ -23,9 +23,8 @@ from control_msgs.msg import JointTolerance  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from trajectory_msgs.msg import JointTrajectoryPoint  # noqa: E402
 
-from robot_dynamics.nodes.common import (STATE_QOS, seconds_to_stamp,  # noqa: E402
-                                         stamp_to_seconds)
-from robot_dynamics.trajectory import minimum_jerk  # noqa: E402
+from robot_dynamics.ros.common import STATE_QOS, seconds_to_stamp, stamp_to_seconds
+from robot_dynamics.control.trajectory import minimum_jerk  # noqa: E402
 
 ROBOT = "planar_2r"
 JOINTS = ["shoulder", "elbow"]
@@ -83,7 +82,7 @@ def _v(msg):
 
 def _mass_matrix(q):
     import robot_dynamics as rd
-    from robot_dynamics.resources import robot_path
+    from robot_dynamics.parsers.resources import robot_path
 
     model = rd.load_urdf(robot_path(ROBOT))
     return rd.mass_matrix(model, model.create_data(), q)

@@ -7,7 +7,7 @@ import pytest
 import sympy as sp
 
 import robot_dynamics as rd
-from robot_dynamics.formulations.cli import METHODS, ROUNDOFF, chop, derive
+from robot_dynamics.cli.formulations import METHODS, ROUNDOFF, chop, derive
 from conftest import bundled, erd_urdf
 
 
@@ -48,11 +48,11 @@ def test_derived_matrices_equal_core(urdf, method):
 
 def test_cli_latex_and_refusal(tmp_path):
     out = tmp_path / "eq.tex"
-    ok = subprocess.run([sys.executable, "-m", "robot_dynamics.cli", "derive", "planar_2r",
+    ok = subprocess.run([sys.executable, "-m", "robot_dynamics.cli.main", "derive", "planar_2r",
                          "--method", "kane", "--latex", str(out)], capture_output=True, text=True,
                         timeout=300)
     assert ok.returncode == 0, ok.stderr
     assert "M =" in ok.stdout and "\\left[" in out.read_text()
-    bad = subprocess.run([sys.executable, "-m", "robot_dynamics.cli", "derive", "arm7"],
+    bad = subprocess.run([sys.executable, "-m", "robot_dynamics.cli.main", "derive", "arm7"],
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "symbolic derivation is limited to 4" in bad.stderr

@@ -42,7 +42,7 @@ def test_strong_load_dependent_friction_solves_and_round_trips():
     """Load terms 15× the bundled ones (the plain successive approximation diverged on some of
     these states and needed the Newton fallback): the solve's Newton iteration on the laws'
     derivatives answers every state, and FD inverts ID — compiled and reference alike."""
-    from robot_dynamics.forward_dynamics import forward_dynamics_reference
+    from robot_dynamics.algorithm.forward_dynamics import forward_dynamics_reference
 
     model = rd.load_urdf(bundled("arm7.urdf"))
     data = model.create_data()
@@ -78,7 +78,7 @@ def test_arrays_the_compiled_signature_does_not_name_take_the_careful_path():
     vectors: a misaligned or a subclassed array, (1, n) / (n, 1) arrays and scalars of other
     types must give what they gave through the dispatcher — the same q̈, or the named error —
     and nothing is compiled for them."""
-    from robot_dynamics.forward_dynamics import fd_checked
+    from robot_dynamics.algorithm.forward_dynamics import fd_checked
 
     model = rd.load_urdf(bundled("arm7.urdf"))
     fr = friction_from_config(bundled("../config/arm7_friction.yaml"), model)

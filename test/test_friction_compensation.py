@@ -2,9 +2,10 @@
 import numpy as np
 
 import robot_dynamics as rd
-from robot_dynamics.friction_compensation import compensated_inverse_dynamics, direction_velocity
-from robot_dynamics.nodes.common import load_friction
-from robot_dynamics.resources import robot_path
+from robot_dynamics.control.friction_compensation import (compensated_inverse_dynamics,
+    direction_velocity)
+from robot_dynamics.ros.common import load_friction
+from robot_dynamics.parsers.resources import robot_path
 
 
 def _arm():

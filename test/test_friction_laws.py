@@ -3,8 +3,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from robot_dynamics.friction import (FrictionLaw, friction_from_config, load_components,
-                                     register_law)
+from robot_dynamics.friction import FrictionLaw, friction_from_config, load_components, register_law
 from robot_dynamics.friction.load_dependent import LoadDependentFriction
 from conftest import bundled
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from robot_dynamics.forward_dynamics import forward_dynamics_reference
+from robot_dynamics.algorithm.forward_dynamics import forward_dynamics_reference
 from robot_dynamics.friction import (CompositeFriction, FrictionModel, GearMeshFriction,
-                                     friction_from_config)
+    friction_from_config)
 from robot_dynamics.errors import ModelError
 from conftest import REPO
 
@@ -335,7 +335,7 @@ def test_self_locking_gear_jams_when_braked_while_back_driven(compiled):
 def test_loss_split_kernel_matches_reference(model):
     """The energy audit's per-step loss split: compiled kernel and law objects agree, and the
     shares sum to the joints' dissipation (or to the audit's total when given)."""
-    from robot_dynamics.energy import split_friction_dissipation
+    from robot_dynamics.algorithm.energy import split_friction_dissipation
 
     cfg = {"joints": {"shoulder": {"model": "composite", "parts": {
         "bearing": {"model": "load_dependent", "coulomb": 0.3, "k1": 0.02, "k2": 0.005},

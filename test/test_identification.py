@@ -8,9 +8,10 @@ import pytest
 import yaml
 
 import robot_dynamics as rd
-from robot_dynamics.batch import inverse_dynamics_batch
-from robot_dynamics.identification import fit, fourier_excitation, load_bag
-from robot_dynamics.identification.cli import main as identify_main
+from robot_dynamics.algorithm.batch import inverse_dynamics_batch
+from robot_dynamics.identification import fit
+from robot_dynamics.identification import fourier_excitation, load_bag
+from robot_dynamics.cli.identify import main as identify_main
 from robot_dynamics.identification.io import save_bag
 from conftest import bundled
 
@@ -68,7 +69,7 @@ def test_bag_round_trip_through_cli(arm7, tmp_path):
     rec = load_bag(str(bag), arm7)
     np.testing.assert_allclose(rec["tau"], tau)
     out = tmp_path / "friction.yaml"
-    proc = subprocess.run([sys.executable, "-m", "robot_dynamics.cli", "identify", "arm7",
+    proc = subprocess.run([sys.executable, "-m", "robot_dynamics.cli.main", "identify", "arm7",
                            str(bag), "-o", str(out), "--plot", str(tmp_path / "fit.png")],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -117,7 +118,7 @@ def test_bad_inputs(arm7, tmp_path):
 
 
 def _identify(*args):
-    return subprocess.run([sys.executable, "-m", "robot_dynamics.cli", "identify", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "robot_dynamics.cli.main", "identify", *map(str, args)],
                           capture_output=True, text=True, timeout=300)
 
 
@@ -222,7 +223,7 @@ def test_readme_loop_gives_coefficients_within_their_intervals(arm7, tmp_path):
     import os
 
     from ros_helpers import ENV
-    from robot_dynamics.trajectory import JointTrajectory
+    from robot_dynamics.control.trajectory import JointTrajectory
     from conftest import REPO
     from test_identification_coverage import truth_of
 
@@ -233,7 +234,7 @@ def test_readme_loop_gives_coefficients_within_their_intervals(arm7, tmp_path):
     assert rec.returncode == 0, rec.stderr[-3000:]
     assert "designed excitation: regressor condition numbers" in rec.stdout
     out = tmp_path / "identified.yaml"
-    ident = subprocess.run([sys.executable, "-m", "robot_dynamics.cli", "identify", "arm7",
+    ident = subprocess.run([sys.executable, "-m", "robot_dynamics.cli.main", "identify", "arm7",
                             str(bag), "-o", str(out)], capture_output=True, text=True, timeout=600)
     assert ident.returncode == 0, ident.stderr
     truth = truth_of(arm7)

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from robot_dynamics.batch import inverse_dynamics_batch, joint_wrenches_batch
-from robot_dynamics.identification import fit, fourier_excitation
+from robot_dynamics.algorithm.batch import inverse_dynamics_batch, joint_wrenches_batch
+from robot_dynamics.identification import fit
+from robot_dynamics.identification import fourier_excitation
 from conftest import REPO, bundled
 
 NOISE = 0.05

@@ -2,7 +2,7 @@
 armature and mesh coefficients within their intervals on simulated data").
 
 The recording: :class:`robot_dynamics.Simulator` (1 kHz) of the bundled 7-dof arm with the
-actuators of config/arm7_actuators.yaml applied as :mod:`robot_dynamics.actuators` combines them
+actuators of config/arm7_actuators.yaml applied as :mod:`robot_dynamics.friction.actuators` combines them
 — model.armature = N²·J, and on every joint the composite friction law bearing (the
 load-dependent law of config/arm7_friction.yaml) + gear mesh (η_f, η_b) + motor (N·τc, N²·b) —
 driven by friction-aware computed torque along the designed excitation
@@ -29,10 +29,11 @@ import pytest
 import yaml
 
 import robot_dynamics as rd
-from robot_dynamics.actuators import actuators_from_config
+from robot_dynamics.friction.actuators import actuators_from_config
 from robot_dynamics.friction.gear_mesh import GearMeshFriction
-from robot_dynamics.identification import design_excitation, fit
-from robot_dynamics.identification import cli as identify_cli
+from robot_dynamics.identification import design_excitation
+from robot_dynamics.identification import fit
+from robot_dynamics.cli.main import identify as identify_cli
 from robot_dynamics.identification.regressors import EFFICIENCIES, efficiency, mesh_columns
 from test_identification_coverage import record, truth_of
 from conftest import REPO, bundled
@@ -172,7 +173,7 @@ def test_identify_writes_an_actuators_yaml_that_reads_back(run, tmp_path, capsys
     # experiment; the controller (same model as the plant) makes the motion the reference's,
     # so the efforts it needs are what tells: equal to the original run's (measured 1e-9 N·m;
     # without the armature they would differ by armature·q̈, several N·m)
-    from robot_dynamics.actuators import load_actuators
+    from robot_dynamics.friction.actuators import load_actuators
 
     _, combined = load_actuators(str(acts), fresh, friction)
     assert fresh.armature == pytest.approx(act.armature, rel=1e-6)

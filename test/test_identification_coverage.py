@@ -24,8 +24,9 @@ import pytest
 import yaml
 
 import robot_dynamics as rd
-from robot_dynamics.identification import fit, fourier_excitation
-from robot_dynamics.trajectory import JointTrajectory
+from robot_dynamics.identification import fit
+from robot_dynamics.identification import fourier_excitation
+from robot_dynamics.control.trajectory import JointTrajectory
 from conftest import REPO, bundled
 
 RECORDINGS = 8

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from robot_dynamics.batch import joint_wrenches_batch
-from robot_dynamics.identification import design_excitation, fit
+from robot_dynamics.algorithm.batch import joint_wrenches_batch
+from robot_dynamics.identification import design_excitation
+from robot_dynamics.identification import fit
 from robot_dynamics.identification.step_model import StepReplay
 from test_identification_coverage import record, truth_of
 from conftest import REPO, bundled
@@ -153,7 +154,7 @@ def test_replay_with_a_self_locking_gear_is_exact():
     where the motion is not unique at the mesh law's kink: the replay reads the velocity of the
     products off the log, so it reconstructs the simulator's friction on every row it describes
     (an earlier replay that re-solved the step's first solve missed 4 rows of 2943 there)."""
-    from robot_dynamics.actuators import actuators_from_config
+    from robot_dynamics.friction.actuators import actuators_from_config
 
     model = rd.load_urdf(bundled("rrp.urdf"))
     bearing = rd.friction_from_config(f"{REPO}/config/rrp_friction.yaml", model)

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from robot_dynamics.crba import mass_matrix_reference
-from robot_dynamics.directors import wrench_directors_reference
+from robot_dynamics.algorithm.crba import mass_matrix_reference
+from robot_dynamics.algorithm.directors import wrench_directors_reference
 from robot_dynamics.friction import friction_from_config
-from robot_dynamics.rnea import rnea_reference
+from robot_dynamics.algorithm.rnea import rnea_reference
 from conftest import PANDA, REPO, UR5, erd_urdf, random_state
 from test_inverse_dynamics import LAWS
 
@@ -69,7 +69,7 @@ def test_python_laws_fall_back_to_reference_path():
 
 @pytest.mark.parametrize("h", [0.0, 1e-3])
 def test_compiled_friction_solver_matches_reference(h):
-    from robot_dynamics.stiction import solve_with_friction
+    from robot_dynamics.algorithm.friction_solve import solve_with_friction
 
     model = rd.load_urdf(os.path.join(REPO, "urdf", "arm7.urdf"))
     data = model.create_data()
@@ -101,7 +101,7 @@ def test_compiled_friction_solver_matches_reference(h):
 def test_fused_forward_dynamics_matches_step_by_step(robot, with_friction):
     """kernels/fd.py (one compiled call) against forward_dynamics_reference (Python steps and the
     Python friction solver), with resting, sliding, sticking and breaking-away joints."""
-    from robot_dynamics.forward_dynamics import forward_dynamics_reference
+    from robot_dynamics.algorithm.forward_dynamics import forward_dynamics_reference
 
     if robot == "arm7":
         model = rd.load_urdf(os.path.join(REPO, "urdf", "arm7.urdf"))
@@ -159,8 +159,8 @@ def test_compiled_simulation_step_matches_python_step():
 
 def test_compiled_friction_solver_with_stops_matches_reference():
     """The stick/slip solve with the simulator's stops (bounds on the end-of-step velocity),
-    compiled against robot_dynamics.stiction: motion, friction, stops' reactions, states."""
-    from robot_dynamics.stiction import solve_with_friction
+    compiled against robot_dynamics.algorithm.friction_solve: motion, friction, stops' reactions, states."""
+    from robot_dynamics.algorithm.friction_solve import solve_with_friction
 
     model = rd.load_urdf(os.path.join(REPO, "urdf", "arm7.urdf"))
     data = model.create_data()

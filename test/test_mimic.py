@@ -210,8 +210,8 @@ def test_corpus_mimic_robots_agree_with_pinocchio(relpath):
 def test_multiplier_offset_and_reference_twins():
     """A revolute follower with multiplier −0.5 and offset 0.3: Pinocchio agrees, and the NumPy
     references (rnea_reference, mass_matrix_reference) equal the compiled path."""
-    from robot_dynamics.crba import mass_matrix_reference
-    from robot_dynamics.rnea import rnea_reference
+    from robot_dynamics.algorithm.crba import mass_matrix_reference
+    from robot_dynamics.algorithm.rnea import rnea_reference
 
     text = _three_link('<mimic joint="j2" multiplier="-0.5" offset="0.3"/>')
     model = rd.load_urdf(text, mimic=True)
@@ -316,7 +316,7 @@ def test_forward_dynamics_inverts_inverse_dynamics_with_friction(gripper, seed):
     assert data.fd_report.converged and data.fd_report.stuck == []
     np.testing.assert_allclose(qdd, a, rtol=0, atol=1e-8)
     # the reference entry point takes the same path
-    from robot_dynamics.forward_dynamics import forward_dynamics_reference
+    from robot_dynamics.algorithm.forward_dynamics import forward_dynamics_reference
 
     np.testing.assert_allclose(forward_dynamics_reference(gripper, data, q, v, tau, fr), qdd,
                                atol=1e-12)
@@ -389,7 +389,7 @@ def test_simulator_node_publishes_the_follower():
     from ros_helpers import NodeProcess, RosProbe
     from sensor_msgs.msg import JointState
 
-    from robot_dynamics.nodes.common import STATE_QOS
+    from robot_dynamics.ros.common import STATE_QOS
 
     q0 = [0.0, 0.4, 0.0, -1.0, 0.0, 0.5, 0.0, 0.015]
     node = NodeProcess("simulator", {"robot": "arm7_gripper_mimic", "mode": "fast",
@@ -418,7 +418,7 @@ def gripper_full_names():
 
 def test_dynamics_model_outputs_are_per_independent_joint(gripper):
     pytest.importorskip("rclpy")
-    from robot_dynamics.nodes.dynamics_model import compute_outputs
+    from robot_dynamics.ros.dynamics_model import compute_outputs
 
     fr = rd.friction_from_config(GRIPPER_FRICTION, gripper)
     data = gripper.create_data()
@@ -480,7 +480,7 @@ def test_mimic_step_stays_in_python_where_the_kernel_cannot_take_it(gripper):
     """A follower with friction of its own (its share enters its leader's coordinate), or a
     follower in another branch than its leader's (M couples the branches: no tree pattern),
     steps through the Python statement."""
-    from robot_dynamics.mimic import python_step_reason
+    from robot_dynamics.friction.coupled import python_step_reason
 
     fr = rd.friction_from_config(GRIPPER_FRICTION, gripper.full)
     assert rd.Simulator(gripper, fr)._packed is None
@@ -515,7 +515,7 @@ def test_forward_dynamics_compiled_solve_agrees_with_the_reference(gripper):
     zero = dict(_leaders_only(GRIPPER_FRICTION))
     zero["joints"] = dict(zero["joints"], finger_right={"model": "classic", "coulomb": 0.0})
     reference = rd.friction_from_config(zero, gripper.full)
-    from robot_dynamics.mimic import coupled_friction
+    from robot_dynamics.friction.coupled import coupled_friction
 
     assert coupled_friction(leaders, gripper).step_pack is not None
     assert coupled_friction(reference, gripper).step_pack is None

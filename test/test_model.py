@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from robot_dynamics.spatial import rpy_matrix
+from robot_dynamics.spatial.algebra import rpy_matrix
 
 BOX = ('<inertial><origin xyz="{xyz}" rpy="{rpy}"/><mass value="{m}"/>'
        '<inertia ixx="{ixx}" ixy="{ixy}" ixz="0" iyy="{iyy}" iyz="0" izz="{izz}"/></inertial>')

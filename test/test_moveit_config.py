@@ -10,9 +10,9 @@ import yaml
 from lxml import etree
 
 from conftest import REPO
-from robot_dynamics.crba import mass_matrix_reference
-from robot_dynamics.rnea import rnea_reference
-from robot_dynamics.urdf import load_urdf, parse_urdf
+from robot_dynamics.algorithm.crba import mass_matrix_reference
+from robot_dynamics.algorithm.rnea import rnea_reference
+from robot_dynamics.parsers.urdf import load_urdf, parse_urdf
 
 URDF = os.path.join(REPO, "urdf", "arm7.urdf")
 CONFIG = os.path.join(REPO, "config")

@@ -11,7 +11,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 import robot_dynamics as rd  # noqa: E402
-from robot_dynamics.resources import robot_path  # noqa: E402
+from robot_dynamics.parsers.resources import robot_path  # noqa: E402
 
 ROBOT = "planar_2r"
 
@@ -55,7 +55,7 @@ def _exchange(probe, pub, efforts, msg, timeout=3.0):
 
 
 def test_bad_states_are_rejected_logged_and_node_keeps_running(model, controller, probe):
-    from robot_dynamics.nodes.common import STATE_QOS
+    from robot_dynamics.ros.common import STATE_QOS
 
     efforts = probe.collect(Float64MultiArray, "/effort_controller/commands")
     pub = probe.node.create_publisher(JointState, "/joint_states", STATE_QOS)
@@ -91,7 +91,7 @@ def test_bad_states_are_rejected_logged_and_node_keeps_running(model, controller
 
 
 def test_stale_state_holds_gravity_compensation(model, controller, probe):
-    from robot_dynamics.nodes.common import STATE_QOS
+    from robot_dynamics.ros.common import STATE_QOS
 
     efforts = probe.collect(Float64MultiArray, "/effort_controller/commands")
     pub = probe.node.create_publisher(JointState, "/joint_states", STATE_QOS)
@@ -175,7 +175,7 @@ def test_bad_live_parameters_are_rejected_with_a_reason(model, controller, probe
 
 def test_live_gains_change_the_effort(model, controller, probe):
     """τ = g(q) + M(q)·K_p·(q_d − q) at rest: the effort above gravity scales with K_p."""
-    from robot_dynamics.nodes.common import STATE_QOS
+    from robot_dynamics.ros.common import STATE_QOS
 
     efforts = probe.collect(Float64MultiArray, "/effort_controller/commands")
     pub = probe.node.create_publisher(JointState, "/joint_states", STATE_QOS)
@@ -211,7 +211,7 @@ def test_live_gains_change_the_effort(model, controller, probe):
 
 
 def test_live_stale_behavior_applies_at_once(model, controller, probe):
-    from robot_dynamics.nodes.common import STATE_QOS
+    from robot_dynamics.ros.common import STATE_QOS
 
     results = _set_parameters(probe, "id_controller", stale_behavior="zero", stale_timeout=0.2)
     assert all(ok for ok, _ in results.values()), results
@@ -255,7 +255,7 @@ def test_topic_trajectory_default_qos_first_point_over_its_time_and_smooth_repla
     from builtin_interfaces.msg import Duration
     from trajectory_msgs.msg import JointTrajectory as TrajMsg, JointTrajectoryPoint
 
-    from robot_dynamics.nodes.common import seconds_to_stamp, stamp_to_seconds
+    from robot_dynamics.ros.common import seconds_to_stamp, stamp_to_seconds
 
     probe, states, ctrl = plant
     names = ["shoulder", "elbow"]

@@ -11,9 +11,9 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 import robot_dynamics as rd  # noqa: E402
-from robot_dynamics.nodes.common import STATE_QOS, load_friction  # noqa: E402
-from robot_dynamics.nodes.dynamics_model import compute_outputs  # noqa: E402
-from robot_dynamics.resources import robot_path  # noqa: E402
+from robot_dynamics.ros.common import STATE_QOS, load_friction  # noqa: E402
+from robot_dynamics.ros.dynamics_model import compute_outputs  # noqa: E402
+from robot_dynamics.parsers.resources import robot_path  # noqa: E402
 
 ROBOT = "arm7"
 

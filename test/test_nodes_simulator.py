@@ -15,7 +15,7 @@ from std_srvs.srv import Trigger  # noqa: E402
 
 from rclpy.qos import ReliabilityPolicy  # noqa: E402
 
-from robot_dynamics.nodes.common import STATE_QOS, stamp_to_seconds  # noqa: E402
+from robot_dynamics.ros.common import STATE_QOS, stamp_to_seconds  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +23,7 @@ def bad_start():
     """A simulator started with a robot that does not exist (while the next fixture starts)."""
     from ros_helpers import ENV
 
-    proc = subprocess.Popen([sys.executable, "-m", "robot_dynamics.nodes.simulator", "--ros-args",
+    proc = subprocess.Popen([sys.executable, "-m", "robot_dynamics.ros.simulator", "--ros-args",
                              "-p", "robot:=nonexistent"], env=ENV, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     yield proc

@@ -20,7 +20,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 
-from robot_dynamics.nodes.common import STATE_QOS, stamp_to_seconds  # noqa: E402
+from robot_dynamics.ros.common import STATE_QOS, stamp_to_seconds  # noqa: E402
 
 ARM = "arm7"
 NV = 7
@@ -165,7 +165,7 @@ def test_controller_stalls_then_resumes_the_arm_brakes(ros):
 # -- in-process: the node's logic called directly --------------------------------------------------
 @pytest.fixture
 def node():
-    from robot_dynamics.nodes.simulator import SimulatorNode
+    from robot_dynamics.ros.simulator import SimulatorNode
 
     ctx = rclpy.Context()
     rclpy.init(context=ctx, domain_id=(int(DOMAIN_ID) + 1) % 200)
@@ -188,7 +188,7 @@ def test_a_users_robot_description_gets_no_bundled_defaults(node, capfd):
     """A node given the XML of the user's own robot, ``robot`` left at its default (arm7), does
     not take arm7's friction (it refused to start, naming arm7's joints); the default initial
     positions put a joint whose range excludes 0 at its nearest limit (the Panda's elbow)."""
-    from robot_dynamics.resources import robot_path
+    from robot_dynamics.parsers.resources import robot_path
 
     text = open(robot_path("planar_2r"), encoding="utf-8").read()
     mine = text.replace('<robot name="planar_2r">', '<robot name="my_arm">').replace(
@@ -211,7 +211,7 @@ def test_realtime_warns_when_a_step_costs_more_than_half_the_period(node, capfd,
     """A Panda (mimic fingers, stepped in Python at ~1.2 ms) ran 'realtime' at 1 kHz dropping
     2658 steps in 20 s with only per-overrun warnings; the node now says at the start what a
     step costs against the period. The clock is faked: no timing is asserted."""
-    import robot_dynamics.nodes.simulator as sim_module
+    import robot_dynamics.ros.simulator as sim_module
 
     sim_node = node(mode="fast")
     capfd.readouterr()
@@ -521,7 +521,7 @@ def test_bad_start_up_parameters_in_main(arg, message, capfd):
     """The node's main() in this process (test_nodes_simulator runs one as a process). A
     parameter that does not depend on the robot is refused before the robot loads: its line is
     the only one (the robot's INFO line came first)."""
-    from robot_dynamics.nodes.simulator import main
+    from robot_dynamics.ros.simulator import main
 
     capfd.readouterr()
     with pytest.raises(SystemExit) as exit_info:

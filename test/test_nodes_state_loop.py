@@ -14,8 +14,8 @@ from std_msgs.msg import Float64MultiArray  # noqa: E402
 import rclpy  # noqa: E402
 
 import robot_dynamics as rd  # noqa: E402
-from robot_dynamics.nodes.common import STATE_QOS  # noqa: E402
-from robot_dynamics.resources import robot_path  # noqa: E402
+from robot_dynamics.ros.common import STATE_QOS  # noqa: E402
+from robot_dynamics.parsers.resources import robot_path  # noqa: E402
 
 ROBOT = "planar_2r"
 
@@ -57,7 +57,7 @@ def test_controller_answers_a_state_with_the_core_effort(state_thread):
 
 
 def test_state_loop_survives_a_failing_callback_and_stops_with_close(context):
-    from robot_dynamics.nodes.state_loop import StateLoop
+    from robot_dynamics.ros.state_loop import StateLoop
 
     owner = rclpy.create_node("owner", context=context)
     seen, errors = [], []
@@ -110,7 +110,7 @@ def test_controller_falls_back_to_the_executor_without_the_wait_set_api(context,
     from rclpy.impl import implementation_singleton
     from rclpy.parameter import Parameter
 
-    from robot_dynamics.nodes.id_controller import IdController
+    from robot_dynamics.ros.id_controller import IdController
 
     class WithoutWaitSet:  # the C extension as an older rclpy has it, seen by the state loop
         def __getattr__(self, name):

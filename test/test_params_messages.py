@@ -8,7 +8,7 @@ pytest.importorskip("rclpy")
 from rclpy.exceptions import InvalidParameterTypeException  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 
-from robot_dynamics.nodes.common import parameter_error_text, per_joint  # noqa: E402
+from robot_dynamics.ros.common import parameter_error_text, per_joint  # noqa: E402
 
 
 def _text(name, value, expected="DOUBLE_ARRAY"):

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from robot_dynamics.resources import config_path, robot_path
+from robot_dynamics.parsers.resources import config_path, robot_path
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(REPO, "scripts", "record_sim_bag.py")

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from robot_dynamics import resources
+from robot_dynamics.parsers import resources
 from robot_dynamics.errors import ModelError
 
 

@@ -1,8 +1,8 @@
 """Seed 002: the CoM form and the any-point form of Newton–Euler describe the same motion."""
 import numpy as np
 
-from robot_dynamics.rigid_body import (newton_euler_com, newton_euler_point,
-                                       spatial_effort_about_point)
+from robot_dynamics.spatial.rigid_body import (newton_euler_com, newton_euler_point,
+    spatial_effort_about_point)
 
 
 def _random_body(rng):

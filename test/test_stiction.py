@@ -95,7 +95,7 @@ def test_an_active_set_that_does_not_settle_names_its_joints():
     """The failure of a stick/slip iteration that cycles (a 60-link chain with load-dependent
     friction and random velocities does, beyond the 47 free joints where the solve takes the
     seed's iteration) names the joints whose state kept changing, at most six and a count."""
-    from robot_dynamics.stiction import _unsettled
+    from robot_dynamics.algorithm.friction_solve import _unsettled
 
     model = rd.load_urdf(bundled("arm7.urdf"))
     text = _unsettled(model, np.array([True, False, True, False, False, False, False]))

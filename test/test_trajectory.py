@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from robot_dynamics.errors import InputError
-from robot_dynamics.trajectory import JointTrajectory, minimum_jerk
+from robot_dynamics.control.trajectory import JointTrajectory, minimum_jerk
 
 
 def test_quintic_reproduces_a_quintic_polynomial_exactly():

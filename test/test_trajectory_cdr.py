@@ -7,8 +7,8 @@ from builtin_interfaces.msg import Duration  # noqa: E402
 from rclpy.serialization import serialize_message  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
-from robot_dynamics.nodes.id_controller import trajectory_fields  # noqa: E402
-from robot_dynamics.nodes.trajectory_cdr import parse_trajectory  # noqa: E402
+from robot_dynamics.ros.id_controller import trajectory_fields  # noqa: E402
+from robot_dynamics.ros.trajectory_cdr import parse_trajectory  # noqa: E402
 
 
 def _msg(n, K, vel=False, acc=False, effort=False, frame="", names_len=5, seed=0):

@@ -3,10 +3,9 @@ reference, tolerances and how goals end."""
 import numpy as np
 import pytest
 
-from robot_dynamics import trajectory_execution as te
-from robot_dynamics.trajectory_execution import (GoalExecution, GoalRejected, SegmentTolerances,
-                                                 TrajectoryExecution, goal_tolerances,
-                                                 validate_trajectory)
+from robot_dynamics.control import execution as te
+from robot_dynamics.control.execution import (GoalExecution, GoalRejected, SegmentTolerances,
+    TrajectoryExecution, goal_tolerances, validate_trajectory)
 
 JOINTS = ["a", "b", "c"]
 LOWER, UPPER = np.array([-1.0, -2.0, -3.0]), np.array([1.0, 2.0, 3.0])
@@ -248,8 +247,8 @@ def test_prepare_needs_a_state():
 
 def test_effort_demand_names_the_joint_a_fast_trajectory_overloads():
     import robot_dynamics as rd
-    from robot_dynamics.resources import robot_path
-    from robot_dynamics.trajectory import minimum_jerk
+    from robot_dynamics.parsers.resources import robot_path
+    from robot_dynamics.control.trajectory import minimum_jerk
 
     model = rd.load_urdf(robot_path("arm7"))
     friction = rd.friction_from_config("arm7_friction", model)

@@ -63,7 +63,7 @@ def test_xacro_text_with_arguments():
 
 
 def test_bundled_xacro_by_name():
-    from robot_dynamics.resources import robot_path, robot_stem
+    from robot_dynamics.parsers.resources import robot_path, robot_stem
 
     assert robot_path("planar_2r.urdf.xacro") == os.path.join(os.path.dirname(XACRO),
                                                               "planar_2r.urdf.xacro")
@@ -119,7 +119,7 @@ class FakeNode:
 
 def test_node_loads_xacro_and_logs_fixed_root():
     pytest.importorskip("rclpy")
-    from robot_dynamics.nodes.common import load_robot
+    from robot_dynamics.ros.common import load_robot
 
     node = FakeNode(robot_description="", robot="planar_2r.urdf.xacro", validate="strict",
                     friction_config="", actuators="")
@@ -132,7 +132,7 @@ def test_node_loads_xacro_and_logs_fixed_root():
 
 def test_node_validate_warn_logs_each_problem(tmp_path):
     pytest.importorskip("rclpy")
-    from robot_dynamics.nodes.common import load_robot
+    from robot_dynamics.ros.common import load_robot
 
     with open(bundled("planar_2r.urdf"), encoding="utf-8") as fh:
         text = fh.read().replace('ixx="0.000625"', 'ixx="0.1"').replace(

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import joints as jt
-from ..config_io import load_mapping
-from ..crba import bias_forces, mass_matrix
-from ..errors import ModelError
-from ..kinematics import forward_kinematics
+from robot_dynamics.multibody import joints as jt
+from robot_dynamics.parsers.config_files import load_mapping
+from robot_dynamics.algorithm.crba import bias_forces, mass_matrix
+from robot_dynamics.errors import ModelError
+from robot_dynamics.algorithm.kinematics import forward_kinematics
 
 AXES = {"x": 0, "y": 1, "z": 2}
 
@@ -181,7 +181,7 @@ class ClosedLoopMechanism:
         return out
 
     def energy(self, q, qd):
-        from ..energy import kinetic_energy, potential_energy
+        from robot_dynamics.algorithm.energy import kinetic_energy, potential_energy
 
         M = mass_matrix(self.model, self.data, q)
         return kinetic_energy(M, qd) + potential_energy(self.model, self.data)

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..config_io import load_mapping
-from ..description import JointSpec, LinkSpec, RobotDescription
-from ..errors import ModelError
-from ..model import build_model
-from ..spatial import homogeneous, rodrigues
+from robot_dynamics.parsers.config_files import load_mapping
+from robot_dynamics.multibody.description import JointSpec, LinkSpec, RobotDescription
+from robot_dynamics.errors import ModelError
+from robot_dynamics.multibody.build import build_model
+from robot_dynamics.spatial.algebra import homogeneous, rodrigues
 
 REQUIRED = ("name", "type", "a", "alpha", "d", "theta", "mass", "com", "inertia")
 
@@ -101,6 +101,6 @@ def load_dh(table, gravity=(0.0, 0.0, -9.81)):
 
 def dh_to_urdf(table) -> str:
     """The URDF text of a DH table (written by the URDF adapter, the only module with XML)."""
-    from ..urdf import write_urdf
+    from robot_dynamics.parsers.urdf import write_urdf
 
     return write_urdf(description_from_dh(table))

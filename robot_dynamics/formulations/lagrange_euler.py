@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import joints as jt
-from ..errors import as_vector
-from ..kinematics import forward_kinematics
-from ..spatial import skew
+from robot_dynamics.multibody import joints as jt
+from robot_dynamics.errors import as_vector
+from robot_dynamics.algorithm.kinematics import forward_kinematics
+from robot_dynamics.spatial.algebra import skew
 
 
 def pseudo_inertia(mass, com, inertia_com) -> np.ndarray:

@@ -215,8 +215,8 @@ def from_model(model, max_dof=4):
     the joints. Refuses (with the reason) trees, oblique axes and robots too large to be worth a
     symbolic derivation.
     """
-    from .. import joints as jt
-    from ..errors import ModelError
+    from robot_dynamics.multibody import joints as jt
+    from robot_dynamics.errors import ModelError
 
     if model.nv > max_dof:
         raise ModelError(f"robot {model.name!r} has {model.nv} joints: symbolic derivation is "

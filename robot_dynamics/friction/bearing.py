@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import math
 
-from .base import FrictionLaw
-from .components import load_components
+from robot_dynamics.friction.base import FrictionLaw
+from robot_dynamics.friction.components import load_components
 
 
 class BearingFriction(FrictionLaw):

@@ -13,8 +13,8 @@ import math
 
 import numpy as np
 
-from .base import FrictionLaw
-from .components import normal_vectors
+from robot_dynamics.friction.base import FrictionLaw
+from robot_dynamics.friction.components import normal_vectors
 
 
 class CallableFriction(FrictionLaw):

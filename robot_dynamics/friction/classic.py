@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from .base import FrictionLaw, direction_of
+from robot_dynamics.friction.base import FrictionLaw, direction_of
 
 
 class ClassicFriction(FrictionLaw):

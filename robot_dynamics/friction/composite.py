@@ -9,7 +9,7 @@ Each part opposes the same relative velocity, so their magnitudes add:
 
 and the breakaway bound is the sum of the parts' bounds. :meth:`CompositeFriction.parts`
 gives each part's magnitude, which the energy audit uses to split the friction dissipation
-(:func:`robot_dynamics.energy.split_friction_dissipation`). Config::
+(:func:`robot_dynamics.algorithm.energy.split_friction_dissipation`). Config::
 
     joints:
       joint_a1: {model: composite, parts: {bearing: {model: bearing, mu: 0.004, pin_radius: 0.03},
@@ -22,7 +22,7 @@ uses); a part may not itself be composite (nested composites are flattened).
 """
 from __future__ import annotations
 
-from .base import FrictionLaw
+from robot_dynamics.friction.base import FrictionLaw
 
 
 #: the part name of a plain (non-composite) law in the loss split

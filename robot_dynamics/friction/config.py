@@ -13,16 +13,16 @@ recursions never change.
 """
 from __future__ import annotations
 
-from ..config_io import joint_entries, load_mapping
-from ..errors import ModelError
-from .bearing import BearingFriction
-from .callable_law import CallableFriction
-from .classic import ClassicFriction
-from .composite import CompositeFriction
-from .gear_mesh import GearMeshFriction
-from .load_dependent import FORMS, LoadDependentFriction
-from .model import FrictionModel
-from .none import NoFriction
+from robot_dynamics.parsers.config_files import joint_entries, load_mapping
+from robot_dynamics.errors import ModelError
+from robot_dynamics.friction.bearing import BearingFriction
+from robot_dynamics.friction.callable_law import CallableFriction
+from robot_dynamics.friction.classic import ClassicFriction
+from robot_dynamics.friction.composite import CompositeFriction
+from robot_dynamics.friction.gear_mesh import GearMeshFriction
+from robot_dynamics.friction.load_dependent import FORMS, LoadDependentFriction
+from robot_dynamics.friction.model import FrictionModel
+from robot_dynamics.friction.none import NoFriction
 
 _REGISTRY = {}
 
@@ -184,7 +184,7 @@ def law_from_config(params, where: str = "friction"):
 def friction_from_config(config, model) -> FrictionModel:
     """A :class:`FrictionModel` for ``model`` from a mapping, or a YAML file path."""
     if getattr(model, "coupling", None) is not None:  # mimic joints: a law per full joint
-        from ..mimic import coupled_friction
+        from robot_dynamics.friction.coupled import coupled_friction
 
         return coupled_friction(friction_from_config(config, model.full), model)
     config, source = load_mapping(config, "friction")

@@ -24,9 +24,9 @@ band ``η_b n∥ ≤ τ_motor ≤ n∥/η_f`` (``n∥ > 0``; mirrored for ``n∥
 
 The loss is on the load-side torque n∥: a rotor inertia on the motor side (``model.armature``)
 and motor-side friction act before the mesh and are not part of it (see
-:mod:`robot_dynamics.actuators`, :class:`~robot_dynamics.friction.composite.CompositeFriction`).
+:mod:`robot_dynamics.friction.actuators`, :class:`~robot_dynamics.friction.composite.CompositeFriction`).
 Forward dynamics solves ``n∥ = τ_motor + τf(n∥)`` inside the stick/slip solve
-(:mod:`robot_dynamics.stiction`); its successive approximation contracts at the rate
+(:mod:`robot_dynamics.algorithm.friction_solve`); its successive approximation contracts at the rate
 ``c·M_link/(M_link + armature)`` per joint, and where that is ≥ 1 the Newton fallback solves
 the piecewise-linear equation (docs/ARCHITECTURE.md, "Gear-mesh friction in the solve").
 """
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 
-from .base import FrictionLaw, direction_of
+from robot_dynamics.friction.base import FrictionLaw, direction_of
 
 
 class GearMeshFriction(FrictionLaw):

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 
-from .base import FrictionLaw, coefficient
-from .components import load_components
+from robot_dynamics.friction.base import FrictionLaw, coefficient
+from robot_dynamics.friction.components import load_components
 
 FORMS = ("2.5.6", "2.5.5")
 

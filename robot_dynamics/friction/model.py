@@ -3,19 +3,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import joints as jt
-from ..errors import InputError, ModelError, as_vector, check_friction
-from .base import FrictionLaw
-from .composite import CompositeFriction, part_name
-from .none import NoFriction
-from ..kernels.friction import (MAX_PARTS, friction_kernel, friction_parts_kernel,
-                                friction_split_kernel, pack_friction)
+from robot_dynamics.multibody import joints as jt
+from robot_dynamics.errors import InputError, ModelError, as_vector, check_friction
+from robot_dynamics.friction.base import FrictionLaw
+from robot_dynamics.friction.composite import CompositeFriction, part_name
+from robot_dynamics.friction.none import NoFriction
+from robot_dynamics.friction.packing import pack_friction
+from robot_dynamics.kernels.friction import (MAX_PARTS, friction_kernel, friction_parts_kernel,
+                                             friction_split_kernel)
 
 
 class FrictionModel:
     """Friction laws in the model's joint order. Use :func:`friction_from_config` to build one.
 
-    It records the :class:`~robot_dynamics.model.Model` it was built for (``model``; without
+    It records the :class:`~robot_dynamics.multibody.model.Model` it was built for (``model``; without
     one, the first model with the same joints it is used with): every algorithm taking a
     friction model refuses one of another robot (:func:`~robot_dynamics.errors.check_friction`),
     whose per-joint laws would be read past their end.
@@ -77,7 +78,7 @@ class FrictionModel:
     def part_table(self, model, wrenches, q, v, directions):
         """Unchecked (float64 arrays of the right shapes): (nv, MAX_PARTS) magnitudes, column j
         the j-th name of ``part_names[i]``; rows sum to :meth:`magnitudes`. The energy audit's
-        per-step path (:func:`robot_dynamics.energy.split_friction_dissipation`)."""
+        per-step path (:func:`robot_dynamics.algorithm.energy.split_friction_dissipation`)."""
         n = model.nv
         table = np.zeros((n, max([MAX_PARTS] + [len(p) for p in self.part_names])))
         if self._packed is not None:
@@ -95,7 +96,7 @@ class FrictionModel:
 
     def split_dissipation(self, model, wrenches, q, v_end, tauf, v_mid, h, parts, total=None):
         """Add one step's friction dissipation by part to ``parts`` (name → J); see
-        :func:`robot_dynamics.energy.split_friction_dissipation`. Unchecked float64 arrays."""
+        :func:`robot_dynamics.algorithm.energy.split_friction_dissipation`. Unchecked float64 arrays."""
         if self._packed is None:
             e = -h * tauf * v_mid
             if total is not None and e.sum() != 0.0:

@@ -1,5 +1,5 @@
 """No friction: the friction map that is identically zero (seed 004 §2.5)."""
-from .base import FrictionLaw
+from robot_dynamics.friction.base import FrictionLaw
 
 
 class NoFriction(FrictionLaw):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.signal import savgol_filter
 
-from ..errors import InputError
+from robot_dynamics.errors import InputError
 
 METHODS = ("step", "savgol")
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..batch import joint_wrenches_batch
+from robot_dynamics.algorithm.batch import joint_wrenches_batch
 
 
 def _limits(model, margin):
@@ -68,8 +68,8 @@ def excitation_cost(model, Q, V, A, law="load_dependent", min_velocity=0.05, pre
     """Per-joint column-scaled condition numbers of the friction regressors (with the actuator
     ``terms``' columns, :data:`.regressors.TERMS`) for a trajectory (inf where a joint has fewer
     than 10 moving samples or a singular regressor)."""
-    from .fit import structural_loads
-    from .regressors import TERMS, regressor
+    from robot_dynamics.identification.fit import structural_loads
+    from robot_dynamics.identification.regressors import TERMS, regressor
 
     extra = [True] * sum(len(TERMS[x]) for x in terms)
 
@@ -104,7 +104,7 @@ def design_excitation(model, duration=20.0, rate=200.0, *, law="load_dependent",
 
     Returns ``(t, Q, V, A, conds)``; ``conds`` evaluated on the returned (fine) trajectory.
     """
-    from .fit import structural_loads
+    from robot_dynamics.identification.fit import structural_loads
 
     rng = np.random.default_rng(seed)
     present = structural_loads(model)

@@ -36,15 +36,15 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.stats import t as student_t
 
-from .. import joints as jt
-from ..batch import joint_wrenches_batch
-from ..crba import mass_matrix
-from ..errors import InputError
-from ..units import units_of
-from .differentiate import METHODS, savgol_states
-from .regressors import (EFFICIENCIES, FORMULAS, LAWS, TERM_ABSENT, TERM_MEANINGS, TERMS,
-                         coefficient_names, column_meaning, efficiency, load_terms, regressor)
-from .step_model import StepReplay
+from robot_dynamics.multibody import joints as jt
+from robot_dynamics.algorithm.batch import joint_wrenches_batch
+from robot_dynamics.algorithm.crba import mass_matrix
+from robot_dynamics.errors import InputError
+from robot_dynamics.multibody.units import units_of
+from robot_dynamics.identification.differentiate import METHODS, savgol_states
+from robot_dynamics.identification.regressors import (EFFICIENCIES, FORMULAS, LAWS, TERM_ABSENT,
+    TERM_MEANINGS, TERMS, coefficient_names, column_meaning, efficiency, load_terms, regressor)
+from robot_dynamics.identification.step_model import StepReplay
 
 #: column-scaled condition number above which a coefficient is declared unidentifiable
 COND_LIMIT = 500.0
@@ -138,10 +138,10 @@ class FitResult:
 
     def actuator_config(self, prior=None) -> dict:
         """The actuators mapping (config/arm7_actuators.yaml's structure, read back by
-        :func:`~robot_dynamics.actuators.actuators_from_config`) with the fitted terms: per joint
+        :func:`~robot_dynamics.friction.actuators.actuators_from_config`) with the fitted terms: per joint
         ``armature`` and ``efficiency_forward``/``efficiency_backward`` (from c_f, c_b; an
         unfitted or negative coefficient as 0, i.e. η = 1 — the identify CLI refuses to write
-        those unless --force). ``prior`` (an :class:`~robot_dynamics.actuators.Actuators`):
+        those unless --force). ``prior`` (an :class:`~robot_dynamics.friction.actuators.Actuators`):
         the fields not fitted — gear ratio, motor torque limit, and the armature or the gear
         when that term is not fitted — are carried over. Motor-side Coulomb/viscous friction is
         never written: it has the law's columns (1, |q̇|), so the fitted law's ``coulomb`` and

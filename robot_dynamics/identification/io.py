@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from ..errors import InputError
+from robot_dynamics.errors import InputError
 
 FORMATS = """\
 log formats (SI units: s, rad or m, rad/s or m/s, N·m or N; one row per control period):

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import joints as jt
+from robot_dynamics.multibody import joints as jt
 
 LAWS = {
     "classic": ("coulomb_positive", "coulomb_negative", "viscous"),

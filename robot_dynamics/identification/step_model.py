@@ -1,6 +1,6 @@
 """The simulator's step, replayed row by row: the exact states its friction balance used.
 
-A log of :class:`~robot_dynamics.simulation.Simulator` (or the simulator node in lock-step,
+A log of :class:`~robot_dynamics.simulation.simulator.Simulator` (or the simulator node in lock-step,
 which steps once per published state) has, per row k, the state after a step and the effort
 applied over it. The step from (q_{k−1}, q̇_{k−1}) of length h (simulation.py's scheme, no stop
 acting) solves
@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..batch import joint_wrenches_batch
-from .differentiate import step_lengths
+from robot_dynamics.algorithm.batch import joint_wrenches_batch
+from robot_dynamics.identification.differentiate import step_lengths
 
 #: a transition excludes its row for every joint while such rows are at most this share of
 #: the log; beyond it (velocities that flicker through zero: sensor noise at rest, not a

@@ -30,7 +30,7 @@ once until a release proves premature), a breaking joint that would move against
 direction sticks. :func:`solve_instant` returns False where it cannot answer as the general
 solve would (a law that can self-lock, a pivot that is not positive, no convergence): the
 caller then takes that solve (kernels/fd.py ``fd_entry``), which is the specification
-(robot_dynamics.stiction). :mod:`robot_dynamics.articulated_friction` states the recursions in
+(robot_dynamics.algorithm.friction_solve). :mod:`robot_dynamics.reference.articulated` states the recursions in
 NumPy (body frames, 6×6 matrices); test/test_articulated.py holds the three together.
 """
 from __future__ import annotations
@@ -38,13 +38,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .dynamics import (_inertia_times, finite_or_zero, placements_kernel, transformed_inertia,
-                       world_kernel)
-from .friction import (can_self_lock, friction_gradient_inline, friction_one, friction_one_inline,
-                       law_inputs)
-from .layout import (articulated_views, laws_views, model_armature, model_gravity, model_views,
-                     scratch_views, work_views)
-from .stiction import FREE, NOISE, PREMATURE, ROUNDOFF, SCREEN, STUCK
+from robot_dynamics.kernels.dynamics import (_inertia_times, finite_or_zero, placements_kernel,
+    transformed_inertia, world_kernel)
+from robot_dynamics.kernels.friction import (can_self_lock, friction_gradient_inline,
+    friction_one, friction_one_inline, law_inputs)
+from robot_dynamics.kernels.layout import (articulated_views, laws_views, model_armature,
+    model_gravity, model_views, scratch_views, work_views)
+from robot_dynamics.kernels.friction_solve import FREE, NOISE, PREMATURE, ROUNDOFF, SCREEN, STUCK
 
 #: rows of the ``ab`` (k, n, 6) scratch: world motion subspaces, velocity products c = v ×m S q̇,
 #: bias forces β = v ×* I v, wrenches fn, articulated bias pᴬ, U = Iᴬ S, Vᵀ = Tᵀ Iᴬ, the
@@ -393,7 +393,7 @@ def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm
     linearised first at the wrenches in ab[_FN] (``newton`` False: the plain step there), or
     (``resume``) continuing a solve of the same assignment to a looser tolerance with its last
     linearisation. Returns 1 when the residual is within tol of the applied efforts and the
-    steps of q̈ have converged (the rule of robot_dynamics.stiction.converged_step); 2 when
+    steps of q̈ have converged (the rule of robot_dynamics.algorithm.friction_solve.converged_step); 2 when
     ``early`` > 0 and after the first pass a stuck joint clearly breaks away
     (:func:`_clear_release`); 0 when the recursions cannot answer (a pivot that is not positive,
     no convergence)."""
@@ -498,7 +498,7 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
     bulk = True
     premature = 0
     newton = False  # the first linearisation at fn(q, q̇, 0): the plain step
-    # as robot_dynamics.stiction at an instant: once the assignment has changed, each new one is
+    # as robot_dynamics.algorithm.friction_solve at an instant: once the assignment has changed, each new one is
     # solved to SCREEN only (its rules need no more); the one that passes them is then solved
     # on to tol and checked again
     screen = False

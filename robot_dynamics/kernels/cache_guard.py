@@ -15,29 +15,25 @@ import hashlib
 import os
 import sys
 
-_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_SOURCES = ("kernels/layout.py", "kernels/dynamics.py", "kernels/friction.py",
-            "kernels/stiction.py", "kernels/articulated.py", "kernels/fd.py", "kernels/rollout.py",
-            "batch.py")
+_KERNELS = os.path.dirname(os.path.abspath(__file__))  # every numba function lives here
 
 
 def _cache_folders():
     """Where numba keeps the caches of the package's kernels: beside the sources, or under
     ``NUMBA_CACHE_DIR`` when that is set (numba's own rule for a user-provided cache folder)."""
-    sources = (os.path.join(_PKG, "kernels"), _PKG)
     cache_dir = os.environ.get("NUMBA_CACHE_DIR", "")
     if not cache_dir:
-        return [os.path.join(d, "__pycache__") for d in sources]
+        return [os.path.join(_KERNELS, "__pycache__")]
     from numba.core.caching import UserProvidedCacheLocator
 
     return [os.path.join(cache_dir, UserProvidedCacheLocator.get_suitable_cache_subpath(
-        os.path.join(d, "__init__.py"))) for d in sources]
+        os.path.join(_KERNELS, "__init__.py")))]
 
 
 def guard() -> None:
     digest = hashlib.sha256()
-    for rel in _SOURCES:
-        with open(os.path.join(_PKG, rel), "rb") as fh:
+    for path in sorted(glob.glob(os.path.join(_KERNELS, "*.py"))):
+        with open(path, "rb") as fh:
             digest.update(fh.read())
     folders = _cache_folders()
     stamp = os.path.join(folders[0], "sources.sha256")

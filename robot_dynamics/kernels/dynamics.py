@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .layout import model_armature, model_gravity, model_views, work_views
+from robot_dynamics.kernels.layout import model_armature, model_gravity, model_views, work_views
 
 
 @njit(cache=True)
@@ -306,7 +306,7 @@ def mass_from_composite(parents, S, X, Ic, M):
 
 @njit(cache=True)
 def directors_kernel(parents, S, R, p, X, Ic, D, rel):
-    """D[α, i] = pl_α at joint i (see robot_dynamics.directors), from crba_kernel's R, p, X, Ic;
+    """D[α, i] = pl_α at joint i (see robot_dynamics.algorithm.directors), from crba_kernel's R, p, X, Ic;
     ``rel`` = (ptr, idx, parents) from :func:`.layout.model_relations`."""
     n = parents.shape[0]
     D[:] = 0.0

@@ -3,7 +3,7 @@
 Both run on the packed model and the Data work arrays (:mod:`.layout`): placements, RNEA at zero
 acceleration (b and fn(q, q̇, 0)), CRBA (M and the composite inertias), the wrench directors pl_α
 and the stick/slip friction solve (:mod:`.stiction`), with no Python in between. The Python
-modules :mod:`robot_dynamics.forward_dynamics` and :mod:`robot_dynamics.simulation` state the
+modules :mod:`robot_dynamics.algorithm.forward_dynamics` and :mod:`robot_dynamics.simulation.simulator` state the
 same computations step by step; the tests hold the two together.
 
 Status codes returned: 0 solved, 1 an input is not finite or has the wrong length (nothing
@@ -15,14 +15,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .dynamics import (F1, add_armature, all_finite, composite_inertias, directors_core,
-                       mass_from_composite, mass_from_directors, placements_kernel, rnea_passes,
-                       world_kernel)
-from .layout import (laws_views, model_armature, model_gravity, model_relations, model_views,
-                     scratch_views, work_views)
-from .friction import loads_matter
-from .articulated import solve_instant
-from .stiction import LOWER, STUCK, TAU_LIMIT, UHI, ULO, UPPER, solve_friction
+from robot_dynamics.kernels.dynamics import (F1, add_armature, all_finite, all_finite_array,
+    composite_inertias,
+    directors_core, mass_from_composite, mass_from_directors, placements_kernel, rnea_passes,
+    world_kernel)
+from robot_dynamics.kernels.layout import (laws_views, model_armature, model_gravity,
+    model_relations, model_views, scratch_views, work_views)
+from robot_dynamics.kernels.friction import loads_matter
+from robot_dynamics.kernels.articulated import solve_instant
+from robot_dynamics.kernels.friction_solve import (LOWER, STUCK, TAU_LIMIT, UHI, ULO, UPPER,
+    solve_friction)
 
 # rows of the ``vecs`` scratch used here (rows 0–15 belong to the friction solve and its bounds)
 ACC, BIAS, Q_HALF, V_EVAL, Q_NEW, V_NEW, ZERO = 16, 17, 18, 19, 20, 21, 22
@@ -90,7 +92,7 @@ def fd_entry(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
 @njit(cache=True)
 def stop_impulse(kinds, parents, axes, R0, p0, I6, S, q, v, lower, upper, h, R, p, X, Ic, M, vp,
                  q_half, arm):
-    """The stops' inelastic impulse at the start of a step (see robot_dynamics.simulation):
+    """The stops' inelastic impulse at the start of a step (see robot_dynamics.simulation.simulator):
     joints whose half drift would cross a stop get the velocity that ends it on the stop,
     ``min(2(lower − q)/h, 0)`` (upper alike), by impulses P on those joints only
     (``q̇' = q̇ + M(q)⁻¹ P``, every joint feels them). Writes q̇' to ``vp`` and the drift
@@ -161,15 +163,15 @@ def _impulse(M, q, v, lower, upper, h, vp, q_half):
     return lost, P
 
 
-# -- mimic coordinates (robot_dynamics/mimic.py): q_full = G q + o ------------------------------
-# The coupling, packed by robot_dynamics.mimic.pack_coupling as floats: [n_full, nv, then per
+# -- mimic coordinates (robot_dynamics/multibody/coupling.py): q_full = G q + o ------------------------------
+# The coupling, packed by robot_dynamics.multibody.coupling.pack_coupling as floats: [n_full, nv, then per
 # full joint its coordinate (−1: none) and its G entry, the offsets o, then per coordinate the
 # full index of its own (leader) joint]. The full tree's kernels run on the full model's packed
 # arrays (mbf, wf) at the expanded state, and the step's coordinates get
 #   M = Gᵀ M_full G,  b = Gᵀ b_full,  W0_k = fn_full[leader k],
 #   D[β, k] = Σ_{α∈β} G_αβ pl_α[leader k]
 # — the leaders' loads: the compiled path is taken only when no follower has friction, and
-# when M keeps the pattern of the coordinates' tree (mimic.reduced_tree).
+# when M keeps the pattern of the coordinates' tree (coupling.reduced_tree).
 
 
 @njit(cache=True)
@@ -289,7 +291,7 @@ def _state_code(state, direction):
 
 @njit(cache=True)
 def _step(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf):
-    """One step of :class:`robot_dynamics.simulation.Simulator` (see its module docstring).
+    """One step of :class:`robot_dynamics.simulation.simulator.Simulator` (see its module docstring).
 
     Mimic joints: ``cp`` the packed coupling (empty: none), ``mbf``/``wf`` the full tree's
     packed model and work; ``mb``/``w`` are then the coordinates' (:func:`_coupled_mass`).
@@ -487,3 +489,24 @@ def sim_step_mimic_entry(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf):
     """:func:`_step` in mimic coordinates (``mb``/``w`` the coordinates', ``mbf``/``wf`` the full
     tree's, ``cp`` the coupling)."""
     return _step(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf)
+
+
+OVERFLOW = 3  # status of fd_checked: solved, but q̈ or τf is not finite
+
+
+@njit(f"int64({F1}, {F1}, {F1}, {F1}, {F1}, float64, float64, int64, {F1})", cache=True)
+def fd_checked(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
+    """:func:`~robot_dynamics.kernels.fd.fd_entry`, then the finiteness of its outputs (q̈, τf;
+    status OVERFLOW when not): finite inputs so large that the dynamics leave the float64 range.
+    A friction solve that failed (status 2) on a non-finite M or bias is an overflow too."""
+    status = fd_entry(mb, fr, q, v, tau, v_tol, tol, max_iter, w)
+    if status == 1:
+        return 1
+    vecs = scratch_views(mb, w)[6]
+    if status == 0:
+        tauf = work_views(mb, w)[6]
+        ok = all_finite(vecs[ACC], tauf, tauf)
+    else:
+        ok = (all_finite(vecs[BIAS], vecs[BIAS], vecs[BIAS])
+              and all_finite_array(work_views(mb, w)[10]))
+    return status if ok else OVERFLOW

@@ -6,10 +6,7 @@ MAX_PARTS in ``pr[0]`` and part j as a code and eight parameters at ``pr[1 + 9j:
 (``layout.LAW_PARAMS`` is wide enough); its magnitude is the sum of the parts'
 (:func:`friction_parts_kernel` gives them one by one, for the energy audit's loss split).
 
-``pack_friction`` turns a :class:`~robot_dynamics.friction.FrictionModel` into
-(codes, params, buffer) (:func:`.layout.pack_laws`), or
-returns None when a joint uses a law the kernel does not know (a Python callable, function-valued
-coefficients, a registered user law): callers then use the reference path, which is always right.
+:mod:`robot_dynamics.friction.packing` writes a FrictionModel in this form.
 """
 from __future__ import annotations
 
@@ -18,71 +15,12 @@ import math
 import numpy as np
 from numba import njit
 
-from .dynamics import F1, all_finite, rnea_entry
-from .layout import LAW_PARAMS, laws_views, model_views, pack_laws, scratch_views, work_views
+from robot_dynamics.kernels.dynamics import F1, all_finite, rnea_entry
+from robot_dynamics.kernels.layout import (LAW_PARAMS, laws_views, model_views, scratch_views,
+                                           work_views)
 
 NONE, CLASSIC, LOAD_DEPENDENT, LOAD_DEPENDENT_255, BEARING, GEAR_MESH, COMPOSITE = range(7)
 MAX_PARTS = 3  # parts of a composite law in one block: 1 + 9·3 ≤ LAW_PARAMS
-
-
-def _pack_one(law, out):
-    """Code of a plain built-in law, its eight parameters written to ``out``; None when the
-    kernel does not know it."""
-    from ..friction.bearing import BearingFriction
-    from ..friction.classic import ClassicFriction
-    from ..friction.gear_mesh import GearMeshFriction
-    from ..friction.load_dependent import LoadDependentFriction
-    from ..friction.none import NoFriction
-
-    t = type(law)
-    if t is NoFriction:
-        return NONE
-    if t is ClassicFriction:
-        st = law.stribeck
-        out[:8] = [law.coulomb, law.viscous, 0.0 if st is None else 1.0,
-                   0.0 if st is None else st[0], 1.0 if st is None else st[1],
-                   law.coulomb_positive, law.coulomb_negative, 1.0 if law.asymmetric else 0.0]
-        return CLASSIC
-    if t is LoadDependentFriction and law.constant:
-        out[:5] = [law.coulomb, law.viscous, law.k1, law.k2, law.k3]
-        return LOAD_DEPENDENT if law.form == "2.5.6" else LOAD_DEPENDENT_255
-    if t is BearingFriction:
-        st = law.stribeck
-        out[:8] = [law.mu, law.pin_radius, law.friction_arm,
-                   0.0 if law.bending_arm is None else law.bending_arm, law.preload,
-                   0.0 if st is None else 1.0, 0.0 if st is None else st[0],
-                   1.0 if st is None else st[1]]
-        return BEARING
-    if t is GearMeshFriction:
-        out[:2] = [law.c_forward, law.c_backward]
-        return GEAR_MESH
-    return None
-
-
-def pack_friction(friction):
-    from ..friction.composite import CompositeFriction
-
-    n = len(friction.laws)
-    codes = np.zeros(n, dtype=np.int64)
-    params = np.zeros((n, LAW_PARAMS))
-    for i, law in enumerate(friction.laws):
-        if type(law) is CompositeFriction:
-            parts = law.named_parts
-            if len(parts) > MAX_PARTS:
-                return None
-            codes[i] = COMPOSITE
-            params[i, 0] = len(parts)
-            for j, (_, part) in enumerate(parts):
-                code = _pack_one(part, params[i, 2 + 9 * j:10 + 9 * j])
-                if code is None:
-                    return None
-                params[i, 1 + 9 * j] = code
-            continue
-        code = _pack_one(law, params[i])
-        if code is None:
-            return None
-        codes[i] = code
-    return pack_laws(codes, params)
 
 
 @njit(cache=True, inline="always")
@@ -117,7 +55,7 @@ def friction_parts_kernel(codes, params, kinds, axes, W, qd, direction, out):
 
 @njit(cache=True)
 def friction_split_kernel(codes, params, kinds, axes, W, v_end, tauf, v_mid, h, total, ids, out):
-    """One step's friction dissipation split by part (robot_dynamics.energy): joint i's
+    """One step's friction dissipation split by part (robot_dynamics.algorithm.energy): joint i's
     ``e_i = −h τf_i q̇_mid,i`` (scaled so that Σ e_i = ``total`` unless ``total`` is NaN) is
     shared by its parts' magnitudes at (W, q̇⁺, motion against τf); ``out[ids[i, j]]`` gets
     part j's share (ids −1: no part)."""

@@ -1,4 +1,4 @@
-"""Flat memory layout shared by the compiled entry points and :class:`~robot_dynamics.model.Data`.
+"""Flat memory layout shared by the compiled entry points and :class:`~robot_dynamics.multibody.model.Data`.
 
 A numba call costs about 0.08 µs per array argument before any work is done, so the per-call
 entry points take few arguments, each one flat float64 array:

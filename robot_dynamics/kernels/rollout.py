@@ -2,7 +2,7 @@
 
 :func:`sim_run_entry` repeats :func:`.fd._step` (the simulator's step) with the motor efforts of
 a controller given as one flat array ``ctl`` (:func:`pack_controller`; the Python classes of
-:mod:`robot_dynamics.rollout` build it and state the same law in NumPy):
+:mod:`robot_dynamics.control.controllers` build it and state the same law in NumPy):
 
 * ``ZERO``: no effort;
 * ``PD``: ``τ = τff_k + Kp∘(q_ref,k − q) + Kd∘(q̇_ref,k − q̇)`` (+ gravity compensation g(q));
@@ -17,12 +17,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .dynamics import F1, add_rotor_effort, placements_kernel, rnea_passes
-from .fd import Q_NEW, V_NEW, ZERO as ZERO_ROW, _step
-from .friction import ID_OUT, id_friction_kernel
-from .layout import (laws_views, model_armature, model_gravity, model_views, scratch_views,
-                     work_views)
-from .stiction import TAU_LIMIT
+from robot_dynamics.kernels.dynamics import F1, add_rotor_effort, placements_kernel, rnea_passes
+from robot_dynamics.kernels.fd import Q_NEW, V_NEW, ZERO as ZERO_ROW, _step
+from robot_dynamics.kernels.friction import ID_OUT, id_friction_kernel
+from robot_dynamics.kernels.layout import (laws_views, model_armature, model_gravity, model_views,
+    scratch_views, work_views)
+from robot_dynamics.kernels.friction_solve import TAU_LIMIT
 
 ZERO, PD, COMPUTED_TORQUE = 0, 1, 2
 _HEAD = 7  # kind, rows, gravity comp., friction comp., n, offset of the laws, rest velocity

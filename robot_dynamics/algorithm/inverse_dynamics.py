@@ -1,0 +1,88 @@
+"""Inverse dynamics with reaction-dependent joint friction — seed 004 §2.7 (control).
+
+Closed form, one Newton–Euler pass plus the friction map:
+
+1. ``fn(q, q̇, q̈)`` by RNEA (forward and backward passes) — every joint's whole wrench;
+2. split each into its axial part ``fn∥`` (J∥) and its reaction ``fn⊥`` (J⊥);
+3. the friction map gives the friction magnitude from the reaction (and q_i, q̇_i);
+4. the motor effort is ``fn_mot = fn∥ + armature ∘ q̈ − fn∥_vin``          (eq. 2.7.5)
+
+where ``fn∥_vin = τf`` is the *signed* friction effort, opposite to the joint velocity, and
+``armature ∘ q̈`` accelerates the actuators' rotors (``model.armature``, as Pinocchio's; zero by
+default). The rotors sit on the motor side of the joint: they are not in the joint wrenches fn,
+so the friction laws read the link-side loads alone. (The
+seed's step-by-step summary prints a plus sign in step 4; eq. 2.7.5 and the sign convention say
+minus: the motor supplies more effort in the direction of motion. See DESIGN.md §2.)
+
+At ``q̇_i = 0`` friction has no direction of its own. Here it takes the direction of the
+commanded acceleration ``q̈_i`` — the motion the controller asks for — with the breakaway
+(static) magnitude; with ``q̈_i = 0`` too, the joint is meant to stay at rest and friction
+(stiction) holds whatever it needs, so τf_i = 0 and the motor supplies fn∥. ``velocity_tolerance``
+says what counts as rest. With ``smoothing_velocity = ε > 0`` the direction is instead
+``tanh(q̇_i / ε)`` (continuous; a common choice against chattering in control).
+"""
+from __future__ import annotations
+
+from functools import singledispatch
+
+import numpy as np
+
+from robot_dynamics.errors import F64, InputError, check_data, check_friction, run_converted
+from robot_dynamics.kernels.friction import id_entry
+from robot_dynamics.algorithm.rnea import rnea
+
+
+def friction_directions(v, a, velocity_tolerance=1e-6, smoothing_velocity=0.0) -> np.ndarray:
+    """The direction (−1, 0, 1, or in between when smoothed) friction opposes, per joint."""
+    if smoothing_velocity > 0:
+        return np.tanh(v / smoothing_velocity)
+    return np.where(np.abs(v) > velocity_tolerance, np.sign(v), np.sign(a))
+
+
+@singledispatch
+def inverse_dynamics(model, data, q, v, a, friction=None, *, velocity_tolerance=1e-6,
+                     smoothing_velocity=0.0) -> np.ndarray:
+    """Motor efforts (nv,) that produce the motion (q, q̇, q̈) against gravity and friction.
+
+    Fills ``data.f`` (joint wrenches fn) and ``data.tau_friction`` (signed τf, q̇_i τf_i ≤ 0).
+    Inputs too large for a finite result raise :class:`~robot_dynamics.errors.InputError`
+    (``overflow: …``, naming them).
+    """
+    if getattr(data, "_model", None) is not model:
+        check_data(model, data, "inverse_dynamics")
+    if friction is None:
+        tau = rnea(model, data, q, v, a)
+        data.tau_friction[:] = 0.0
+        return tau
+    if getattr(friction, "_model", None) is not model:
+        check_friction(model, friction, "inverse_dynamics")
+    if friction._packed is not None and smoothing_velocity == 0:
+        fr, mb, work = friction._packed[2], model._mb, data._work
+        try:  # one compiled call: RNEA + friction map (it checks length and finiteness)
+            if (q.dtype is F64 and v.dtype is F64 and a.dtype is F64 and q.flags.carray
+                    and v.flags.carray and a.flags.carray
+                    and id_entry(mb, fr, q, v, a, velocity_tolerance, work)):
+                return data._id_out.copy()
+        except (AttributeError, TypeError):  # lists, tuples, 2-D arrays, an int tolerance
+            pass
+        tol = float(velocity_tolerance)
+        run_converted("inverse_dynamics", (("q", q, model.nq), ("v", v, model.nv),
+                                           ("a", a, model.nv)),
+                      lambda q, v, a: id_entry(mb, fr, q, v, a, tol, work))
+        return data._id_out.copy()
+    out = np.empty(model.nv)
+
+    def run(q, v, a):  # steps 1–4 with the law objects (Python laws, or smoothing)
+        try:
+            fn_axial = rnea(model, data, q, v, a)  # step 1; Sᵀ fn + armature ∘ q̈ per joint
+        except InputError:  # overflow (the inputs are converted and finite here)
+            return False
+        d = friction_directions(v, a, velocity_tolerance, smoothing_velocity)
+        magnitude = friction.magnitudes(model, data.f, q, v, np.sign(d))  # steps 2–3
+        data.tau_friction[:] = -magnitude * d
+        out[:] = fn_axial - data.tau_friction  # step 4, eq. 2.7.5 (rotor effort included)
+        return bool(np.isfinite(out).all() and np.isfinite(data.tau_friction).all())
+
+    run_converted("inverse_dynamics", (("q", q, model.nq), ("v", v, model.nv),
+                                       ("a", a, model.nv)), run)
+    return out

@@ -1,0 +1,108 @@
+"""Recursive Newton–Euler (seed 004 §2.2–2.3): inverse dynamics and the joint wrenches fn.
+
+Forward pass: body velocities and accelerations (gravity as a base acceleration −g), then the
+body efforts FN_i = I_i a_i + v_i ×* I_i v_i (seed 002 about the body origin). Backward pass:
+the canonical isomorphism E → J (DESIGN.md §2.3), ``f_i = FN_i + Σ_children X_cᵀ f_c``, gives
+the wrench fn_i each joint transmits; its axial component fn∥_i = S_iᵀ fn_i is what the
+joint's actuator delivers to the link. The actuator's rotor (reflected inertia ``armature_i``,
+Pinocchio's ``model.armature``) needs ``armature_i q̈_i`` more, so the joint effort is
+``τ_i = S_iᵀ fn_i + armature_i q̈_i``. The joint wrenches exclude it (as Pinocchio's ``data.f``):
+they are the link-side loads the friction laws read.
+
+``rnea`` runs the compiled kernel (:mod:`robot_dynamics.kernels`); ``rnea_reference`` is the
+readable specification written here, and the tests hold the two to 1e-10.
+"""
+from __future__ import annotations
+
+from functools import singledispatch
+
+import numpy as np
+
+from robot_dynamics.errors import F64, as_vector, check_data, run_converted
+from robot_dynamics.kernels.dynamics import rnea_entry, rnea_kernel
+from robot_dynamics.algorithm.kinematics import _placements
+from robot_dynamics.spatial.algebra import force_cross, motion_cross
+
+
+@singledispatch
+def rnea(model, data, q, v, a) -> np.ndarray:
+    """Frictionless inverse dynamics τ = M(q) a + b(q, v) (nv,), the rotors' armature ∘ a
+    included (M includes diag(armature)).
+
+    Also fills ``data.v``, ``data.a`` (body frame, ``a`` includes −g), ``data.f`` (joint
+    wrenches fn, see :func:`joint_wrenches`) and ``data.tau``. ``q, v, a`` may be any sequences
+    of numbers (converted once); :class:`~robot_dynamics.errors.InputError` names a malformed
+    one, or (``overflow: …``) the entries too large for the result to be finite.
+    """
+    if getattr(data, "_model", None) is not model:
+        check_data(model, data, "rnea")
+    try:  # float64 C arrays go straight to the kernel (it checks length and finiteness)
+        if (q.dtype is F64 and v.dtype is F64 and a.dtype is F64 and q.flags.carray
+                and v.flags.carray and a.flags.carray
+                and rnea_entry(model._mb, q, v, a, data._work)):
+            return data.tau.copy()
+    except (AttributeError, TypeError):  # a list, a tuple, a 2-D array: converted below
+        pass
+    return _rnea_entry(model, data, q, v, a, "rnea")
+
+
+def _rnea_entry(model, data, q, v, a, where) -> np.ndarray:
+    """RNEA through the compiled entry point on converted inputs (errors named after ``where``)."""
+    mb, work, n = model._mb, data._work, model.nv
+    run_converted(where, (("q", q, model.nq), ("v", v, n), ("a", a, n)),
+                  lambda q, v, a: rnea_entry(mb, q, v, a, work))
+    return data.tau.copy()
+
+
+@singledispatch
+def rnea_reference(model, data, q, v, a) -> np.ndarray:
+    """:func:`rnea` written out in NumPy, joint by joint: the specification of the kernel."""
+    if getattr(data, "_model", None) is not model:
+        check_data(model, data, "rnea_reference")
+    q = as_vector("q", q, model.nq, where="rnea")
+    v = as_vector("v", v, model.nv, where="rnea")
+    a = as_vector("a", a, model.nv, where="rnea")
+    return _rnea(model, data, q, v, a, model.gravity)
+
+
+def _rnea_fast(model, data, q, v, a, gravity=None) -> np.ndarray:
+    """The RNEA kernel with another gravity (converted float64 vectors; no output check)."""
+    g = model._g if gravity is None else np.asarray(gravity, dtype=float)
+    rnea_kernel(*model._kargs, g, q, v, a, data.liMi_R, data.liMi_p, data.v, data.a, data.f,
+                data.tau)
+    return data.tau.copy()
+
+
+def _rnea(model, data, q, v, a, gravity) -> np.ndarray:
+    _placements(model, data, q)
+    a0 = np.concatenate([-gravity, np.zeros(3)])
+    for i in range(model.nv):
+        p = model.parents[i]
+        S = data.S[i]
+        vp = data.v[p] if p >= 0 else np.zeros(6)
+        ap = data.a[p] if p >= 0 else a0
+        X = data.X[i]
+        data.v[i] = X @ vp + S * v[i]
+        data.a[i] = X @ ap + S * a[i] + motion_cross(data.v[i]) @ (S * v[i])
+        inertia = model.spatial_inertias[i]
+        data.f[i] = inertia @ data.a[i] + force_cross(data.v[i]) @ (inertia @ data.v[i])
+    for i in range(model.nv - 1, -1, -1):
+        data.tau[i] = data.S[i] @ data.f[i]
+        p = model.parents[i]
+        if p >= 0:
+            data.f[p] += data.X[i].T @ data.f[i]
+    data.tau += model.armature * a  # the rotors: τ = fn∥ + armature ∘ q̈ (fn excludes them)
+    return data.tau.copy()
+
+
+def joint_wrenches(model, data) -> np.ndarray:
+    """The joint wrenches fn ∈ J after :func:`rnea` (nv, 6) — seed 004's fn(q, q̇, q̈).
+
+    Row i is the wrench link ``parent(i)`` applies on link i across joint i,
+    ``[force, torque about the joint origin]`` in joint frame i (the child link's URDF frame
+    after the joint's motion). Link i applies its opposite back (seed 004 §2.3). The actuators'
+    rotors are not in it (as Pinocchio's ``data.f``): ``τ = Sᵀ fn + armature ∘ q̈``.
+    """
+    if getattr(data, "_model", None) is not model:
+        check_data(model, data, "joint_wrenches")
+    return data.f.copy()

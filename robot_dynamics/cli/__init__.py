@@ -1,0 +1,1 @@
+"""The command line: ``robot-dynamics`` and its subcommands (main.py dispatches)."""

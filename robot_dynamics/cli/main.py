@@ -1,0 +1,225 @@
+"""``robot-dynamics``: one command for everything a pip install gives.
+
+    robot-dynamics sim [--robot arm7] [--plot demo.png]     the demo composition (sim.launch.py)
+    robot-dynamics simulator|id_controller|dynamics_model [--ros-args ...]   one node
+    robot-dynamics derive <robot> --method ...               equations of motion (symbolic)
+    robot-dynamics identify <robot> <log> -o friction.yaml   friction identification
+    robot-dynamics record --robot arm7 --out run_bag          an identification run → bag
+
+Start-up is kept light: this module and ``--help`` of every command import neither numba nor
+rclpy, SymPy, SciPy or matplotlib (``robot_dynamics`` itself imports its names on first use).
+
+Exit codes: 0 success; 1 a run that completed but is not valid (``sim`` says why); 2 a user
+mistake (bad option, unknown robot or file, bad parameter value), reported in one line before
+any long work; 130 / 143 ``sim`` interrupted by SIGINT / SIGTERM (nodes destroyed, no
+traceback). The node commands exit 0 when stopped by SIGINT or SIGTERM (the normal end of a
+node, as under ``ros2 run``).
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+from robot_dynamics.ros.params import own_words, wants_help
+
+COMMANDS = {
+    "sim": ("robot_dynamics.ros.composition", "simulator + controller + dynamics model demo"),
+    "simulator": ("robot_dynamics.ros.simulator", "the simulator node"),
+    "id_controller": ("robot_dynamics.ros.id_controller", "the computed-torque controller node"),
+    "dynamics_model": ("robot_dynamics.ros.dynamics_model", "the dynamics monitor node"),
+    "derive": ("robot_dynamics.cli.formulations", "equations of motion, symbolic"),
+    "identify": ("robot_dynamics.cli.identify",
+                 "fit friction laws (and armature, gear mesh) to a recorded run"),
+    "record": ("robot_dynamics.ros.record",
+               "record an identification run of the simulator node into a ROS 2 bag"),
+}
+NODES = {"simulator", "id_controller", "dynamics_model"}
+
+
+def version() -> str:
+    """The installed distribution's version, else the source tree's ``__version__``."""
+    try:
+        from importlib.metadata import PackageNotFoundError, version as dist_version
+
+        return dist_version("robot_dynamics")
+    except (ImportError, PackageNotFoundError):
+        from robot_dynamics import __version__
+
+        return __version__
+
+
+def usage() -> str:
+    lines = ["usage: robot-dynamics [--version] <command> [args]", "", "commands:"]
+    lines += [f"  {name:<15} {help_}" for name, (_, help_) in COMMANDS.items()]
+    lines += ["", "`robot-dynamics <command> --help` describes a command (for a node: every "
+              "parameter).", "exit codes: 0 ok, 1 invalid run, 2 usage error, 3 identify: "
+              "unidentifiable coefficients or efforts that are not friction (nothing written), "
+              "130/143 sim or record interrupted "
+              "(SIGINT/SIGTERM)"]
+    return "\n".join(lines)
+
+
+def error(command: str, message) -> int:
+    """Print the one-line user error ``robot-dynamics <command>: message``; return exit code 2."""
+    text = " ".join(str(message).split())  # one line, whatever the exception's formatting
+    print(f"robot-dynamics {command}: {text}", file=sys.stderr)
+    return 2
+
+
+def _overrides(rest):
+    """(node prefix or '', name, value text) of each ``-p [NODE:]NAME:=VALUE`` in ``rest``."""
+    out = []
+    for flag, value in zip(rest, rest[1:]):
+        if flag in ("-p", "--param") and ":=" in value:
+            target, text = value.split(":=", 1)
+            prefix, _, pname = target.rpartition(":")
+            out.append((prefix, pname, text))
+    return out
+
+
+def _check_parameter_names(name, rest):
+    """Warn (one line each) about ``-p NAME:=...`` that the node does not declare: rclpy
+    ignores them silently, which hides a typo."""
+    from robot_dynamics.ros.params import NODES as TABLES, find
+
+    for _, pname, _ in _overrides(rest):  # node:name:=value also allowed
+        if find(TABLES[name][2], pname) is None:  # per-joint rows: any joint name
+            print(f"robot-dynamics {name}: warning: the node declares no parameter "
+                  f"{pname!r} (it will be ignored); see `robot-dynamics {name} --help`",
+                  file=sys.stderr)
+
+
+def early_refusal(name, rest):
+    """The first ``-p NAME:=VALUE`` of node ``name`` that its start-up would refuse, told
+    before anything heavy is imported (on a cold numba cache the node would compile its
+    kernels for minutes first): a value out of its range or not among its choices
+    (params.override_problem), a robot that names no bundled robot and no file. The last
+    override of a name is the one rcl applies; the rest the node checks itself."""
+    from robot_dynamics.errors import ModelError
+    from robot_dynamics.ros.params import NODES as TABLES, find, override_problem
+    from robot_dynamics.parsers.resources import robot_path
+
+    given = {pname: text for prefix, pname, text in _overrides(rest) if prefix in ("", name)}
+    for pname, text in given.items():
+        row = find(TABLES[name][2], pname)
+        why = None if row is None else override_problem(row, text)
+        if why is not None:
+            return why
+    robot = given.get("robot")
+    # robot_description, when given (here or perhaps in a parameters file), wins over robot
+    if (robot is not None and not given.get("robot_description", "").strip("'\" ")
+            and "--params-file" not in rest):
+        try:
+            robot_path(robot.strip("'\""))
+        except ModelError as exc:
+            return f"parameter robot: {exc}"
+    return None
+
+
+def run_node(name, module, rest) -> int:
+    """A node's main() with user mistakes (bad robot, parameter value or type, ROS arguments)
+    as one line and exit 2 instead of a traceback."""
+    from rclpy.exceptions import NameValidationException, ParameterException
+
+    try:
+        from rclpy._rclpy_pybind11 import RCLError
+    except ImportError:  # pragma: no cover - rclpy internals moved
+        RCLError = RuntimeError
+    _check_parameter_names(name, rest)
+    mistakes = (ValueError, ParameterException, NameValidationException, RCLError)
+    try:
+        module.main(args=[f"robot-dynamics {name}"] + rest)
+    except KeyboardInterrupt:  # before the node's own handler was installed
+        pass
+    except Exception as exc:
+        # a half-built node may fail again while rclpy shuts down: report the user's mistake
+        # that started it, not the clean-up's error
+        cause = exc
+        while cause is not None and not isinstance(cause, mistakes):
+            cause = cause.__context__
+        if cause is None:
+            raise
+        text = str(cause)
+        if "parse parameter override rule" in text and "robot_description:=" in text:
+            # rcl parses a -p value as YAML, and some URDF text (comment banners, colons) is not
+            # a YAML scalar: the message quoted the whole URDF, cut, and no way out
+            return error(name, "rcl could not parse -p robot_description:=<URDF text> (it reads "
+                               "the value as YAML); pass the file instead: -p robot:=/path/to/"
+                               "robot.urdf, or robot_description in a --params-file")
+        return error(name, cause)
+    return 0
+
+
+def node_main(name: str) -> int:
+    """A node's own executable (``simulator``, ``id_controller``, ``dynamics_model``; what
+    ``ros2 run robot_dynamics <node>`` and the launch files start): ``robot-dynamics <node>``
+    with its arguments — ``--help``, the one-line errors and the parameter-name check alike."""
+    return main([name] + sys.argv[1:])
+
+
+def simulator_main() -> int:
+    return node_main("simulator")
+
+
+def id_controller_main() -> int:
+    return node_main("id_controller")
+
+
+def dynamics_model_main() -> int:
+    return node_main("dynamics_model")
+
+
+def main(argv=None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # `robot-dynamics simulator --help | head`: the reader left
+        devnull = os.open(os.devnull, os.O_WRONLY)  # (no traceback at exit either)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+
+
+def _main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:  # a usage mistake (exit 2), as an unknown command
+        print(f"robot-dynamics: a command is needed\n\n{usage()}", file=sys.stderr)
+        return 2
+    if argv[0] in ("-h", "--help"):
+        print(usage())
+        return 0
+    if argv[0] in ("-V", "--version"):
+        print(f"robot-dynamics {version()}")
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        print(f"robot-dynamics: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
+        return 2
+    if name in NODES and wants_help(rest):
+        from robot_dynamics.ros.params import format_help
+
+        print(format_help(name))
+        return 0
+    if name in NODES:  # rclpy would ignore them silently (e.g. "-p robot:=ur5" without
+        # --ros-args: the node would start with its defaults)
+        stray = own_words(rest)
+        if stray:
+            return error(name, f"unexpected argument {stray[0]!r}: a node takes ROS arguments "
+                               f"only, after --ros-args (e.g. `robot-dynamics {name} --ros-args "
+                               f"-p robot:=ur5`); see `robot-dynamics {name} --help`")
+        problem = early_refusal(name, rest)
+        if problem is not None:
+            return error(name, problem)
+    try:
+        module = importlib.import_module(COMMANDS[name][0])
+    except ImportError as exc:
+        print(f"robot-dynamics {name}: cannot start ({exc}); for the ROS nodes install the "
+              "ROS 2 wheels: pip install 'robot_dynamics[ros]'", file=sys.stderr)
+        return 1
+    if name in NODES:
+        return run_node(name, module, rest)
+    result = module.main(rest)
+    return int(result or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

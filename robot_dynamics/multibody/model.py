@@ -1,0 +1,190 @@
+"""The constant :class:`Model` of a robot and its :class:`Data` workspace.
+
+Follows Pinocchio's split: the Model holds what never changes (tree, placements, inertias,
+limits); a Data holds the buffers one user's computations write. Algorithms take both.
+
+:func:`robot_dynamics.multibody.build.build_model` makes a Model from a robot description.
+"""
+from __future__ import annotations
+
+from types import MappingProxyType
+
+import numpy as np
+
+from robot_dynamics.errors import ModelError, as_vector
+from robot_dynamics.kernels.fd import ACC
+from robot_dynamics.kernels.friction import ID_OUT
+from robot_dynamics.kernels.layout import make_work
+
+class Model:
+    """Constant description of a fixed-base robot. See docs/ARCHITECTURE.md for every field."""
+
+    coupling = None  # mimic joints: G of q_full = G q + o on a robot_dynamics.multibody.coupling.MimicModel
+
+    def __init__(self):  # filled by build_model
+        self.name = ""
+        self.source = ""
+        self.nq = self.nv = 0
+        self.joint_names: list[str] = []
+        self.link_names: list[str] = []
+        self.joint_types: list[str] = []
+        self.base_link = ""
+        self._gravity = np.array([0.0, 0.0, -9.81])
+        self._armature = np.zeros(0)
+
+    # -- gravity and armature are the settable fields ---------------------------------------
+    @property
+    def gravity(self) -> np.ndarray:
+        """World gravity (3,) in the base frame; enters the recursions as base acceleration −g."""
+        return self._gravity
+
+    @gravity.setter
+    def gravity(self, g) -> None:
+        g = np.asarray(g, dtype=float)
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            raise ModelError(f"gravity: expected 3 finite numbers, got {g!r}")
+        g = g.copy()
+        if "_g" in self.__dict__:  # the packed model's gravity slot (set by build_model)
+            self._g[:] = g
+        g.setflags(write=False)
+        self._gravity = g
+
+    @property
+    def armature(self) -> np.ndarray:
+        """Reflected rotor inertia per joint (nv,) ≥ 0, as Pinocchio's ``model.armature``
+        (N²·J_rotor of a gear of ratio N): M + diag(armature) in every algorithm, τ = Sᵀ fn +
+        armature ∘ q̈ (the joint wrenches fn exclude the rotors). Zeros by default; set the whole
+        array (``model.armature = a``, a scalar sets every joint) or from an actuator config,
+        before or after creating Data / a Simulator (the packed model holds it: ``_arm``).
+        See docs/ARCHITECTURE.md "Armature"."""
+        return self._armature
+
+    @armature.setter
+    def armature(self, a) -> None:
+        try:
+            a = np.array(a, dtype=float) if np.ndim(a) else np.full(self.nv, float(a))
+        except (TypeError, ValueError):  # (complex: TypeError)
+            raise ModelError(f"armature: expected {self.nv} numbers >= 0, got {a!r}") from None
+        if a.shape != (self.nv,) or not np.all(np.isfinite(a)) or np.any(a < 0):  # (1, nv) too
+            raise ModelError(f"armature: expected {self.nv} finite numbers >= 0 (one per joint "
+                             f"{self.joint_names}), got {a.tolist()}")
+        if "_arm" in self.__dict__:  # the packed model's armature slots (set by build_model)
+            self._arm[:] = a
+        a.setflags(write=False)
+        self._armature = a
+
+    def create_data(self) -> "Data":
+        """A new :class:`Data` workspace for this model (one per user/thread)."""
+        return Data(self)
+
+    def joint_index(self, name: str) -> int:
+        try:
+            return self._joint_index[name]
+        except KeyError:
+            raise ModelError(
+                f"robot {self.name!r} has no movable joint {name!r}; joints: {self.joint_names}"
+            ) from None
+
+    # -- the mimic API (robot_dynamics.multibody.coupling.MimicModel) on a robot with no coupling: every
+    # movable joint is its own coordinate, so code written for ``mimic=True`` runs on any robot
+    followers = MappingProxyType({})  # follower joint → its leader (none here)
+
+    @property
+    def full(self) -> "Model":
+        """The model of every movable joint: this one (no joint follows another)."""
+        return self
+
+    @property
+    def full_joint_names(self) -> list[str]:
+        """Names of every movable joint, in :meth:`expand`'s order: ``joint_names``."""
+        return self.joint_names
+
+    def expand(self, q) -> np.ndarray:
+        """Positions of every movable joint (``full_joint_names``): q itself here."""
+        return as_vector("q", q, self.nq, where="expand").copy()
+
+    def expand_velocity(self, v) -> np.ndarray:
+        """Velocities (or accelerations) of every movable joint: v itself here."""
+        return as_vector("v", v, self.nv, where="expand_velocity").copy()
+
+    def reduce_effort(self, tau_full) -> np.ndarray:
+        """Efforts on the coordinates of every movable joint's efforts: the same here."""
+        return as_vector("tau_full", tau_full, self.nv, where="reduce_effort").copy()
+
+    def __repr__(self) -> str:
+        return f"Model({self.name!r}, nv={self.nv}, joints={self.joint_names})"
+
+
+class Data:
+    """Workspace of one user of a :class:`Model`. Buffers (frame, size) in docs/ARCHITECTURE.md.
+
+    It records the model it was made for (``model``): the algorithms compare it with the model
+    they are given (an identity test) and raise :class:`~robot_dynamics.errors.MismatchError`,
+    naming both robots, for a Data of another robot — whose buffers the compiled kernels would
+    overrun. A model with the same joints (the same URDF loaded twice) is accepted.
+    """
+
+    def __init__(self, model: Model):
+        n = model.nv
+        # one flat work array for the compiled kernels; the buffers below are views into it
+        # (robot_dynamics.kernels.layout), and a kernel filling it fills them
+        self._work, views = make_work(n)
+        self.oMi = views["oMi"]  # world ← body i
+        self.liMi_R = views["liMi_R"]  # parent body ← body i, rotation
+        self.liMi_p = views["liMi_p"]  # parent body ← body i, translation
+        self.X = views["X"]  # motion transform parent → body i
+        self.S = np.array(model.motion_subspaces)  # motion subspaces (constant, body frame)
+        self.v = views["v"]  # body spatial velocities [v; ω], body frame
+        self.a = views["a"]  # body spatial accelerations (include −g), body frame
+        self.f = views["f"]  # joint wrenches fn_i [f; n] in joint frame i
+        self.tau = views["tau"]
+        self.tau_friction = views["tau_friction"]  # signed friction effort τf (fn∥_vin)
+        self.M = views["M"]
+        self.Ic = views["Ic"]  # composite inertias (crba)
+        self._views = views  # the kernels' scratch fields too (W0, D, stuck, info, …)
+        self._vecs = views["vecs"]
+        self._acc = self._vecs[ACC]  # forward dynamics' q̈
+        self._id_out = self._vecs[ID_OUT]  # friction-aware inverse dynamics' τ
+        self._sums = views["sums"]
+        self._model = model
+        self._report = None  # see fd_report
+
+    @property
+    def model(self) -> Model:
+        """The model this workspace was made for."""
+        return self._model
+
+    @property
+    def fd_report(self):
+        """The :class:`~robot_dynamics.algorithm.friction_solve.FrictionSolveReport` of the last forward-dynamics
+        call on this Data (built on first read from the compiled solver's state)."""
+        if callable(self._report):  # a compiled solve left its report in the work arrays
+            self._report = self._report(self._model, self._views)
+        return self._report
+
+    @fd_report.setter
+    def fd_report(self, report):
+        self._report = report
+
+
+
+def _frozen(a) -> np.ndarray:
+    a = np.array(a, dtype=float)
+    a.setflags(write=False)
+    return a
+
+
+def _num(x) -> str:
+    """A number as a user reads it (never ``np.float64(…)``)."""
+    return f"{float(x):.6g}"
+
+
+def _nums(xs) -> str:
+    return "[" + ", ".join(_num(x) for x in xs) + "]"
+
+
+def _names(names, limit: int = 8) -> str:
+    names = list(names)
+    if len(names) <= limit:
+        return repr(names)
+    return repr(names[:limit])[:-1] + f", … ({len(names)} in all)]"

@@ -1,1 +1,0 @@
-"""Thin rclpy nodes over the ROS-free core: dynamics_model, id_controller, simulator."""

@@ -1,0 +1,1 @@
+"""Files in, models out: URDF (the only module that reads XML), YAML configs, bundled resources."""

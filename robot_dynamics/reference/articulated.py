@@ -1,0 +1,113 @@
+"""Forward dynamics with friction by articulated-body recursions, written out — the readable
+statement of :mod:`robot_dynamics.kernels.articulated` for one stick/slip assignment.
+
+Joint i's equation (seed 004 §2.8; rotors' armature on top of the link wrench):
+``S_iᵀ fn_i + armature_i q̈_i = τ_i − d_i φ_i(fn_i)`` for a sliding joint (d_i its direction of
+motion, φ_i its law's magnitude, read from its own reaction wrench fn_i, eq. 2.3.7), ``q̈_i = 0``
+for a stuck one. Newton's method linearises each law in its own wrench,
+``φ_i(fn) ≈ φ̄_i + g_iᵀ (fn − f̄_i)``; the joint equation then reads
+``T_iᵀ fn_i + armature_i q̈_i = μ_i`` with ``T_i = S_i + d_i g_i`` and
+``μ_i = τ_i − d_i φ̄_i + d_i g_iᵀ f̄_i`` — the articulated-body algorithm (RBDA §7.3) with T in
+place of S where the equation projects the force solves it exactly. Here in each body's frame
+with 6×6 matrices and the laws' gradients by central differences; the kernel works in the world
+frame with the laws' analytic derivatives, and adds the stick/slip rules of
+:mod:`robot_dynamics.algorithm.friction_solve`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from robot_dynamics.errors import as_vector, check_data, check_friction
+from robot_dynamics.algorithm.kinematics import _placements
+from robot_dynamics.algorithm.rnea import rnea_reference
+from robot_dynamics.spatial.algebra import force_cross, motion_cross
+
+
+def _articulated_solve(model, data, T, mu, held, vel_products, bias):
+    """q̈ and the joint wrenches fn (nv, 6) of the linear joint equations
+    ``T_iᵀ fn_i + armature_i q̈_i = μ_i`` (free joints), ``q̈_i = 0`` (``held``)."""
+    n = model.nv
+    S, X, arm = data.S, data.X, model.armature
+    IA = [np.array(model.spatial_inertias[i], dtype=float) for i in range(n)]
+    pA = [bias[i].copy() for i in range(n)]
+    U, V, D, u = np.zeros((n, 6)), np.zeros((n, 6)), np.ones(n), np.zeros(n)
+    for i in range(n - 1, -1, -1):  # leaves first: each body's articulated inertia and bias
+        c = vel_products[i]
+        if held[i]:  # a rigid joint: the parent carries the whole subtree
+            Ia, pa = IA[i], pA[i] + IA[i] @ c
+        else:
+            U[i] = IA[i] @ S[i]
+            V[i] = IA[i].T @ T[i]
+            D[i] = V[i] @ S[i] + arm[i]
+            u[i] = mu[i] - T[i] @ pA[i]
+            Ia = IA[i] - np.outer(U[i], V[i]) / D[i]
+            pa = pA[i] + Ia @ c + U[i] * u[i] / D[i]
+        p = model.parents[i]
+        if p >= 0:
+            IA[p] += X[i].T @ Ia @ X[i]
+            pA[p] += X[i].T @ pa
+    a0 = np.concatenate([-model.gravity, np.zeros(3)])  # the base accelerates at −g
+    acc, qdd, fn = np.zeros((n, 6)), np.zeros(n), np.zeros((n, 6))
+    for i in range(n):  # root first: q̈ and the bodies' accelerations
+        p = model.parents[i]
+        a = X[i] @ (acc[p] if p >= 0 else a0) + vel_products[i]
+        if not held[i]:
+            qdd[i] = (u[i] - V[i] @ a) / D[i]
+        acc[i] = a + S[i] * qdd[i]
+        fn[i] = IA[i] @ acc[i] + pA[i]
+    return qdd, fn
+
+
+def articulated_motion(model, data, q, v, tau, friction, held, directions, *, tol=1e-12,
+                       max_iter=50):
+    """q̈ (nv,) and the joint wrenches fn (nv, 6, joint frames) with the joints in ``held``
+    (bool, nv) stuck and the others sliding, each joint's friction −d_i φ_i(fn_i) against
+    ``directions`` (the sign of its motion; a joint at rest that breaks away: its release
+    direction). Newton's method from fn(q, q̇, 0), until q̈ moves by less than tol·(1 + |q̈|)."""
+    check_data(model, data, "articulated_motion")
+    if friction is not None:
+        check_friction(model, friction, "articulated_motion")
+    q = as_vector("q", q, model.nq, where="articulated_motion")
+    v = as_vector("v", v, model.nv, where="articulated_motion")
+    tau = as_vector("tau", tau, model.nv, where="articulated_motion")
+    n = model.nv
+    held = np.asarray(held, dtype=bool)
+    d = np.asarray(directions, dtype=float)
+    rnea_reference(model, data, q, v, np.zeros(n))  # fn(q, q̇, 0): the first linearisation
+    fn = data.f.copy()
+    _placements(model, data, q)
+    vel = np.zeros((n, 6))
+    c, beta = np.zeros((n, 6)), np.zeros((n, 6))
+    for i in range(n):  # velocities, velocity products c = v ×m S q̇, bias forces v ×* I v
+        p = model.parents[i]
+        vel[i] = data.X[i] @ (vel[p] if p >= 0 else np.zeros(6)) + data.S[i] * v[i]
+        c[i] = motion_cross(vel[i]) @ (data.S[i] * v[i])
+        beta[i] = force_cross(vel[i]) @ (model.spatial_inertias[i] @ vel[i])
+    sliding = ~held & (friction.active if friction is not None else np.zeros(n, bool))
+    u = np.abs(v) * d  # the velocity each law reads, signed by the direction of motion
+
+    def phi(W):
+        return (friction.magnitudes(model, W, q, u, d) if friction is not None
+                else np.zeros(n))
+
+    qdd = np.zeros(n)
+    for _ in range(max_iter):
+        m = phi(fn)
+        g = np.zeros((n, 6))  # ∂φ_i/∂fn_i by central differences (each law reads its own fn_i)
+        for k in range(6):
+            step = 1e-6 * (1.0 + np.abs(fn[:, k]))
+            up, down = fn.copy(), fn.copy()
+            up[:, k] += step
+            down[:, k] -= step
+            g[:, k] = (phi(up) - phi(down)) / (2 * step)
+        T = data.S.copy()
+        mu = tau.copy()
+        T[sliding] += d[sliding, None] * g[sliding]
+        mu[sliding] += -d[sliding] * m[sliding] + d[sliding] * np.einsum(
+            "ij,ij->i", g[sliding], fn[sliding])
+        new, fn = _articulated_solve(model, data, T, mu, held, c, beta)
+        done = np.abs(new - qdd).max() <= tol * (1.0 + np.abs(new).max())
+        qdd = new
+        if done:
+            break
+    return qdd, fn

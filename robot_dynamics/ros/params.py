@@ -1,0 +1,324 @@
+"""The three nodes' parameters as plain data: the single source of every declaration.
+
+Each node declares its parameters from its table here, by name (``common.declare(node,
+"rate")``: type, default, range, choices, read-only flag and description all come from the
+row), so nothing is written twice. ``robot-dynamics <node> --help`` prints the same tables
+without starting rclpy (a pip user has no ``ros2 param describe``, and starting a node that
+loads a robot to answer ``--help`` is slow and has side effects): this module imports no ROS.
+``test/test_cli.py`` starts each node and checks that what it declared is exactly its table
+(per-joint rows expanded over the robot's joints).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+#: marks a per-joint row: its name (and description) holds this once, one parameter per joint
+JOINT = "<joint>"
+#: marks a default that the node computes from the robot (e.g. the URDF joint order)
+DYNAMIC = "<from the robot>"
+
+
+@dataclass(frozen=True)
+class Param:
+    """One declared parameter. ``type`` is the ROS 2 parameter type name (as ``ros2 param
+    describe`` prints it); ``low``/``high`` the declared range (None: no range); ``choices``
+    the values a string may take (checked at start-up; the node checks live changes against
+    the same tuple); ``default=DYNAMIC`` marks a default computed at start-up (described in
+    ``description``, passed to ``declare`` by the node). A name containing :data:`JOINT`
+    (``constraints.<joint>.goal``) stands for one parameter per joint of the robot."""
+
+    name: str
+    type: str
+    default: object
+    description: str
+    low: float | None = None
+    high: float | None = None
+    read_only: bool = False
+    choices: tuple | None = None
+
+    @property
+    def per_joint(self) -> bool:
+        return JOINT in self.name
+
+    def for_joint(self, joint: str) -> "Param":
+        """The concrete row of a per-joint template for ``joint``."""
+        return replace(self, name=self.name.replace(JOINT, joint),
+                       description=self.description.replace(JOINT, joint))
+
+    def joint_of(self, name: str) -> str | None:
+        """The joint that ``name`` instantiates this template for, or None."""
+        if not self.per_joint:
+            return None
+        head, tail = self.name.split(JOINT, 1)
+        if len(name) > len(head) + len(tail) and name.startswith(head) and name.endswith(tail):
+            return name[len(head):len(name) - len(tail)]
+        return None
+
+
+def find(table, name: str) -> Param | None:
+    """The row of ``table`` that declares ``name`` (a per-joint template instantiated for the
+    joint it names), or None."""
+    for p in table:
+        if p.name == name:
+            return p
+    for p in table:
+        joint = p.joint_of(name)
+        if joint is not None:
+            return p.for_joint(joint)
+    return None
+
+
+def expand(table, joints) -> tuple:
+    """``table`` with each per-joint template replaced by one row per joint of ``joints``."""
+    return tuple(q for p in table for q in ([p.for_joint(j) for j in joints] if p.per_joint
+                                            else [p]))
+
+
+def row(table, name: str) -> Param:
+    """The row named exactly ``name`` (KeyError if the table has none)."""
+    for p in table:
+        if p.name == name:
+            return p
+    raise KeyError(name)
+
+
+def check_choice(name, value, choices):
+    """``value`` if it is one of ``choices``, else ValueError naming the parameter."""
+    if value not in choices:
+        raise ValueError(f"parameter {name}: expected one of {' | '.join(choices)}, "
+                         f"got {value!r}")
+    return value
+
+
+def override_problem(p: Param, text: str):
+    """What a node refuses at start-up in the override ``-p NAME:=text`` of row ``p``, told from
+    the table alone: a number out of the row's range (the words rclpy's refusal takes in
+    ``common.parameter_error_text``), a string not among its choices. None when the table alone
+    cannot tell: the node checks the rest (types, per-joint lengths, files). ``robot-dynamics
+    <node>`` asks this before the node and the compiled kernels it needs are loaded (minutes on
+    a cold numba cache)."""
+    if p.low is not None and p.type in ("double", "integer"):
+        try:
+            x = float(text)
+        except ValueError:  # not a number: rclpy's type check names it
+            return None
+        if x == x and abs(x) != float("inf") and not p.low <= x <= p.high:
+            return (f"parameter {p.name}: {text} is out of range "
+                    f"[{_fmt_value(p.low)}, {_fmt_value(p.high)}]")
+    if p.choices is not None and p.type == "string":
+        value = text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"" else text
+        try:
+            check_choice(p.name, value, p.choices)
+        except ValueError as exc:
+            return str(exc)
+    return None
+
+
+ROBOT = (
+    Param("robot_description", "string", "",
+          "URDF XML of the robot (as robot_state_publisher takes it); wins over 'robot'",
+          read_only=True),
+    Param("robot", "string", "arm7", "bundled robot name (arm7, planar_2r, rrp, ...), URDF path, "
+          "or .urdf.xacro path (expanded with xacro)", read_only=True),
+    Param("validate", "string", "strict",
+          "URDF physics check: 'strict' refuses unphysical moving bodies and a singular mass "
+          "matrix; 'warn' loads them and logs one warning per problem", read_only=True,
+          choices=("strict", "warn")),
+    Param("mimic", "bool", True,
+          "URDF <mimic> joints follow their leaders (one coordinate per independent joint; "
+          "/joint_states of the simulator names the followers too); false: independent",
+          read_only=True),
+    Param("friction_config", "string", "",
+          "friction YAML: bundled name or path; 'none' for no friction; empty = '<robot>_friction'"
+          " when the robot is a bundled one (robot_description, if set, is its file's text), "
+          "else the URDF's <dynamics friction> as Coulomb friction (none where it is 0). A "
+          "'default:' entry applies to mimic followers too; a follower with friction makes the "
+          "simulator step in Python (give it 'none' to keep the compiled step)",
+          read_only=True),
+    Param("actuators", "string", "",
+          "actuator YAML (gear ratio, rotor inertia → armature, gear-mesh efficiency, motor "
+          "torque limit and friction per joint; robot_dynamics.friction.actuators): bundled name (e.g. "
+          "arm7_actuators) or path; empty or 'none' = no actuator model", read_only=True),
+)
+
+SIMULATOR = ROBOT + (
+    Param("rate", "double", 1000.0, "integration rate [Hz] (step = 1/rate)", 10.0, 100000.0,
+          read_only=True),
+    Param("mode", "string", "realtime", "realtime | fast | lockstep (live)",
+          choices=("realtime", "fast", "lockstep")),
+    Param("limits", "bool", True, "joint position limits of the URDF as hard stops (false: no "
+          "stops)", read_only=True),
+    Param("initial_positions", "double_array", [0.0], "initial joint positions (URDF order); "
+          "[0.0] means all zero, or the nearest limit where a joint's range excludes 0; live: "
+          "used by the next ~/reset"),
+    Param("initial_velocities", "double_array", [0.0], "initial joint velocities; [0.0] = zero;"
+          " live: used by the next ~/reset"),
+    Param("lockstep_timeout", "double", 0.5,
+          "lockstep: re-publish the state after this many seconds without a command", 0.001, 60.0),
+    Param("audit_period", "double", 1.0,
+          "simulated seconds between energy-audit reports (0: never)", 0.0, 3600.0),
+    Param("publish_every", "integer", 1,
+          "fast mode: steps integrated per published state (a JointState per 1 kHz step caps "
+          "fast mode at the rate rclpy can publish)", 1, 100000),
+    Param("publish_clock", "bool", True, "publish /clock (sim time)"),
+    Param("command_topic", "string", "/effort_controller/commands",
+          "effort command input (Float64MultiArray, URDF joint order)", read_only=True),
+    Param("command_timeout", "double", 0.1,
+          "seconds without a fresh command (of simulated time, and of wall time: fast mode "
+          "outruns a live controller) after which stale_command_behavior applies (0: never)",
+          0.0, 3600.0),
+    Param("stale_command_behavior", "string", "zero",
+          "effort once commands are stale: zero | brake (hold the position where they went "
+          "stale, gravity-compensated, within the effort limits)", choices=("zero", "brake")),
+    Param("brake_bandwidth", "double", 20.0,
+          "brake: closed-loop bandwidth ω of the position hold [rad/s] (critically damped; "
+          "with brake, at most 0.2·rate)",
+          0.1, 1000.0),
+    Param("wait_for_command", "bool", False,
+          "do not start the simulation (time frozen, state re-published) until the first effort "
+          "command", read_only=True),
+    Param("on_error", "string", "hold",
+          "when a step fails: hold (keep the last good state) | reset (back to the initial "
+          "state)", choices=("hold", "reset")),
+    Param("overrun_threshold", "double", 0.01,
+          "realtime: a tick finding the simulation more than this many seconds behind the wall "
+          "clock (after one step) is an overrun", 0.0, 10.0),
+)
+
+ID_CONTROLLER = ROBOT + (
+    Param("joint_names", "string_array", DYNAMIC,
+          "joint order of the effort command and the action feedback (defaults to the URDF "
+          "order)", read_only=True),
+    Param("kp", "double_array", [400.0],
+          "position gains K_p [1/s²], one per joint or one for all"),
+    Param("kd", "double_array", [40.0], "velocity gains K_d [1/s], one per joint or one for all"),
+    Param("friction_compensation", "bool", True, "add the friction map and the URDF's joint "
+          "damping d∘q̇ (which the simulator applies) to the computed torque"),
+    Param("friction_smoothing_velocity", "double", 0.01,
+          "ε [rad/s or m/s]: friction compensation direction tanh(w/ε) of the direction "
+          "velocity w (0 = sign(w), switching)", 0.0, 10.0),
+    Param("friction_error_gain", "double", 500.0,
+          "Λ [1/s]: the position error's share of the direction velocity "
+          "w = (1−β)(q̇_d + Λ(q_d − q)) + β·q̇ (0 = reference velocity only)", 0.0, 1e6),
+    Param("friction_velocity_blend", "double", 0.0,
+          "β: measured velocity's share of the friction compensation direction velocity w "
+          "(0 = from the reference only, no chatter at rest; 1 = measured velocity only, "
+          "the plain inverse dynamics law)", 0.0, 1.0),
+    Param("stale_timeout", "double", 0.1, "seconds without a valid JointState before holding",
+          0.001, 60.0),
+    Param("stale_behavior", "string", "gravity",
+          "what to command when the state is stale: gravity | zero", choices=("gravity", "zero")),
+    Param("command_topic", "string", "/effort_controller/commands",
+          "std_msgs/Float64MultiArray effort command topic", read_only=True),
+    Param("joint_states_topic", "string", "/joint_states", "JointState input topic",
+          read_only=True),
+    Param("state_thread", "bool", True,
+          "serve joint_states from a dedicated thread instead of the executor (lower latency: "
+          "see robot_dynamics.ros.state_loop)", read_only=True),
+    # joint_trajectory_controller's trajectory parameters (same names and defaults)
+    Param("allow_partial_joints_goal", "bool", False,
+          "accept trajectories for a subset of the joints (the others keep their reference)"),
+    Param("allow_nonzero_velocity_at_trajectory_end", "bool", False,
+          "accept trajectories whose last point has a velocity"),
+    Param("action_monitor_rate", "double", 20.0,
+          "FollowJointTrajectory feedback and status rate [Hz]", 0.1, 1000.0, read_only=True),
+    Param("state_publish_rate", "double", 50.0,
+          "~/controller_state rate [Hz] (control_msgs/JointTrajectoryControllerState: "
+          "reference, feedback, error and output effort, as joint_trajectory_controller's; "
+          "when control_msgs is installed); 0: not published", 0.0, 1000.0, read_only=True),
+    Param("constraints.goal_time", "double", 0.0,
+          "default time [s] allowed after the last point to be within the goal tolerance "
+          "(0 = no limit)", 0.0, 3600.0),
+    Param("constraints.stopped_velocity_tolerance", "double", 0.01,
+          "default goal velocity tolerance [rad/s or m/s] of every joint (0 = not checked)",
+          0.0, 1000.0),
+    Param(f"constraints.{JOINT}.trajectory", "double", 0.0,
+          f"default path position tolerance of {JOINT} [rad or m] (0 = not checked)",
+          0.0, 1000.0),
+    Param(f"constraints.{JOINT}.goal", "double", 0.0,
+          f"default goal position tolerance of {JOINT} [rad or m] (0 = not checked)",
+          0.0, 1000.0),
+)
+
+DYNAMICS_MODEL = ROBOT + (
+    Param("publish_rate", "double", 50.0, "outputs per second [Hz] (live)", 0.1, 10000.0),
+    Param("acceleration", "string", "zero",
+          "acceleration used for wrenches/friction: zero | forward_dynamics (from the measured "
+          "efforts) (live)", choices=("zero", "forward_dynamics")),
+    Param("markers", "bool", True, "publish friction arrows (MarkerArray) (live)"),
+    Param("marker_scale", "double", 0.05, "arrow length per N·m (or N) [m] (live)", 0.0, 100.0),
+    Param("joint_states_topic", "string", "/joint_states", "JointState input topic",
+          read_only=True),
+)
+
+#: node name → (one-line summary, topics, parameters)
+NODES = {
+    "simulator": (
+        "friction-aware forward simulation of the robot under effort commands",
+        "subscribes /effort_controller/commands (std_msgs/Float64MultiArray); publishes "
+        "/joint_states, /clock, /diagnostics (diagnostic_msgs/DiagnosticArray), ~/energy_audit; "
+        "service ~/reset (std_srvs/Trigger)",
+        SIMULATOR),
+    "id_controller": (
+        "friction-aware computed-torque control (seed 004 §2.7 in the loop)",
+        "subscribes /joint_states and ~/joint_trajectory (trajectory_msgs/JointTrajectory); "
+        "publishes /effort_controller/commands; when control_msgs is installed: action "
+        "~/follow_joint_trajectory and ~/controller_state "
+        "(control_msgs/JointTrajectoryControllerState)",
+        ID_CONTROLLER),
+    "dynamics_model": (
+        "the robot's dynamics at the measured state, for monitoring and RViz",
+        "subscribes /joint_states; publishes ~/gravity, ~/bias, ~/mass_matrix, ~/friction, "
+        "~/wrench/<joint>, ~/friction_markers",
+        DYNAMICS_MODEL),
+}
+
+
+def _fmt_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return repr(value) if value != DYNAMIC else value
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_fmt_value(v) for v in value) + "]"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def format_help(node: str, width: int = 100) -> str:
+    """The ``--help`` text of ``robot-dynamics <node>``: usage, topics, every parameter."""
+    import textwrap
+
+    summary, topics, params = NODES[node]
+    lines = [f"usage: robot-dynamics {node} [--ros-args [-p NAME:=VALUE ...] "
+             "[--params-file FILE] [-r FROM:=TO ...]]", "",
+             f"The {node} node: {summary}.", ""]
+    lines += textwrap.wrap(topics, width)
+    lines += ["", "parameters (name  type  default  [range]  {choices}  [read-only]):"]
+    for p in params:
+        head = f"  {p.name}  {p.type}  {_fmt_value(p.default)}"
+        if p.low is not None:
+            head += f"  [{_fmt_value(p.low)}, {_fmt_value(p.high)}]"
+        if p.choices:
+            head += "  {" + " | ".join(p.choices) + "}"
+        if p.read_only:
+            head += "  read-only"
+        lines.append(head)
+        text = p.description
+        if p.per_joint:
+            text += (f"; one parameter per joint, {JOINT} = its name (e.g. "
+                     f"{p.name.replace(JOINT, 'joint_a1')}; in a --params-file nested as "
+                     f"{p.name.split('.')[0]}: {{joint_a1: {{{p.name.rsplit('.', 1)[-1]}: "
+                     f"...}}}})")
+        lines += textwrap.wrap(text, width, initial_indent=" " * 6, subsequent_indent=" " * 6)
+    lines += ["", f"example: robot-dynamics {node} --ros-args -p robot:=arm7"]
+    return "\n".join(lines)
+
+
+def own_words(rest) -> list:
+    """A node's arguments before any ``--ros-args`` (after it, the words are ROS's)."""
+    return list(rest[:rest.index("--ros-args")] if "--ros-args" in rest else rest)
+
+
+def wants_help(rest) -> bool:
+    """``-h``/``--help`` before any ``--ros-args``."""
+    return any(word in ("-h", "--help") for word in own_words(rest))

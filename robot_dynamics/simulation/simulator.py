@@ -1,0 +1,708 @@
+"""Fixed-step simulation of the arm with reaction-dependent friction, stiction, effort saturation
+and hard joint stops (no ROS).
+
+One step of length h (a velocity-level, "time-stepping" scheme suited to friction and stops):
+
+0. effort saturation: each motor effort is clipped to the joint's URDF effort limit;
+1. drift half a step: ``q½ = q + (h/2) q̇`` — unless that would carry a joint past a stop
+   (URDF ``lower``/``upper``; continuous joints have none): then the stop first takes the
+   approach velocity by an inelastic impulse P on the joints concerned, ``q̇' = q̇ + M(q)⁻¹ P``,
+   chosen so that the half drift ends exactly on the stop (``q̇'_i = 2(lower − q_i)/h``); the
+   kinetic energy this removes, ``T(q̇) − T(q̇')``, is dissipated by the stop;
+2. at (q½, q̇') solve for the end-of-step velocity ``q̇⁺ = q̇' + h q̈`` with
+   ``M q̈ + b = τ + τf + τl − d∘q̇⁺`` where friction is solved at the velocity level
+   (:mod:`robot_dynamics.algorithm.friction_solve` with h > 0): a joint whose velocity would cross zero stops
+   exactly and stays stuck while friction can hold it — so nothing creeps at rest; URDF viscous
+   damping ``d`` is implicit too. The stops are unilateral constraints of the same solve:
+   ``q̇⁺_i ≥ 2(lower − q½_i)/h`` (≤ 0) and ``q̇⁺_i ≤ 2(upper − q½_i)/h`` (≥ 0), so
+   the second half drift cannot cross a stop and a joint on its stop has no velocity into it
+   (inelastic); the stop's reaction τl pushes only (≥ 0 on a lower stop), enters the joint's
+   axial effort like any other effort — hence the reaction wrenches and friction — and friction
+   takes its share of holding a joint on a stop first;
+3. drift the other half: ``q⁺ = q½ + (h/2) q̇⁺`` (clipped to the stops: roundoff only).
+
+M is the mass matrix with the actuators' rotors, M + diag(``model.armature``), everywhere in the
+step (the impulse of step 0, the solve of step 2) and in the audit's kinetic energy.
+
+The position update is the Störmer–Verlet splitting (second order, good energy behaviour); the
+impulse of step 0 keeps it exact (``q⁺ − q = h (q̇' + q̇⁺)/2``) with positions never past a stop.
+Velocity products (b and fn(q, q̇, 0)) are evaluated at the mid-step velocity ``q̇' + (h/2) q̈``.
+Normally one solve: q̈ extrapolated from the last two steps, ``2 q̈_k − q̈_{k−1}``, places it (an
+O(h³) error in that velocity; a predictor solve's was O(h²)), and the answer stands when its
+stick/slip/stop active set is the last step's (the second step after a reset takes the last
+q̈ alone). Otherwise — a joint sticks, breaks away or meets a stop, and on the first step after
+:meth:`Simulator.reset` or a stop's impulse, where a first solve with ``q̇'`` predicts q̈ (ended
+on its step test without a confirming residual) — it is re-solved at ``q̇' + (h/2) q̈`` of the
+previous solve until the active set repeats; if it does not settle in four (a step far too long
+for the motion, e.g. 1e7 N·m on a wrist), at ``q̇'`` (explicit), so the verdict always holds
+for the loads it used (the report says so). A joint that ends on a stop lands on it exactly.
+
+The energy audit accumulates motor work ``h τ·q̇_mid``, friction dissipation ``−h τf·q̇_mid``,
+damping dissipation ``h d q̇_mid·q̇⁺`` and stop dissipation ``T(q̇) − T(q̇') − h τl·q̇_mid`` with
+``q̇_mid = (q̇' + q̇⁺)/2``, the power pairing consistent with the step, and compares them with
+ΔT + ΔV (:class:`~robot_dynamics.algorithm.energy.EnergyAudit`).
+
+A step either advances to a finite state or raises :class:`SimulationError` naming the step,
+time, state and input, and leaves the last good state in place.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import os
+
+import numpy as np
+
+from robot_dynamics.friction.coupled import coupled_friction
+from robot_dynamics.algorithm.crba import bias_forces, mass_matrix
+from robot_dynamics.algorithm.directors import wrench_directors
+from robot_dynamics.algorithm.energy import (EnergyAudit, kinetic_energy, potential_energy,
+    split_friction_dissipation)
+from robot_dynamics.errors import F64, InputError, as_vector, check_friction
+from robot_dynamics.kernels.fd import (ACC, ACTED, PASSES, Q_HALF, Q_NEW, SP_DAMPING, SP_FRICTION,
+    SP_GROSS, SP_GUESS, SP_H, SP_HISTORY, SP_LIMIT, SP_LIMIT_STEPS, SP_MOTOR, SP_SATURATED,
+    V_EVAL, V_NEW, sim_params, sim_step_entry, sim_step_mimic_entry)
+from robot_dynamics.kernels.rollout import DONE, RUN_STEP, sim_run_entry
+from robot_dynamics.kernels.friction_solve import TAU_LIMIT
+from robot_dynamics.algorithm.rnea import rnea
+from robot_dynamics.control.controllers import _Controller
+from robot_dynamics.algorithm.friction_solve import (_EXPLICIT, LOWER, STUCK, UPPER,
+                                                     FrictionSolveError, report_from_work,
+                                                     solve_with_friction)
+
+
+class SimulationError(RuntimeError):
+    """A simulation step could not advance to a finite state (overflow, or a friction solve
+    that failed even on sub-steps). The simulator keeps the last good state. Attributes: step
+    (number of the failed step, 1-based), t (time at its start), q, v, tau (the input), report
+    (the friction solve's, when it failed)."""
+
+    def __init__(self, message, *, step, t, q, v, tau, report=None):
+        super().__init__(message)
+        self.step, self.t, self.q, self.v, self.tau, self.report = step, t, q, v, tau, report
+
+
+def _vec(x):
+    return np.array2string(np.asarray(x), precision=6, max_line_width=10**6, separator=", ")
+
+
+def check_kinetic(model, data, q, v, what) -> float:
+    """½ q̇ᵀ M q̇ at (q, q̇) (``data`` left at q's placements), or InputError ``"<what>: the
+    kinetic energy leaves the float64 range …"`` when it is not finite: no step could be taken
+    from that state."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        kinetic = kinetic_energy(mass_matrix(model, data, q), v)
+    if not math.isfinite(kinetic):
+        i = int(np.argmax(np.abs(v)))
+        raise InputError(f"{what}: the kinetic energy leaves the float64 range (joint "
+                         f"{model.joint_names[i]!r} at {v[i]:.6g}): scale the velocities down")
+    return kinetic
+
+
+def _real(name, x, what, ok, where="Simulator"):
+    """``x`` a finite real number (not a bool) for which ``ok`` holds, else InputError naming
+    ``name`` and ``what`` it must be."""
+    if (isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real)
+            or not math.isfinite(x) or not ok(x)):
+        raise InputError(f"{where}: {name} must be {what}, got {x!r}")
+
+
+class Simulator:
+    """Fixed-step forward simulation. See the module docstring for the scheme."""
+
+    def __init__(self, model, friction=None, dt=1e-3, *, damping=True, velocity_tolerance=1e-9,
+                 tol=1e-10, max_iter=50, compiled=True, saturate=True, limits=True):
+        """``compiled=False`` runs every step through the Python statement of the scheme
+        (:meth:`_integrate` with the reference friction solver): the specification the compiled
+        step is tested against, and much slower.
+
+        ``saturate``: apply at most the URDF effort limit of each joint (``model.effort_limits``;
+        inf, absent or non-positive = no limit), as a drive does; ``tau_applied`` is the effort
+        actually applied, ``saturated`` flags the joints at their limit in the last step and
+        ``saturated_steps`` counts the steps with any joint saturated.
+
+        ``limits``: the URDF position limits are hard stops (see the module docstring);
+        ``tau_limit`` is the stops' reaction effort of the last step (impulses as P/h),
+        ``at_limit`` flags the joints held on a stop, ``limit_steps`` counts the steps in which
+        a stop acted. ``limits=False`` simulates without them."""
+        self._coupled = model.coupling is not None  # mimic joints (robot_dynamics/mimic.py)
+        if self._coupled:
+            friction = coupled_friction(friction, model)
+        _real("dt", dt, "a positive number of seconds", lambda x: x > 0)
+        _real("velocity_tolerance", velocity_tolerance, "a number ≥ 0 [rad/s or m/s]",
+              lambda x: x >= 0)
+        _real("tol", tol, "a positive number", lambda x: x > 0)
+        if isinstance(max_iter, (bool, np.bool_)) or not isinstance(max_iter, numbers.Integral) \
+                or max_iter < 1:
+            raise InputError(f"Simulator: max_iter must be a whole number ≥ 1, got {max_iter!r}")
+        check_friction(model, friction, "Simulator")
+        self.model, self._friction, self.dt = model, friction, float(dt)
+        # composite laws book their friction dissipation by part at every step (_split_losses)
+        self._split = bool(getattr(friction, "has_parts", False))
+        n = model.nv
+        effort = np.asarray(model.effort_limits, dtype=float)
+        self.effort_limit = (np.where(effort > 0, effort, np.inf) if saturate
+                             else np.full(n, np.inf))
+        self.lower = (np.array(model.lower_limits, dtype=float) if limits
+                      else np.full(n, -np.inf))
+        self.upper = np.array(model.upper_limits, dtype=float) if limits else np.full(n, np.inf)
+        self._has_stops = bool(np.isfinite(self.lower).any() or np.isfinite(self.upper).any())
+        self.tau_applied = np.zeros(n)
+        self.damping = np.array(model.damping if damping else np.zeros(n), dtype=float)
+        self.data = model.create_data()
+        self.v_tol, self.tol, self.max_iter = float(velocity_tolerance), float(tol), int(max_iter)
+        # the compiled step's parameters, energy-audit sums and counters (kernels/fd.py)
+        self._sp = sim_params(self.damping, self.lower, self.upper, self.effort_limit,
+                              self.dt, self.v_tol, self.tol, self.max_iter)
+        self._tail = self._sp[4 * n:]
+        self.tau_friction = np.zeros(n)
+        self.tau_limit = np.zeros(n)
+        self.at_limit = np.zeros(n, dtype=bool)
+        self._wrenches = None
+        self._rnea_data = None
+        # the reference solve needs a friction model even without friction, when stops exist
+        self._solve_friction_model = friction
+        if friction is None and self._has_stops:
+            from robot_dynamics.friction import friction_from_config
+            self._solve_friction_model = friction_from_config({"default": {"model": "none"}},
+                                                              model)
+        # built-in laws (or none) step in one compiled call (kernels/fd.py); others in Python.
+        # Mimic joints: in their coordinates (kernels/fd.py ``_coupled_mass``) where no follower
+        # has friction and M keeps the coordinates' tree; else the Python statement, always
+        self._packed = model._no_friction if friction is None else (
+            friction.step_pack if self._coupled else friction._packed)
+        self._reference_only = not compiled or (self._coupled and self._packed is None)
+        if not compiled:
+            self._packed = None
+        self._fr = None if self._packed is None else self._packed[2]
+        if self._packed is not None:  # what a step leaves in the work array
+            data = self.data
+            self._q_new, self._v_new = data._vecs[Q_NEW], data._vecs[V_NEW]
+            self._tau_new, self._tauf_new = data.tau, data.tau_friction
+            self._tau_limit_new, self._state = data._vecs[TAU_LIMIT], data._views["stuck"]
+            self._on_lower = np.full(n, LOWER, dtype=self._state.dtype)
+            if self._coupled:  # the coordinates' packed tree and work, then the full tree's
+                self._mb, self._work = model._rmb, data._rwork
+                self._full = (model.full._mb, model._cp, data.full._work)
+            else:
+                self._mb, self._work = model._mb, data._work
+        self._ctl_data = None  # Data of controllers run in Python (Simulator.run)
+        self._report = None
+        self.reset(np.zeros(n) if not self._has_stops else
+                   np.clip(np.zeros(n), self.lower, self.upper))
+
+    @property
+    def friction(self):
+        """The friction model (fixed at construction: the compiled step holds its packed
+        parameters)."""
+        return self._friction
+
+    @property
+    def report(self):
+        """The friction solve's report of the last step
+        (:class:`~robot_dynamics.algorithm.friction_solve.FrictionSolveReport`), or None before any step."""
+        return self.data.fd_report if self._report is None else self._report
+
+    @property
+    def joint_wrenches(self):
+        """The joint wrenches (nv, 6) of the last step's answer, ``W0 + Σ q̈_α pl_α`` at
+        (q½, the velocity the products were evaluated at) — the loads its friction and
+        stiction verdicts used (eq. 2.3.7); None when the step had no friction solve."""
+        if self._wrenches is _IN_WORK:
+            # the solve computed them (a law reads its loads; mimic: the leaders' only)
+            if self.data._views["info"][6] and not self._coupled:
+                return self.data._views["Wt"].copy()
+            # laws that do not read the loads (or none): the kernel skipped the directors; the
+            # wrenches of the answer are RNEA's at (q½, velocity of the products, q̈)
+            if self._rnea_data is None:
+                self._rnea_data = self.model.create_data()
+            vecs = self.data._vecs
+            rnea(self.model, self._rnea_data, vecs[Q_HALF], vecs[V_EVAL], vecs[ACC])
+            return self._rnea_data.f.copy()
+        return None if self._wrenches is None else self._wrenches.copy()
+
+    def reset(self, q, v=None):
+        """Start again at (q, q̇) with the clock at 0, a fresh energy audit and no step history
+        (the first step predicts its q̈ instead of extrapolating the last steps': see the
+        module docstring). With stops, q must lie within them."""
+        q = as_vector("q", q, self.model.nq, where="Simulator.reset")
+        v = (np.zeros(self.model.nv) if v is None else
+             as_vector("v", v, self.model.nv, where="Simulator.reset").copy())
+        slack = 1e-9 * (1.0 + np.abs(q))
+        out = np.flatnonzero((q < self.lower - slack) | (q > self.upper + slack))
+        if len(out):
+            i = out[0]
+            raise InputError(f"q in Simulator.reset: joint {self.model.joint_names[i]!r} at "
+                             f"{q[i]:.6g} is outside its limits [{self.lower[i]:.6g}, "
+                             f"{self.upper[i]:.6g}] (Simulator(limits=False) simulates "
+                             "without stops)")
+        q = np.clip(q, self.lower, self.upper)
+        kinetic = check_kinetic(self.model, self.data, q, v, "v in Simulator.reset")
+        self.q, self.v = q, v
+        self.t = 0.0
+        self.steps = 0
+        self._tail[SP_MOTOR:] = 0.0  # energy-audit sums and counters
+        self.tau_applied = np.zeros(self.model.nv)
+        self._audit = EnergyAudit()
+        self._energy0 = (kinetic, potential_energy(self.model, self.data))  # (self.energy())
+        self.tau_friction[:] = 0.0
+        self.tau_limit = np.zeros(self.model.nv)
+        self.at_limit = np.zeros(self.model.nv, dtype=bool)
+        self._stops_shown = False
+        self._wrenches = None
+
+    def energy(self):
+        """(kinetic, potential) energy of the current state [J]."""
+        M = mass_matrix(self.model, self.data, self.q)
+        return kinetic_energy(M, self.v), potential_energy(self.model, self.data)
+
+    @property
+    def saturated_steps(self) -> int:
+        """Steps since the last reset in which some joint's effort was at its limit."""
+        return int(self._tail[SP_SATURATED])
+
+    @property
+    def limit_steps(self) -> int:
+        """Steps since the last reset in which a stop acted."""
+        return int(self._tail[SP_LIMIT_STEPS])
+
+    @property
+    def audit(self) -> EnergyAudit:
+        T, V = self.energy()
+        audit, tail = self._audit, self._tail
+        audit.kinetic = T - self._energy0[0]
+        audit.potential = V - self._energy0[1]
+        audit.motor_work = float(tail[SP_MOTOR])
+        audit.motor_gross = float(tail[SP_GROSS])
+        audit.friction_dissipation = float(tail[SP_FRICTION])
+        audit.damping_dissipation = float(tail[SP_DAMPING])
+        audit.limit_dissipation = float(tail[SP_LIMIT])
+        return audit
+
+    def step(self, tau):
+        """Advance one step under motor efforts ``tau`` (held constant over the step), each
+        saturated at the joint's effort limit (see ``saturate``).
+
+        If the friction solve of a step fails (compiled path, then the reference path), the step
+        is split in two halves, recursively up to 1/16 of a step. If that fails too, or the new
+        state is not finite (an overflow), it raises :class:`SimulationError` and keeps the
+        state it had — never a silent wrong state.
+        """
+        q, v = self.q, self.v  # the step replaces, never edits, these
+        if self._split:  # composite laws: the step's friction dissipation by part, below
+            d0 = float(self._tail[SP_FRICTION])
+        if self._packed is not None:  # the common path: one compiled call, four copies
+            try:  # the compiled step saturates and checks tau itself (length, finite); a list
+                # or an int array goes straight to the conversion below (numba's refusal of
+                # an argument type costs 0.2 ms)
+                status = (1 if tau.dtype is not F64 else
+                          sim_step_entry(self._mb, self._fr, self._sp, q, v, tau, self._work)
+                          if not self._coupled else
+                          sim_step_mimic_entry(self._mb, self._fr, self._sp, q, v, tau,
+                                               self._work, *self._full))
+            except (AttributeError, TypeError):  # not a float64 C vector: converted below
+                status = 1
+            except np.linalg.LinAlgError:  # non-finite matrices (an overflow): named below
+                status = 1
+            if not status & 3:
+                self._take_compiled(status)
+                self.tau_applied = self._tau_new.copy()
+                if not status & ACTED and self._stops_shown:  # no stop acted in this step
+                    self._hide_stops()
+                self.t += self.dt
+                self.steps += 1
+                if self._split:
+                    self._split_losses(q, v, d0, bool(status & ACTED))
+                return
+            if status == 3:
+                self.tau_applied = self._tau_new.copy()
+                self._fail(_Overflow(), self.tau_applied)
+        self._step_slow(tau)
+        if self._split:
+            self._split_losses(q, v, d0, self._acted)
+
+    def _split_losses(self, q0, v0, d0, acted):
+        """Book the step's friction dissipation by law part (composite laws: bearing, gear
+        mesh, motor), rescaled to the audit's own total when a stop's impulse acted."""
+        W = self.joint_wrenches
+        if W is not None:
+            split_friction_dissipation(self.friction, self.model, W, 0.5 * (q0 + self.q),
+                                       self.v, self.tau_friction, 0.5 * (v0 + self.v), self.dt,
+                                       self._audit.friction_parts,
+                                       float(self._tail[SP_FRICTION]) - d0 if acted else None)
+
+    def _show_stops(self):
+        self.tau_limit = self._tau_limit_new.copy()
+        self.at_limit = self._state >= self._on_lower  # (an array: a third faster than LOWER)
+        self._stops_shown = True
+
+    def _hide_stops(self):
+        self.tau_limit = np.zeros(self.model.nv)
+        self.at_limit = np.zeros(self.model.nv, dtype=bool)
+        self._stops_shown = False
+
+    def _step_slow(self, tau):
+        """The step when the compiled one could not be taken: a converted input, the reference
+        path (Python laws, ``compiled=False``), or a failed friction solve (sub-steps)."""
+        self._acted = False
+        tau = np.ascontiguousarray(as_vector("tau", tau, self.model.nv, where="Simulator.step"))
+        lim = self.effort_limit
+        applied = np.clip(tau, -lim, lim)
+        n_saturated = int(np.count_nonzero(np.abs(tau) >= lim))
+        saved = (self.q, self.v, self.tau_friction, self.tau_limit, self.at_limit,
+                 self._tail.copy())
+        try:
+            self._advance(applied, self.dt, 0)
+        except (FrictionSolveError, np.linalg.LinAlgError, ArithmeticError) as exc:
+            (self.q, self.v, self.tau_friction, self.tau_limit, self.at_limit) = saved[:5]
+            self._tail[:] = saved[5]
+            self._fail(exc, applied)
+        self.tau_applied = applied
+        if n_saturated:
+            self._tail[SP_SATURATED] += 1
+        if self._acted:
+            self._tail[SP_LIMIT_STEPS] += 1
+            self._stops_shown = True
+        elif self._stops_shown:  # no stop acted in this step
+            self._hide_stops()
+        self.t += self.dt
+        self.steps += 1
+
+    @property
+    def saturated(self):
+        """Per joint (nv,) bool: the last step's motor effort was at (or beyond) its limit."""
+        return np.abs(self.tau_applied) >= self.effort_limit
+
+    def _fail(self, exc, applied):
+        why = ("the friction solve failed, even on 1/16 steps: " + str(exc)
+               if isinstance(exc, FrictionSolveError) else
+               "the new state is not finite (overflow)")
+        raise SimulationError(
+            f"Simulator.step {self.steps + 1} at t={self.t:.6g} s: {why}; state kept at "
+            f"q={_vec(self.q)}, v={_vec(self.v)}; tau applied={_vec(applied)}",
+            step=self.steps + 1, t=self.t, q=self.q.copy(), v=self.v.copy(),
+            tau=np.array(applied), report=getattr(exc, "report", None)) from exc
+
+    def _advance(self, tau, h, depth):
+        if self._packed is not None:
+            if self._step_compiled(tau, h) == 0:
+                return
+            failure = FrictionSolveError(self.data.fd_report)
+        elif not self._reference_only:
+            try:
+                self._integrate(tau, h, reference=False)
+                return
+            except FrictionSolveError as exc:
+                failure = exc
+        try:
+            self._integrate(tau, h, reference=True)
+            return
+        except FrictionSolveError as exc:
+            failure = exc
+        if depth >= 4:
+            raise failure
+        self._advance(tau, 0.5 * h, depth + 1)
+        self._advance(tau, 0.5 * h, depth + 1)
+
+    def _step_compiled(self, tau, h) -> int:
+        """A (sub-)step of length h as one compiled call, for :meth:`_advance` (the step's
+        counters are kept by the caller). Returns 0 when done; otherwise the state is
+        untouched: 1 a non-finite or wrongly sized input, 2 the friction solve failed; an
+        overflow (status 3) raises."""
+        tail = self._tail
+        saved = tail[SP_H], tail[SP_SATURATED], tail[SP_LIMIT_STEPS]
+        tail[SP_H] = h
+        try:
+            status = (sim_step_mimic_entry(self._mb, self._fr, self._sp, self.q, self.v, tau,
+                                           self._work, *self._full) if self._coupled else
+                      sim_step_entry(self._mb, self._fr, self._sp, self.q, self.v, tau,
+                                     self._work))
+        finally:
+            tail[SP_H], tail[SP_SATURATED], tail[SP_LIMIT_STEPS] = saved
+        self.data._report = report_from_work
+        self._report = None
+        self._wrenches = None
+        if status == 3:
+            raise _Overflow()
+        if status & 3:
+            return status & 3
+        self._take_compiled(status)
+        self._acted = self._acted or bool(status & ACTED)
+        return 0
+
+    def _take_compiled(self, status):
+        """The state, friction, loads and stop reactions of a compiled (sub-)step that
+        succeeded, copied out of the work array (new arrays: the user may keep them across
+        steps)."""
+        self.data._report = report_from_work
+        self._report = None
+        self._wrenches = _IN_WORK
+        self.q = self._q_new.copy()
+        self.v = self._v_new.copy()
+        self.tau_friction = self._tauf_new.copy()
+        if status & ACTED:
+            self._show_stops()
+
+    def _stop_impulse(self, q, v, h):
+        """Step 0 of the scheme (kernels/fd.py ``stop_impulse`` states the same): returns
+        (q̇', q½, kinetic energy lost, P)."""
+        lo, hi = self.lower, self.upper
+        x = q + 0.5 * h * v
+        if not ((x < lo) | (x > hi)).any():
+            return v, x, 0.0, np.zeros(self.model.nv)
+        M = mass_matrix(self.model, self.data, q)
+        Minv = np.linalg.inv(M)
+        side = np.zeros(self.model.nv)
+        P = np.zeros(self.model.nv)
+        vp = v.copy()
+        for _ in range(self.model.nv):
+            x = q + 0.5 * h * vp
+            new = (side == 0) & ((x < lo) | (x > hi))
+            if not new.any():
+                break
+            side[new] = np.where(x[new] < lo[new], -1.0, 1.0)
+            C = np.flatnonzero(side != 0)
+            target = np.where(side[C] < 0, np.minimum(2.0 * (lo[C] - q[C]) / h, 0.0),
+                              np.maximum(2.0 * (hi[C] - q[C]) / h, 0.0))
+            P[:] = 0.0
+            P[C] = np.linalg.solve(Minv[np.ix_(C, C)], target - v[C])
+            vp = v + Minv[:, C] @ P[C]
+        lost = kinetic_energy(M, v) - kinetic_energy(M, vp)
+        q_half = q + 0.5 * h * vp
+        q_half = np.where(side < 0, lo, np.where(side > 0, hi, q_half))
+        return vp, q_half, lost, P
+
+    def _integrate(self, tau, h, reference):
+        model, data = self.model, self.data
+        n, tail = model.nv, self._tail
+        v, lost, P = self.v, 0.0, np.zeros(n)
+        q_half = self.q + 0.5 * h * v
+        crossing = bool(((q_half < self.lower) | (q_half > self.upper)).any())
+        if crossing:
+            v, q_half, lost, P = self._stop_impulse(self.q, self.v, h)
+        with np.errstate(invalid="ignore", over="ignore"):
+            u_lo = np.minimum(2.0 * (self.lower - q_half) / h, 0.0)
+            u_hi = np.maximum(2.0 * (self.upper - q_half) / h, 0.0)
+        M = mass_matrix(model, data, q_half)
+        M_eff = M + h * np.diag(self.damping)  # implicit damping: −d∘(q̇ + h q̈)
+        D = None
+        if self.friction is not None and self.friction.active.any():
+            D = wrench_directors(model, data)  # from the composite inertias of mass_matrix
+        # velocity-product terms at the mid-step velocity q̇' + (h/2) q̈: after a step, q̈
+        # extrapolated from the last steps places it, and the answer stands if its active set
+        # is the last step's; otherwise (and after a reset or a stop's impulse) a first solve
+        # with q̇ predicts q̈. The next passes evaluate b and fn(q, q̇, 0) at q̇' + (h/2) q̈ of
+        # the previous pass until the active set repeats; if it does not, at q̇ (explicit).
+        # Each pass after the first starts from the previous pass's states and accelerations
+        last, states = tail[SP_GUESS:SP_GUESS + n], tail[SP_GUESS + n:SP_GUESS + 2 * n]
+        before = tail[SP_GUESS + 2 * n:SP_GUESS + 3 * n]
+        # the first solve iterates from the last steps' q̈, extrapolated (and it places q̇_mid)
+        guess = 2.0 * last - before if tail[SP_HISTORY] >= 3.0 else last.copy()
+        first = 1 if tail[SP_HISTORY] >= 1.0 and not crossing else 0
+        v_eval, seen, explicit, warm = v, None, False, None
+        if first:
+            v_eval, seen = v + 0.5 * h * guess, states.astype(np.int64)
+        for ps in range(first, PASSES + 1):
+            if ps == PASSES:
+                v_eval, explicit = v, True
+            bias = bias_forces(model, data, q_half, v_eval) + self.damping * v
+            a, tauf, tlim, state = self._solve(tau, q_half, v, M_eff, bias, data.f.copy(), D, h,
+                                               reference, u_lo, u_hi, warm, ps == 0,
+                                               guess if ps == first else None)
+            warm = (state, a)
+            if ps == PASSES or (ps > 0 and np.array_equal(state, seen)):
+                break
+            seen = state
+            v_eval = v + 0.5 * h * a
+        if explicit and self._report is not None:
+            self._report.message = _EXPLICIT
+        st = state // 4
+        v_new = v + h * a
+        v_new[(st == STUCK) | (np.abs(v_new) < self.v_tol * 1e-3)] = 0.0  # exact zeros
+        v_new = np.where(st == LOWER, u_lo, np.where(st == UPPER, u_hi, v_new))
+        v_mid = 0.5 * (v + v_new)
+        with np.errstate(invalid="ignore", over="ignore"):
+            q_new = q_half + 0.5 * h * v_new
+        q_new = np.where(st == LOWER, self.lower, np.where(st == UPPER, self.upper, q_new))
+        if not (np.isfinite(q_new).all() and np.isfinite(v_new).all()):
+            raise _Overflow()
+        acted = bool(lost != 0.0 or P.any() or (st >= LOWER).any())
+        before[:], last[:], states[:] = last, a, state  # the answer, for the next steps
+        smooth = first == 1 and ps == 1 and not explicit  # the extrapolated pass stood
+        tail[SP_HISTORY] = min(tail[SP_HISTORY] + 1.0, 3.0) if smooth else 1.0
+        motor = h * float(tau @ v_mid)
+        tail[SP_MOTOR] += motor
+        tail[SP_GROSS] += abs(motor)
+        tail[SP_FRICTION] -= h * float(tauf @ v_mid)
+        tail[SP_DAMPING] += h * float((self.damping * v_new) @ v_mid)
+        if acted:
+            tail[SP_LIMIT] += lost - h * float(tlim @ v_mid)
+            self.tau_limit = tlim + P / h
+            self.at_limit = st >= LOWER
+            self._acted = True
+        self.q = np.clip(q_new, self.lower, self.upper)  # roundoff only: q̇⁺ respects the stops
+        self.v = v_new
+        self.tau_friction = tauf
+
+    def _solve(self, tau, q, v, M_eff, bias, W0, D, h, reference, u_lo, u_hi, warm, predict,
+               guess):
+        n = self.model.nv
+        if D is None and not self._has_stops:
+            self._wrenches = None
+            # no law and no stop: every joint free, along q̇ (the active set's codes)
+            state = np.where(np.abs(v) <= self.v_tol, 0, np.sign(v)).astype(np.int64) + 1
+            return np.linalg.solve(M_eff, tau - bias), np.zeros(n), np.zeros(n), state
+        a, tauf, report = solve_with_friction(self.model, self._solve_friction_model, q, v, tau,
+                                              M_eff, bias, W0, D, h=h, v_tol=self.v_tol,
+                                              tol=self.tol, max_iter=self.max_iter,
+                                              reference=reference, u_lower=u_lo, u_upper=u_hi,
+                                              warm=warm, predict=predict, guess=guess)
+        self._report = report
+        if not report.converged:
+            raise FrictionSolveError(report)
+        self._wrenches = report.wrenches
+        return a, tauf, report.tau_limit, report.state
+
+    def run(self, duration=None, controller=None, *, steps=None):
+        """Simulate ``duration`` seconds (or ``steps`` steps) under ``controller``.
+
+        ``controller``: None (zero effort), a compiled controller (:class:`~robot_dynamics.PD`,
+        :class:`~robot_dynamics.ComputedTorque`: gains and references as arrays, row k of a
+        reference at step k of this run, its last row held beyond its end, a single row a
+        constant) — then every step runs inside one compiled call
+        (:mod:`robot_dynamics.kernels.rollout`), the same step as :meth:`step` —, or any
+        callable ``controller(t, q, q̇) → τ``, called before each step.
+
+        Returns a dict of arrays: t, q, v, tau (the effort applied, after saturation),
+        tau_friction, tau_limit (one row per step, after it). A step that cannot be taken raises
+        :class:`SimulationError` naming it (step, time) with the state before it kept.
+        """
+        n = self.model.nv
+        N = self._run_length(duration, steps)
+        compiled_ctl = controller is None or isinstance(controller, _Controller)
+        t0 = self.t
+        # composite laws book their loss split per step (step()): they take the loop below
+        # (mimic joints: each step compiled, the loop in Python)
+        if self._packed is not None and compiled_ctl and not self._split and not self._coupled:
+            rows = self._run_compiled(N, controller)
+        else:
+            rows = np.empty((N, 5, n))
+            for k in range(N):
+                if compiled_ctl:
+                    tau = self._python_torque(controller, k)
+                else:
+                    tau = controller(self.t, self.q, self.v)
+                self.step(tau)
+                rows[k] = (self.q, self.v, self.tau_applied, self.tau_friction, self.tau_limit)
+        # the clock as step() advances it: ((t₀ + dt) + dt) + … (a sequential sum)
+        t = np.cumsum(np.concatenate([[t0], np.full(N, self.dt)]))[1:]
+        return {"t": t, "q": rows[:, 0].copy(), "v": rows[:, 1].copy(),
+                "tau": rows[:, 2].copy(), "tau_friction": rows[:, 3].copy(),
+                "tau_limit": rows[:, 4].copy()}
+
+    def _run_length(self, duration, steps) -> int:
+        """The number of steps of :meth:`run`, or InputError naming what is wrong: not a
+        number, not finite, negative, or a record larger than half the machine's memory."""
+        if (duration is None) == (steps is None):
+            raise InputError("Simulator.run: give either duration (seconds) or steps")
+        if steps is not None:
+            _real("steps", steps, "a whole number of steps", lambda x: float(x).is_integer(),
+                  where="Simulator.run")
+            N = int(steps)
+        else:
+            _real("duration", duration, "a finite number of seconds", lambda x: True,
+                  where="Simulator.run")
+            N = int(round(duration / self.dt))
+        if N < 0:
+            raise InputError(f"Simulator.run: a negative number of steps ({N})")
+        record = N * 5 * self.model.nv * 8  # the returned rows (t, q, v, τ, τf, τl)
+        try:
+            memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):  # not on this platform
+            memory = 2 ** 40
+        if record > memory // 2:
+            count = N if N < 10 ** 9 else f"{N:.3g}"
+            raise InputError(f"Simulator.run: {count} steps would record {record / 1e9:.3g} GB, "
+                             "more than half this machine's memory: run fewer steps at a time")
+        return N
+
+    def _python_torque(self, controller, k):
+        """A compiled controller's law stated in NumPy (its ``torque``), at step k of a run."""
+        if controller is None:
+            return np.zeros(self.model.nv)
+        if self._ctl_data is None:
+            self._ctl_data = self.model.create_data()
+        return controller.torque(self.model, self._ctl_data, k, self.q, self.v)
+
+    def _run_compiled(self, N, controller):
+        n = self.model.nv
+        t0 = self.t
+        steps0 = self.steps
+        ctl = _ZERO_CTL if controller is None else controller.pack(self.model)
+        rows = np.empty((N, 5, n))
+        q0 = np.array(self.q, dtype=np.float64)
+        v0 = np.array(self.v, dtype=np.float64)
+        k = 0
+        last_compiled = True
+        while k < N:
+            try:
+                ret = sim_run_entry(self._mb, self._fr, self._sp, ctl, q0, v0, k, self._work,
+                                    rows)
+            except np.linalg.LinAlgError:  # non-finite matrices: step() names the overflow
+                ret = 4 * int(self.data._sums[RUN_STEP]) + 1
+            k, status = divmod(int(ret), 4)
+            if status == DONE:
+                last_compiled = True
+                break
+            # step k could not be taken in the compiled loop: step() takes it (sub-steps, the
+            # reference path) or raises naming it, with the state before it
+            if k > 0:
+                self.q, self.v = rows[k - 1, 0].copy(), rows[k - 1, 1].copy()
+            self.t = t0
+            for _ in range(k):
+                self.t += self.dt
+            self.steps = steps0 + k
+            tau = self._python_torque(controller, k)
+            try:
+                self.step(tau)
+            except InputError as exc:
+                raise InputError(f"Simulator.run: step {self.steps + 1} at t={self.t:.6g} s: "
+                                 f"the controller's effort: {exc}") from exc
+            rows[k] = (self.q, self.v, self.tau_applied, self.tau_friction, self.tau_limit)
+            k += 1
+            last_compiled = False
+        if N:
+            last = rows[N - 1]
+            self.q, self.v = last[0].copy(), last[1].copy()
+            self.tau_applied, self.tau_friction = last[2].copy(), last[3].copy()
+            if last_compiled:
+                self.data._report = report_from_work
+                self._report = None
+                self._wrenches = _IN_WORK
+                if last[4].any() or (self._state >= LOWER).any():
+                    self._show_stops()
+                elif self._stops_shown:
+                    self._hide_stops()
+        t = t0
+        for _ in range(N):
+            t += self.dt
+        self.t = t
+        self.steps = steps0 + N
+        return rows
+
+
+class _Overflow(ArithmeticError):
+    """Internal: a step's new state is not finite."""
+
+
+_IN_WORK = object()  # marker: the last step's joint wrenches are in the Data work array
+
+
+def _zero_controller():
+    from robot_dynamics.kernels.rollout import ZERO, pack_controller
+
+    return pack_controller(ZERO, 0, np.zeros(0), np.zeros(0), np.zeros((1, 0)),
+                           np.zeros((1, 0)), np.zeros((1, 0)))
+
+
+_ZERO_CTL = _zero_controller()
