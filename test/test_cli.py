@@ -649,7 +649,7 @@ def test_controller_yaml_of_each_bundled_robot_is_complete_and_typed(tmp_path):
 def test_identify_takes_a_bundled_actuators_name(tmp_path, capsys):
     """`identify --actuators arm7_actuators` reads the bundled file, as `sim --actuators` and
     the nodes' `actuators` parameter do (it was 'arm7_actuators: no such actuators file')."""
-    from robot_dynamics.cli.main import identify as identify_cli
+    from robot_dynamics.cli import identify as identify_cli
 
     model = rd.load_urdf(robot_path("arm7"))
     z = np.zeros((3, model.nv))

@@ -33,7 +33,7 @@ from robot_dynamics.friction.actuators import actuators_from_config
 from robot_dynamics.friction.gear_mesh import GearMeshFriction
 from robot_dynamics.identification import design_excitation
 from robot_dynamics.identification import fit
-from robot_dynamics.cli.main import identify as identify_cli
+from robot_dynamics.cli import identify as identify_cli
 from robot_dynamics.identification.regressors import EFFICIENCIES, efficiency, mesh_columns
 from test_identification_coverage import record, truth_of
 from conftest import REPO, bundled
