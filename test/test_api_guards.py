@@ -12,7 +12,7 @@ import pytest
 import robot_dynamics as rd
 from robot_dynamics.algorithm import aggregated, batch
 from robot_dynamics.errors import InputError, MismatchError
-from robot_dynamics.algorithm.forward_dynamics import forward_dynamics_reference
+from robot_dynamics.reference.forward_dynamics import forward_dynamics as forward_dynamics_reference
 from robot_dynamics.friction import friction_from_config
 from conftest import PANDA, REPO, UR5, bundled, erd_urdf
 
@@ -27,12 +27,12 @@ _MISMATCH_SCRIPT = r"""
 import json, sys
 import numpy as np
 import robot_dynamics as rd
-from robot_dynamics import aggregated, batch
-from robot_dynamics.algorithm.crba import mass_matrix_reference
-from robot_dynamics.algorithm.directors import wrench_directors_reference
-from robot_dynamics.algorithm.forward_dynamics import forward_dynamics_reference
+from robot_dynamics.algorithm import aggregated, batch
+from robot_dynamics.reference.dynamics import mass_matrix as mass_matrix_reference
+from robot_dynamics.reference.dynamics import wrench_directors as wrench_directors_reference
+from robot_dynamics.reference.forward_dynamics import forward_dynamics as forward_dynamics_reference
 from robot_dynamics.friction import friction_from_config
-from robot_dynamics.algorithm.rnea import rnea_reference
+from robot_dynamics.reference.dynamics import rnea as rnea_reference
 
 paths = json.loads(sys.argv[1])
 models = {name: rd.load_urdf(path) for name, path in paths["urdf"].items()}

@@ -8,10 +8,10 @@ import pytest
 
 import robot_dynamics as rd
 from robot_dynamics.algorithm.batch import inverse_dynamics_batch, joint_wrenches_batch, rnea_batch
-from robot_dynamics.algorithm.crba import mass_matrix_reference
-from robot_dynamics.algorithm.forward_dynamics import forward_dynamics_reference
+from robot_dynamics.reference.dynamics import mass_matrix as mass_matrix_reference
+from robot_dynamics.reference.forward_dynamics import forward_dynamics as forward_dynamics_reference
 from robot_dynamics.friction import friction_from_config
-from robot_dynamics.algorithm.rnea import rnea_reference
+from robot_dynamics.reference.dynamics import rnea as rnea_reference
 from conftest import PANDA, UR5, PinMap, REPO, bundled, erd_urdf, random_state
 
 ROBOTS = [PANDA, UR5, "arm7.urdf"]

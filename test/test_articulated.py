@@ -9,7 +9,7 @@ import pytest
 
 import robot_dynamics as rd
 from robot_dynamics.reference.articulated import articulated_motion
-from robot_dynamics.algorithm.forward_dynamics import forward_dynamics_reference
+from robot_dynamics.reference.forward_dynamics import forward_dynamics as forward_dynamics_reference
 from robot_dynamics.friction import friction_from_config
 from conftest import PANDA, REPO, erd_urdf
 

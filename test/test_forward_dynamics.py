@@ -42,7 +42,7 @@ def test_strong_load_dependent_friction_solves_and_round_trips():
     """Load terms 15× the bundled ones (the plain successive approximation diverged on some of
     these states and needed the Newton fallback): the solve's Newton iteration on the laws'
     derivatives answers every state, and FD inverts ID — compiled and reference alike."""
-    from robot_dynamics.algorithm.forward_dynamics import forward_dynamics_reference
+    from robot_dynamics.reference.forward_dynamics import forward_dynamics as forward_dynamics_reference
 
     model = rd.load_urdf(bundled("arm7.urdf"))
     data = model.create_data()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from robot_dynamics.algorithm.forward_dynamics import forward_dynamics_reference
+from robot_dynamics.reference.forward_dynamics import forward_dynamics as forward_dynamics_reference
 from robot_dynamics.friction import friction_from_config
 from robot_dynamics.kernels.friction import friction_gradient_kernel
 

@@ -6,10 +6,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from robot_dynamics.algorithm.crba import mass_matrix_reference
-from robot_dynamics.algorithm.directors import wrench_directors_reference
 from robot_dynamics.friction import friction_from_config
-from robot_dynamics.algorithm.rnea import rnea_reference
 from conftest import PANDA, REPO, UR5, erd_urdf, random_state
 from test_inverse_dynamics import LAWS
 
@@ -20,20 +17,6 @@ ROBOTS = sorted(glob.glob(os.path.join(REPO, "urdf", "*.urdf")))
 def model(request):
     path = request.param if os.path.isabs(request.param) else erd_urdf(request.param)
     return rd.load_urdf(path)
-
-
-def test_rnea_crba_directors_kernels_match_reference(model):
-    fast, ref = model.create_data(), model.create_data()
-    for seed in range(4):
-        q, v, a = random_state(model, seed)
-        np.testing.assert_allclose(rd.rnea(model, fast, q, v, a), rnea_reference(model, ref, q, v, a),
-                                   atol=1e-10, rtol=0)
-        np.testing.assert_allclose(fast.f, ref.f, atol=1e-10, rtol=0)
-        np.testing.assert_allclose(rd.mass_matrix(model, fast, q), mass_matrix_reference(model, ref, q),
-                                   atol=1e-10, rtol=0)
-        np.testing.assert_allclose(fast.oMi, ref.oMi, atol=1e-12)
-        np.testing.assert_allclose(rd.wrench_directors(model, fast),
-                                   wrench_directors_reference(model, ref), atol=1e-10)
 
 
 @pytest.mark.parametrize("config", LAWS + [{"default": {
@@ -101,7 +84,7 @@ def test_compiled_friction_solver_matches_reference(h):
 def test_fused_forward_dynamics_matches_step_by_step(robot, with_friction):
     """kernels/fd.py (one compiled call) against forward_dynamics_reference (Python steps and the
     Python friction solver), with resting, sliding, sticking and breaking-away joints."""
-    from robot_dynamics.algorithm.forward_dynamics import forward_dynamics_reference
+    from robot_dynamics.reference.forward_dynamics import forward_dynamics as forward_dynamics_reference
 
     if robot == "arm7":
         model = rd.load_urdf(os.path.join(REPO, "urdf", "arm7.urdf"))

@@ -210,8 +210,8 @@ def test_corpus_mimic_robots_agree_with_pinocchio(relpath):
 def test_multiplier_offset_and_reference_twins():
     """A revolute follower with multiplier −0.5 and offset 0.3: Pinocchio agrees, and the NumPy
     references (rnea_reference, mass_matrix_reference) equal the compiled path."""
-    from robot_dynamics.algorithm.crba import mass_matrix_reference
-    from robot_dynamics.algorithm.rnea import rnea_reference
+    from robot_dynamics.reference.dynamics import mass_matrix as mass_matrix_reference
+    from robot_dynamics.reference.dynamics import rnea as rnea_reference
 
     text = _three_link('<mimic joint="j2" multiplier="-0.5" offset="0.3"/>')
     model = rd.load_urdf(text, mimic=True)
@@ -316,7 +316,7 @@ def test_forward_dynamics_inverts_inverse_dynamics_with_friction(gripper, seed):
     assert data.fd_report.converged and data.fd_report.stuck == []
     np.testing.assert_allclose(qdd, a, rtol=0, atol=1e-8)
     # the reference entry point takes the same path
-    from robot_dynamics.algorithm.forward_dynamics import forward_dynamics_reference
+    from robot_dynamics.reference.forward_dynamics import forward_dynamics as forward_dynamics_reference
 
     np.testing.assert_allclose(forward_dynamics_reference(gripper, data, q, v, tau, fr), qdd,
                                atol=1e-12)
@@ -579,3 +579,39 @@ def test_mimic_api_on_a_robot_without_followers():
     np.testing.assert_array_equal(model.reduce_effort(q), q)
     with pytest.raises(rd.InputError, match="q in expand"):
         model.expand(q[:2])
+
+
+def test_batch_inverse_dynamics_of_a_mimic_model_equals_the_single_calls(gripper):
+    """rnea_batch / inverse_dynamics_batch / joint_wrenches_batch take a mimic model: sample by
+    sample they equal rnea / inverse_dynamics (friction of every full joint from its own wrench)."""
+    from robot_dynamics.algorithm.batch import (inverse_dynamics_batch, joint_wrenches_batch,
+                                                rnea_batch)
+    friction = rd.friction_from_config({"default": {
+        "model": "load_dependent", "coulomb": 0.2, "viscous": 0.05, "k1": 0.01, "k2": 0.004}},
+        gripper)
+    states = [random_state(gripper, seed) for seed in range(5)]
+    Q, V, A = (np.array([s[k] for s in states]) for k in range(3))
+    data = gripper.create_data()
+    tau, tauf = inverse_dynamics_batch(gripper, Q, V, A, friction, return_friction=True)
+    plain = rnea_batch(gripper, Q, V, A)
+    wrenches = joint_wrenches_batch(gripper, Q, V, A)
+    assert wrenches.shape == (5, len(gripper.full_joint_names), 6)
+    for k, (q, v, a) in enumerate(states):
+        np.testing.assert_allclose(plain[k], rd.rnea(gripper, data, q, v, a), atol=1e-10)
+        np.testing.assert_allclose(wrenches[k], data.f, atol=1e-10)
+        np.testing.assert_allclose(tau[k], rd.inverse_dynamics(gripper, data, q, v, a, friction),
+                                   atol=1e-9)
+        np.testing.assert_allclose(tauf[k], data.tau_friction, atol=1e-9)
+    assert np.abs(tauf).max() > 0.1  # the friction is there
+
+
+def test_aggregate_refuses_a_mimic_model_in_one_line(gripper):
+    from robot_dynamics.algorithm.aggregated import aggregate
+
+    z = np.zeros(gripper.nv)
+    with pytest.raises(rd.ModelError, match=r"mimic joints.*model\.full") as err:
+        aggregate(gripper, gripper.create_data(), z, z)
+    assert "\n" not in str(err.value)
+    full = gripper.full  # the way the message names works
+    agg = aggregate(full, full.create_data(), gripper.expand(z), gripper.expand_velocity(z))
+    assert agg.pl.shape[1] == len(gripper.full_joint_names)

@@ -10,8 +10,8 @@ import yaml
 from lxml import etree
 
 from conftest import REPO
-from robot_dynamics.algorithm.crba import mass_matrix_reference
-from robot_dynamics.algorithm.rnea import rnea_reference
+from robot_dynamics.reference.dynamics import mass_matrix as mass_matrix_reference
+from robot_dynamics.reference.dynamics import rnea as rnea_reference
 from robot_dynamics.parsers.urdf import load_urdf, parse_urdf
 
 URDF = os.path.join(REPO, "urdf", "arm7.urdf")

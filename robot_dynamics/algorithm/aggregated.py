@@ -24,11 +24,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from functools import singledispatch
+
 import numpy as np
 
 from robot_dynamics.multibody import joints as jt
 from robot_dynamics.errors import as_vector, check_data, raise_overflow
-from robot_dynamics.algorithm.rnea import _rnea
+from robot_dynamics.algorithm.crba import mass_matrix
+from robot_dynamics.algorithm.rnea import rnea
 from robot_dynamics.spatial.algebra import force_cross
 
 
@@ -191,6 +194,7 @@ def _subtree(model, alpha):
     return np.flatnonzero(inside)
 
 
+@singledispatch
 def aggregate(model, data, q, v) -> Aggregated:
     """Build the :class:`Aggregated` objects at (q, q̇). One RNEA pass (q̈ = 0) gives FN(q, q̇, 0).
 
@@ -214,7 +218,8 @@ def aggregate(model, data, q, v) -> Aggregated:
 
 def _aggregate(model, data, q, v) -> Aggregated:
     n = model.nv
-    _rnea(model, data, q, v, np.zeros(n), model.gravity)  # fills poses, data.v, data.a
+    mass_matrix(model, data, q)  # fills the poses data.oMi
+    rnea(model, data, q, v, np.zeros(n))  # fills data.v, data.a (gravity included)
     R, J, C = _frames(model, data)
     Iw = _world_inertias(model, R)
     FN0 = np.zeros(6 * n)

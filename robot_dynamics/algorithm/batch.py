@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+from functools import singledispatch
+
 import numpy as np
 from robot_dynamics.errors import InputError, as_batch, check_friction, raise_overflow
 from robot_dynamics.kernels.batch import CHUNKS, id_batch
@@ -65,16 +67,19 @@ def _overflow(model, Q, V, A, friction, tol, where, *outputs):
                    [("Q", Q[k]), ("V", V[k]), ("A", A[k])], finite, batch_row=k)
 
 
+@singledispatch
 def rnea_batch(model, Q, V, A) -> np.ndarray:
     """Frictionless inverse dynamics for every sample: (N, nv)."""
     return _run(model, Q, V, A, where="rnea_batch")[3]
 
 
+@singledispatch
 def joint_wrenches_batch(model, Q, V, A) -> np.ndarray:
     """Joint wrenches fn (seed 004) for every sample: (N, nv, 6), joint frames."""
     return _run(model, Q, V, A, where="joint_wrenches_batch")[4]
 
 
+@singledispatch
 def inverse_dynamics_batch(model, Q, V, A, friction=None, *, velocity_tolerance=1e-6,
                            return_friction=False):
     """Friction-aware inverse dynamics (seed 004 §2.7) for every sample: (N, nv) motor efforts.

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from robot_dynamics.algorithm import crba, directors, kinematics
+from robot_dynamics.algorithm import aggregated, batch, crba, directors, kinematics
 from robot_dynamics.algorithm import forward_dynamics as forward_dynamics_mod
 from robot_dynamics.algorithm import inverse_dynamics as inverse_dynamics_mod
 from robot_dynamics.algorithm import rnea as rnea_mod
 from robot_dynamics.algorithm.friction_solve import (FrictionSolveError, FrictionSolveReport,
                                                      _solve_compiled, solve_with_friction)
-from robot_dynamics.errors import as_vector, check_data
+from robot_dynamics.errors import ModelError, as_batch, as_vector, check_data
 from robot_dynamics.friction.coupled import coupled_friction
 from robot_dynamics.multibody.coupling import MimicModel, _Packable
 
@@ -36,12 +36,11 @@ def _expand(model, q, v=None, a=None, where=""):
     return out
 
 
-def rnea(model, data, q, v, a, reference=False) -> np.ndarray:
+def rnea(model, data, q, v, a, full=rnea_mod.rnea) -> np.ndarray:
     """τ = Gᵀ τ_full(G q + o, G q̇, G q̈) + armature ∘ q̈; fills ``data.f`` (every full joint's
     wrench)."""
     qf, vf, af = _expand(model, q, v, a, where="rnea")
-    fn = rnea_mod.rnea_reference if reference else rnea_mod.rnea
-    data.tau[:] = model.coupling.T @ fn(model.full, data.full, qf, vf, af)
+    data.tau[:] = model.coupling.T @ full(model.full, data.full, qf, vf, af)
     _add_rotor_effort(model, data, a)
     return data.tau.copy()
 
@@ -52,13 +51,12 @@ def _add_rotor_effort(model, data, a) -> None:
         data.tau += model.armature * np.asarray(a, dtype=float)
 
 
-def mass_matrix(model, data, q, reference=False) -> np.ndarray:
+def mass_matrix(model, data, q, full=crba.mass_matrix) -> np.ndarray:
     """M = Gᵀ M_full(G q + o) G + diag(armature); fills the full tree's composite inertias in
     ``data.full``."""
     (qf,) = _expand(model, q, where="mass_matrix")
     G = model.coupling
-    fn = crba.mass_matrix_reference if reference else crba.mass_matrix
-    data.M[:] = G.T @ fn(model.full, data.full, qf) @ G
+    data.M[:] = G.T @ full(model.full, data.full, qf) @ G
     data.M[np.diag_indices(model.nv)] += model.armature
     return data.M.copy()
 
@@ -72,12 +70,13 @@ def efforts_at(model, data, q, v, which) -> np.ndarray:
     return model.coupling.T @ getattr(crba, which)(model.full, data.full, qf, vf)
 
 
-def wrench_directors(model, data, q=None) -> np.ndarray:
+def wrench_directors(model, data, q=None, full=directors.wrench_directors,
+                     full_mass_matrix=crba.mass_matrix) -> np.ndarray:
     """Coordinate directors ``D̃`` (nv, n_full, 6): ``D̃[β, i] = Σ_α G_αβ pl_α[i]`` — the wrench
     of full joint i for a unit q̈_β (eq. 2.3.7 through the coupling)."""
     if q is not None:
-        mass_matrix(model, data, q)
-    D = directors.wrench_directors(model.full, data.full)
+        mass_matrix(model, data, q, full=full_mass_matrix)
+    D = full(model.full, data.full)
     return np.tensordot(model.coupling.T, D, axes=(1, 0))
 
 
@@ -140,6 +139,50 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
     return a
 
 
+def _expand_batch(model, Q, V, A, where):
+    """Samples of the coordinates (N, nv) → of every full joint (N, n_full), and A itself."""
+    G = model.coupling
+    Q = as_batch("Q", Q, model.nq, where=where)
+    V = as_batch("V", V, model.nv, where=where)
+    A = as_batch("A", A, model.nv, where=where)
+    return Q @ G.T + model.coupling_offset, V @ G.T, A @ G.T, A
+
+
+def rnea_batch(model, Q, V, A) -> np.ndarray:
+    """τ = Gᵀ τ_full + armature ∘ q̈ for every sample: (N, nv)."""
+    Qf, Vf, Af, A = _expand_batch(model, Q, V, A, "rnea_batch")
+    return batch.rnea_batch(model.full, Qf, Vf, Af) @ model.coupling + A * model.armature
+
+
+def joint_wrenches_batch(model, Q, V, A) -> np.ndarray:
+    """Every full joint's wrench for every sample: (N, n_full, 6) (as ``data.f`` of a mimic
+    model holds every full joint's)."""
+    return batch.joint_wrenches_batch(model.full, *_expand_batch(model, Q, V, A,
+                                                                  "joint_wrenches_batch")[:3])
+
+
+def inverse_dynamics_batch(model, Q, V, A, friction=None, *, velocity_tolerance=1e-6,
+                           return_friction=False):
+    """:func:`inverse_dynamics` for every sample: ``Gᵀ (fn∥_full − τf_full) + armature ∘ q̈``."""
+    Qf, Vf, Af, A = _expand_batch(model, Q, V, A, "inverse_dynamics_batch")
+    fr = coupled_friction(friction, model)
+    tau, tauf = batch.inverse_dynamics_batch(model.full, Qf, Vf, Af,
+                                             None if fr is None else fr.full,
+                                             velocity_tolerance=velocity_tolerance,
+                                             return_friction=True)
+    G = model.coupling
+    tau = tau @ G + A * model.armature
+    return (tau, tauf @ G) if return_friction else tau
+
+
+def aggregate(model, data, q, v):
+    raise ModelError(
+        f"aggregate: robot {model.name!r} has mimic joints, and seed 004's aggregated vectors are "
+        "per body of a tree of independent joints: use the full tree, "
+        "aggregate(model.full, model.full.create_data(), model.expand(q), "
+        "model.expand_velocity(v))")
+
+
 # -- registration: the public algorithms call these for a MimicModel ------------------------
 def _register(public, impl, where):
     def checked(model, data, *args, **kwargs):
@@ -151,11 +194,7 @@ def _register(public, impl, where):
 
 
 _register(rnea_mod.rnea, rnea, "rnea")
-_register(rnea_mod.rnea_reference, lambda m, d, q, v, a: rnea(m, d, q, v, a, reference=True),
-          "rnea_reference")
 _register(crba.mass_matrix, mass_matrix, "mass_matrix")
-_register(crba.mass_matrix_reference, lambda m, d, q: mass_matrix(m, d, q, reference=True),
-          "mass_matrix_reference")
 _register(crba.bias_forces, lambda m, d, q, v: efforts_at(m, d, q, v, "bias_forces"),
           "bias_forces")
 _register(crba.gravity_torques, lambda m, d, q: efforts_at(m, d, q, None, "gravity_torques"),
@@ -166,6 +205,11 @@ _register(directors.wrench_directors, wrench_directors, "wrench_directors")
 _register(kinematics.forward_kinematics, forward_kinematics, "forward_kinematics")
 _register(inverse_dynamics_mod.inverse_dynamics, inverse_dynamics, "inverse_dynamics")
 _register(forward_dynamics_mod.forward_dynamics, forward_dynamics, "forward_dynamics")
-_register(forward_dynamics_mod.forward_dynamics_reference,
+_register(forward_dynamics_mod.forward_dynamics_steps,
           lambda m, d, q, v, tau, friction=None, *, reference_solver=True, **kw:
           forward_dynamics(m, d, q, v, tau, friction, **kw), "forward_dynamics")
+for _public, _impl in ((batch.rnea_batch, rnea_batch),
+                       (batch.joint_wrenches_batch, joint_wrenches_batch),
+                       (batch.inverse_dynamics_batch, inverse_dynamics_batch),
+                       (aggregated.aggregate, aggregate)):
+    _public.register(MimicModel, _impl)

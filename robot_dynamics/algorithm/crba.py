@@ -13,9 +13,8 @@ from functools import singledispatch
 
 import numpy as np
 
-from robot_dynamics.errors import F64, as_vector, check_data, plain, run_converted
+from robot_dynamics.errors import F64, check_data, plain, run_converted
 from robot_dynamics.kernels.dynamics import crba_entry, rnea_entry
-from robot_dynamics.algorithm.kinematics import _placements
 from robot_dynamics.algorithm.rnea import _rnea_entry, _rnea_fast
 
 
@@ -25,7 +24,7 @@ def mass_matrix(model, data, q) -> np.ndarray:
     rotors' ``diag(model.armature)``.
 
     Fills ``data.M``, the composite inertias ``data.Ic``, the transforms ``data.X`` and the body
-    poses ``data.oMi`` (compiled kernel; :func:`mass_matrix_reference` is the specification).
+    poses ``data.oMi`` (compiled kernel; :func:`robot_dynamics.reference.dynamics.mass_matrix` is its statement).
     """
     if getattr(data, "_model", None) is not model:
         check_data(model, data, "mass_matrix")
@@ -37,32 +36,6 @@ def mass_matrix(model, data, q) -> np.ndarray:
     mb, work = model._mb, data._work
     run_converted("mass_matrix", (("q", q, model.nq),), lambda q: crba_entry(mb, q, work))
     return data.M.copy()
-
-
-@singledispatch
-def mass_matrix_reference(model, data, q) -> np.ndarray:
-    """The composite rigid body algorithm written out in NumPy (the kernel's specification)."""
-    if getattr(data, "_model", None) is not model:
-        check_data(model, data, "mass_matrix_reference")
-    q = as_vector("q", q, model.nq, where="mass_matrix")
-    _placements(model, data, q)
-    n = model.nv
-    data.Ic[:] = model.spatial_inertias
-    for i in range(n - 1, -1, -1):
-        p = model.parents[i]
-        if p >= 0:
-            data.Ic[p] += data.X[i].T @ data.Ic[i] @ data.X[i]
-    M = data.M
-    M[:] = np.diag(model.armature)  # the rotors (reflected inertia) on the diagonal
-    for i in range(n):
-        F = data.Ic[i] @ data.S[i]
-        M[i, i] += data.S[i] @ F
-        j = i
-        while model.parents[j] >= 0:
-            F = data.X[j].T @ F
-            j = model.parents[j]
-            M[i, j] = M[j, i] = data.S[j] @ F
-    return M.copy()
 
 
 @singledispatch

@@ -40,35 +40,6 @@ def wrench_directors(model, data, q=None) -> np.ndarray:
     return D
 
 
-def wrench_directors_reference(model, data, q=None) -> np.ndarray:
-    """:func:`wrench_directors` written out in NumPy (the kernel's specification)."""
-    if getattr(data, "_model", None) is not model:
-        check_data(model, data, "wrench_directors_reference")
-    if q is not None:
-        mass_matrix(model, data, q)
-    n = model.nv
-    D = np.zeros((n, n, 6))
-    motion = np.zeros((n, 6))
-    for alpha in range(n):
-        F = data.Ic[alpha] @ data.S[alpha]
-        D[alpha, alpha] = F
-        j = alpha
-        while model.parents[j] >= 0:
-            F = data.X[j].T @ F
-            j = model.parents[j]
-            D[alpha, j] = F
-        inside = np.zeros(n, dtype=bool)
-        inside[alpha] = True
-        motion[alpha] = data.S[alpha]
-        for i in range(alpha + 1, n):
-            p = model.parents[i]
-            if p >= 0 and inside[p]:
-                inside[i] = True
-                motion[i] = data.X[i] @ motion[p]
-                D[alpha, i] = data.Ic[i] @ motion[i]
-    return D
-
-
 def wrenches_at(W0, D, a) -> np.ndarray:
     """Joint wrenches (nv, 6) for accelerations ``a``: ``W0 + Σ_α a_α D[α]`` (eq. 2.3.7)."""
     return W0 + np.tensordot(a, D, axes=(0, 0))

@@ -64,9 +64,9 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
         if status == 2 and on_failure == "raise":
             raise FrictionSolveError(data.fd_report)
         return data._acc.copy()
-    return forward_dynamics_reference(model, data, q, v, tau, friction, tol=tol,
-                                      max_iter=max_iter, velocity_tolerance=velocity_tolerance,
-                                      on_failure=on_failure, reference_solver=False)
+    return forward_dynamics_steps(model, data, q, v, tau, friction, tol=tol,
+                                  max_iter=max_iter, velocity_tolerance=velocity_tolerance,
+                                  on_failure=on_failure, reference_solver=False)
 
 
 def _fd_converted(model, data, fr, q, v, tau, v_tol, tol, max_iter) -> int:
@@ -97,11 +97,14 @@ def _fd_converted(model, data, fr, q, v, tau, v_tol, tol, max_iter) -> int:
 
 
 @singledispatch
-def forward_dynamics_reference(model, data, q, v, tau, friction=None, *, tol=1e-10, max_iter=50,
-                               velocity_tolerance=1e-9, on_failure="raise",
-                               reference_solver=True) -> np.ndarray:
-    """:func:`forward_dynamics` step by step: b and fn(q, q̇, 0), M, the directors, the friction
-    solve (in Python with ``reference_solver``) — the specification of the fused kernel."""
+def forward_dynamics_steps(model, data, q, v, tau, friction=None, *, tol=1e-10, max_iter=50,
+                           velocity_tolerance=1e-9, on_failure="raise",
+                           reference_solver=True) -> np.ndarray:
+    """:func:`forward_dynamics` step by step in Python: b and fn(q, q̇, 0), M, the directors, the
+    friction solve (its Python statement with ``reference_solver``, else the compiled solve when
+    the laws allow). The path of friction laws the kernels do not know;
+    :func:`robot_dynamics.reference.forward_dynamics.forward_dynamics` is it with the Python
+    solve, the statement of the fused kernel."""
     if getattr(data, "_model", None) is not model:
         check_data(model, data, "forward_dynamics")
     check_friction(model, friction, "forward_dynamics")

@@ -9,8 +9,8 @@ Pinocchio's ``model.armature``) needs ``armature_i q̈_i`` more, so the joint ef
 ``τ_i = S_iᵀ fn_i + armature_i q̈_i``. The joint wrenches exclude it (as Pinocchio's ``data.f``):
 they are the link-side loads the friction laws read.
 
-``rnea`` runs the compiled kernel (:mod:`robot_dynamics.kernels`); ``rnea_reference`` is the
-readable specification written here, and the tests hold the two to 1e-10.
+``rnea`` runs the compiled kernel (:mod:`robot_dynamics.kernels.dynamics`); its readable statement
+is :func:`robot_dynamics.reference.dynamics.rnea`, and the tests hold the two to 1e-10.
 """
 from __future__ import annotations
 
@@ -18,10 +18,8 @@ from functools import singledispatch
 
 import numpy as np
 
-from robot_dynamics.errors import F64, as_vector, check_data, run_converted
+from robot_dynamics.errors import F64, check_data, run_converted
 from robot_dynamics.kernels.dynamics import rnea_entry, rnea_kernel
-from robot_dynamics.algorithm.kinematics import _placements
-from robot_dynamics.spatial.algebra import force_cross, motion_cross
 
 
 @singledispatch
@@ -54,44 +52,11 @@ def _rnea_entry(model, data, q, v, a, where) -> np.ndarray:
     return data.tau.copy()
 
 
-@singledispatch
-def rnea_reference(model, data, q, v, a) -> np.ndarray:
-    """:func:`rnea` written out in NumPy, joint by joint: the specification of the kernel."""
-    if getattr(data, "_model", None) is not model:
-        check_data(model, data, "rnea_reference")
-    q = as_vector("q", q, model.nq, where="rnea")
-    v = as_vector("v", v, model.nv, where="rnea")
-    a = as_vector("a", a, model.nv, where="rnea")
-    return _rnea(model, data, q, v, a, model.gravity)
-
-
 def _rnea_fast(model, data, q, v, a, gravity=None) -> np.ndarray:
     """The RNEA kernel with another gravity (converted float64 vectors; no output check)."""
     g = model._g if gravity is None else np.asarray(gravity, dtype=float)
     rnea_kernel(*model._kargs, g, q, v, a, data.liMi_R, data.liMi_p, data.v, data.a, data.f,
                 data.tau)
-    return data.tau.copy()
-
-
-def _rnea(model, data, q, v, a, gravity) -> np.ndarray:
-    _placements(model, data, q)
-    a0 = np.concatenate([-gravity, np.zeros(3)])
-    for i in range(model.nv):
-        p = model.parents[i]
-        S = data.S[i]
-        vp = data.v[p] if p >= 0 else np.zeros(6)
-        ap = data.a[p] if p >= 0 else a0
-        X = data.X[i]
-        data.v[i] = X @ vp + S * v[i]
-        data.a[i] = X @ ap + S * a[i] + motion_cross(data.v[i]) @ (S * v[i])
-        inertia = model.spatial_inertias[i]
-        data.f[i] = inertia @ data.a[i] + force_cross(data.v[i]) @ (inertia @ data.v[i])
-    for i in range(model.nv - 1, -1, -1):
-        data.tau[i] = data.S[i] @ data.f[i]
-        p = model.parents[i]
-        if p >= 0:
-            data.f[p] += data.X[i].T @ data.f[i]
-    data.tau += model.armature * a  # the rotors: τ = fn∥ + armature ∘ q̈ (fn excludes them)
     return data.tau.copy()
 
 

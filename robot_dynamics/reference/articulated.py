@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from robot_dynamics.errors import as_vector, check_data, check_friction
-from robot_dynamics.algorithm.kinematics import _placements
-from robot_dynamics.algorithm.rnea import rnea_reference
+from robot_dynamics.reference.dynamics import rnea
+from robot_dynamics.reference.kinematics import placements
 from robot_dynamics.spatial.algebra import force_cross, motion_cross
 
 
@@ -73,9 +73,9 @@ def articulated_motion(model, data, q, v, tau, friction, held, directions, *, to
     n = model.nv
     held = np.asarray(held, dtype=bool)
     d = np.asarray(directions, dtype=float)
-    rnea_reference(model, data, q, v, np.zeros(n))  # fn(q, q̇, 0): the first linearisation
+    rnea(model, data, q, v, np.zeros(n))  # fn(q, q̇, 0): the first linearisation
     fn = data.f.copy()
-    _placements(model, data, q)
+    placements(model, data, q)
     vel = np.zeros((n, 6))
     c, beta = np.zeros((n, 6)), np.zeros((n, 6))
     for i in range(n):  # velocities, velocity products c = v ×m S q̇, bias forces v ×* I v
