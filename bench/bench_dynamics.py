@@ -140,7 +140,7 @@ def scaling():
 def startup():
     code = ("import time; t0=time.perf_counter(); import robot_dynamics as rd; t1=time.perf_counter();"
             "import numpy as np; m=rd.load_urdf(rd.resources.robot_path('arm7'));"
-            "from robot_dynamics import resources; d=m.create_data(); z=np.zeros(7);"
+            "from robot_dynamics.parsers import resources; d=m.create_data(); z=np.zeros(7);"
             "t2=time.perf_counter(); rd.rnea(m,d,z,z,z); rd.mass_matrix(m,d,z); t3=time.perf_counter();"
             "print(f'{(t1-t0)*1e3:.0f} {(t3-t2)*1e3:.0f}')")
     code = code.replace("rd.resources.robot_path", "__import__('robot_dynamics.parsers.resources', "

@@ -27,7 +27,7 @@ _MISMATCH_SCRIPT = r"""
 import json, sys
 import numpy as np
 import robot_dynamics as rd
-from robot_dynamics import aggregated, batch
+from robot_dynamics.algorithm import aggregated, batch
 from robot_dynamics.algorithm.crba import mass_matrix_reference
 from robot_dynamics.algorithm.directors import wrench_directors_reference
 from robot_dynamics.algorithm.forward_dynamics import forward_dynamics_reference
