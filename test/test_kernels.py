@@ -181,3 +181,13 @@ def test_compiled_friction_solver_with_stops_matches_reference():
         assert np.all(r1.tau_limit[~on] == 0.0)
         seen.add(bool(r1.at_limit))
     assert True in seen  # stops were exercised
+
+
+def test_warmup_runs_the_kernels_on_a_stand_in_and_on_a_model():
+    from robot_dynamics.algorithm.warmup import warmup
+
+    warmup()
+    model = rd.load_urdf(os.path.join(REPO, "urdf", "planar_2r.urdf"))
+    warmup(model)
+    data = model.create_data()
+    assert rd.rnea(model, data, np.zeros(2), np.zeros(2), np.zeros(2)).shape == (2,)
