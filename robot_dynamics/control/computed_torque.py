@@ -1,6 +1,6 @@
 """The computed-torque law, stated once.
 
-    q̈_c = q̈_d + Kp∘(q_d − q) + Kd∘(q̇_d − q̇)
+    q̈_c = q̈_d + Kd∘(q̇_d − q̇) + Kp∘(q_d − q)
     τ   = ID(q, q̇, q̈_c) + d∘q̇
 
 ID is the friction-aware inverse dynamics (seed 004 §2.7) with the controller's friction model
@@ -34,8 +34,10 @@ class ReferenceDirection:
 
 
 def commanded_acceleration(q, v, q_d, v_d, a_d, kp, kd):
-    """``q̈_c = q̈_d + Kp∘(q_d − q) + Kd∘(q̇_d − q̇)``."""
-    return a_d + kp * (q_d - q) + kd * (v_d - v)
+    """``q̈_c = q̈_d + Kd∘(q̇_d − q̇) + Kp∘(q_d − q)`` (summed in this order, the node's since
+    it was written: its runs and bags stay the same to the last bit; the compiled rollout sums
+    Kp before Kd, which differs in the last bit at most)."""
+    return a_d + kd * (v_d - v) + kp * (q_d - q)
 
 
 def computed_torque(model, data, q, v, q_d, v_d, a_d, kp, kd, friction=None, *, damping=None,
