@@ -499,8 +499,9 @@ def test_demo_nodes_are_in_a_namespace_of_their_own_run(domain):
     try:
         assert ready.wait(60)
         time.sleep(1.0)  # the hand-started /simulator is discovered, the calls under way
-        summary = run_demo(DemoOptions("planar_2r", move_time=0.5, settle=0.05), log=lambda *_: None)
-        again = run_demo(DemoOptions("planar_2r", move_time=0.5, settle=0.05), log=lambda *_: None)
+        short = DemoOptions("planar_2r", move_time=0.5, settle=0.05)
+        summary = run_demo(short, log=lambda *_: None)
+        again = run_demo(short, log=lambda *_: None)
     finally:
         stop.set()
         thread.join(30)
