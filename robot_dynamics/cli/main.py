@@ -24,7 +24,7 @@ import sys
 from robot_dynamics.ros.params import own_words, wants_help
 
 COMMANDS = {
-    "sim": ("robot_dynamics.ros.composition", "simulator + controller + dynamics model demo"),
+    "sim": ("robot_dynamics.ros.demo.arguments", "simulator + controller + dynamics model demo"),
     "simulator": ("robot_dynamics.ros.simulator", "the simulator node"),
     "id_controller": ("robot_dynamics.ros.id_controller", "the computed-torque controller node"),
     "dynamics_model": ("robot_dynamics.ros.dynamics_model", "the dynamics monitor node"),

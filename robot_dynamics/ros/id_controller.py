@@ -54,8 +54,7 @@ from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
 from robot_dynamics.algorithm.crba import gravity_torques
 from robot_dynamics.errors import InputError
-from robot_dynamics.control.friction_compensation import (compensated_inverse_dynamics,
-    direction_velocity)
+from robot_dynamics.control.computed_torque import ReferenceDirection, computed_torque
 from robot_dynamics.control.execution import (GoalExecution, GoalRejected, SegmentTolerances,
     TrajectoryExecution, effort_demand, goal_tolerances, validate_trajectory)
 from robot_dynamics.multibody.units import units_of
@@ -382,13 +381,12 @@ class IdController(Node):
             else:
                 self.get_logger().warning(text)
         self.last_error = qd - q
-        a_cmd = ad + self.kd * (vd - v) + self.kp * (qd - q)
-        friction = self.friction if self.friction_compensation else None
-        w = direction_velocity(vd, qd - q, v, error_gain=self.error_gain, blend=self.blend)
-        tau = compensated_inverse_dynamics(self.model, self.data, q, v, a_cmd, friction, w,
-                                           blend=self.blend, smoothing_velocity=self.smoothing)
-        if self.friction_compensation:  # the URDF's joint damping, which the simulator applies
-            tau = tau + self.model.damping * v
+        compensate = self.friction_compensation  # friction and the URDF's joint damping
+        tau = computed_torque(self.model, self.data, q, v, qd, vd, ad, self.kp, self.kd,
+                              self.friction if compensate else None,
+                              damping=self.model.damping if compensate else None,
+                              direction=ReferenceDirection(self.error_gain, self.blend,
+                                                           self.smoothing))
         sent = self.publish(tau)
         if sent is not None:  # one tuple: ~/controller_state reads it from another thread
             self._snapshot = (t, q, v, qd, vd, ad, sent)
