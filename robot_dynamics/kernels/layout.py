@@ -1,7 +1,7 @@
 """Flat memory layout shared by the compiled entry points and :class:`~robot_dynamics.multibody.model.Data`.
 
-A numba call costs about 0.08 µs per array argument before any work is done, so the per-call
-entry points take few arguments, each one flat float64 array:
+A numba call pays a fixed cost per array argument before any work is done (docs/measurements.md),
+so the per-call entry points take few arguments, each one flat float64 array:
 
 * the model, built once per model by :func:`pack_model`: an int section (n, joint kinds,
   parents, the offsets of the work fields below, the joint relations) kept as int64 bit
@@ -194,8 +194,8 @@ def _pointer(typingctx, address):
 
 @njit(cache=True)
 def _v(buf, start, shape):
-    """C-contiguous view of ``buf[start:]`` with ``shape``, built in ~1 ns (``reshape`` costs
-    ~20 ns, and an ``as_strided`` view is of 'A' layout, slower to index). The caller keeps
+    """C-contiguous view of ``buf[start:]`` with ``shape``, cheaper to build than ``reshape``
+    (an ``as_strided`` view is of 'A' layout, slower to index). The caller keeps
     ``buf`` alive; :func:`pack_model` / :func:`make_work` sized it for every view."""
     return carray(_pointer(buf.ctypes.data + start * buf.itemsize), shape, dtype=buf.dtype)
 
