@@ -245,7 +245,7 @@ def test_node_executables_are_the_cli_s(monkeypatch, capsys):
     --help and refuse mistakes as ``robot-dynamics <node>`` does (setup.py's console scripts)."""
     import re
 
-    from robot_dynamics.cli.main import main as cli
+    from robot_dynamics.cli import main as cli
 
     setup = open(os.path.join(os.path.dirname(__file__), "..", "setup.py")).read()
     for node in P.NODES:

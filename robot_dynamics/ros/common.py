@@ -285,12 +285,6 @@ def seconds_to_stamp(t: float, msg_time):
     return msg_time
 
 
-def finite_or_none(values):
-    """The array if every entry is finite, else None (nothing non-finite leaves a node)."""
-    arr = np.asarray(values, dtype=float)
-    return arr if np.all(np.isfinite(arr)) else None
-
-
 def parameter_error_text(exc) -> str:
     """One line for a parameter value a node refuses (ValueError from its checks, or rclpy's
     ParameterException "<why>: <name>", its range message shortened to "<value> is out of
