@@ -21,14 +21,17 @@ import pytest
 
 pytest.importorskip("mujoco")
 
+import yaml  # noqa: E402
+
 import robot_dynamics as rd  # noqa: E402
+from robot_dynamics.cli.identify import main as identify_main  # noqa: E402
 from robot_dynamics.identification import fit  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
 from bench_identification_mujoco import COULOMB, URDF, VISCOUS, mujoco_log  # noqa: E402
 
 
-def test_a_mujoco_log_fits_back_to_mujocos_friction():
+def test_a_mujoco_log_fits_back_to_mujocos_friction(tmp_path):
     model = rd.load_urdf(URDF)
     log = mujoco_log(model, seed=0)
     result = fit(model, log["q_noisy"], None, log["tau_noisy"], t=log["t"], law="classic",
@@ -52,3 +55,14 @@ def test_a_mujoco_log_fits_back_to_mujocos_friction():
             assert abs(x - truth[k]) <= 0.25 * truth[k], (j.joint, k, x)
             assert abs(x - truth[k]) <= 5 * j.standard_errors[k], (j.joint, k, x,
                                                                    j.standard_errors[k])
+    # the command, from an NPZ without velocities: the YAML holds MuJoCo's friction
+    path = tmp_path / "mujoco.npz"
+    np.savez(path, t=log["t"], q=log["q_noisy"], tau=log["tau_noisy"],
+             joint_names=np.array(model.joint_names))
+    out = tmp_path / "f.yaml"
+    assert identify_main([URDF, str(path), "-o", str(out), "--law", "classic",
+                          "--min-velocity", "0.2"]) == 0
+    written = yaml.safe_load(out.read_text())["joints"]
+    for name in model.joint_names[:6]:
+        assert written[name]["coulomb"] == pytest.approx(COULOMB, rel=0.25)
+        assert written[name]["viscous"] == pytest.approx(VISCOUS, rel=0.25)

@@ -170,7 +170,7 @@ def main(argv=None) -> int:
         _progress(0, model.nv)
         tolerance = ({} if args.balance_tolerance is None else
                      {"balance_tolerance": args.balance_tolerance})
-        result = fit(model, rec["q"], rec["v"], rec["tau"], rec.get("a"), t=rec["t"],
+        result = fit(model, rec["q"], rec.get("v"), rec["tau"], rec.get("a"), t=rec["t"],
                      law=args.law, min_velocity=args.min_velocity, method=args.accelerations,
                      terms=terms, damping=args.damping == "included", progress=_progress,
                      **tolerance)
