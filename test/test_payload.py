@@ -21,11 +21,13 @@ INERTIA = np.array([[0.012, 0.001, -0.002], [0.001, 0.010, 0.0015], [-0.002, 0.0
 def with_fixed_child(urdf_path: str, parent: str, mass, com, inertia) -> str:
     """The URDF text with a link of this inertia fixed to ``parent`` at its origin."""
     text = open(urdf_path, encoding="utf-8").read()
-    I = inertia
+    com = [repr(float(x)) for x in com]
+    I = [[repr(float(x)) for x in row] for row in np.asarray(inertia)]
+    mass = repr(float(mass))
     extra = f"""
-  <link name="payload_link"><inertial><origin xyz="{com[0]!r} {com[1]!r} {com[2]!r}" rpy="0 0 0"/>
-    <mass value="{mass!r}"/><inertia ixx="{I[0, 0]!r}" ixy="{I[0, 1]!r}" ixz="{I[0, 2]!r}"
-    iyy="{I[1, 1]!r}" iyz="{I[1, 2]!r}" izz="{I[2, 2]!r}"/></inertial></link>
+  <link name="payload_link"><inertial><origin xyz="{com[0]} {com[1]} {com[2]}" rpy="0 0 0"/>
+    <mass value="{mass}"/><inertia ixx="{I[0][0]}" ixy="{I[0][1]}" ixz="{I[0][2]}"
+    iyy="{I[1][1]}" iyz="{I[1][2]}" izz="{I[2][2]}"/></inertial></link>
   <joint name="payload_fixed" type="fixed"><parent link="{parent}"/><child link="payload_link"/>
     <origin xyz="0 0 0" rpy="0 0 0"/></joint>
 </robot>"""

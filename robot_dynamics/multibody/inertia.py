@@ -1,11 +1,12 @@
-"""Rigid bodies merged into one: the arithmetic shared by :func:`~robot_dynamics.multibody.build.build_model`
-(fixed links folded into the body of their parent) and :meth:`~robot_dynamics.multibody.model.Model.set_payload`
-(a payload added to a body at run time).
+"""Rigid bodies merged into one: the arithmetic shared by
+:func:`~robot_dynamics.multibody.build.build_model` (fixed links folded into the body of their
+parent) and :meth:`~robot_dynamics.multibody.model.Model.set_payload` (a payload added to a body
+at run time).
 
 A body is accumulated as three sums in its own frame — mass m, first moment Σ mᵢcᵢ and the
-rotational inertia about the frame's origin Σ (I_Cᵢ − mᵢ[cᵢ]×[cᵢ]×) (parallel-axis theorem) — so
-adding parts is exact and order-free up to rounding; :func:`body_parameters` turns the sums back
-into (mass, centre of mass, inertia about the centre of mass).
+rotational inertia about the frame's origin Σ (I_Cᵢ − mᵢ[cᵢ]×[cᵢ]×) (parallel-axis theorem) —
+so adding parts is exact and order-free up to rounding; :func:`body_parameters` turns the sums
+back into (mass, centre of mass, inertia about the centre of mass).
 """
 from __future__ import annotations
 

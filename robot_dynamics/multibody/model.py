@@ -267,14 +267,15 @@ def payload_parameters(link: str, mass, com, inertia, where: str | None = None) 
     except (TypeError, ValueError):
         c = None
     if c is None or c.shape != (3,) or not np.all(np.isfinite(c)):
-        raise ModelError(f"{where}: com: expected 3 finite numbers (m, link frame), got {com!r}")
+        raise ModelError(f"{where}: com: expected 3 finite numbers (m, link frame), got "
+                         f"{_shown(com)}")
     try:
         Ic = np.zeros((3, 3)) if inertia is None else np.array(inertia, dtype=float)
     except (TypeError, ValueError):
         Ic = None
     if Ic is None or Ic.shape != (3, 3) or not np.all(np.isfinite(Ic)):
         raise ModelError(f"{where}: inertia: expected a 3x3 matrix of finite numbers (kg·m², "
-                         f"about the com), got {inertia!r}")
+                         f"about the com), got {_shown(inertia)}")
     asym = float(np.abs(Ic - Ic.T).max())
     if asym > 1e-9 * float(np.abs(Ic).max()) + 1e-15:
         raise ModelError(f"{where}: inertia: not symmetric (|I - Iᵀ| = {_num(asym)}): "
@@ -285,6 +286,11 @@ def payload_parameters(link: str, mass, com, inertia, where: str | None = None) 
     c.setflags(write=False)
     Ic.setflags(write=False)
     return Payload(link, m, c, Ic)
+
+
+def _shown(x) -> str:
+    """A value as one line (an array's repr spans several)."""
+    return repr(x.tolist()) if isinstance(x, np.ndarray) else " ".join(repr(x).split())
 
 
 def _frozen(a) -> np.ndarray:
