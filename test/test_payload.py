@@ -254,3 +254,21 @@ def test_yaml_checks_every_entry_before_setting_any(tmp_path):
     path.write_text("controller: {kp: 1}\n")
     with pytest.raises(ModelError, match="expected a 'payload' section"):
         payload_from_config(model, str(path))
+
+
+def test_python_paths_see_the_payload():
+    """The readable twins (spatial_inertias) and Lagrange–Euler (masses, coms, inertias) read the
+    per-body fields: with a payload they still agree with the compiled recursions."""
+    from robot_dynamics.formulations import lagrange_euler as le
+    from robot_dynamics.reference import dynamics as twin
+
+    model = rd.load_urdf(bundled("arm7.urdf"))
+    data = model.create_data()
+    model.set_payload("tool0", MASS, COM, INERTIA)
+    q, v, a = random_state(model, 5)
+    tau = np.array(rd.rnea(model, data, q, v, a))
+    M = np.array(rd.mass_matrix(model, data, q))
+    np.testing.assert_allclose(twin.rnea(model, model.create_data(), q, v, a), tau, atol=1e-10)
+    np.testing.assert_allclose(twin.mass_matrix(model, model.create_data(), q), M, atol=1e-10)
+    np.testing.assert_allclose(le.mass_matrix(model, q), M, atol=1e-10)
+    np.testing.assert_allclose(le.inverse_dynamics(model, q, v, a), tau, atol=1e-9)
