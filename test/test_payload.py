@@ -272,3 +272,36 @@ def test_python_paths_see_the_payload():
     np.testing.assert_allclose(twin.mass_matrix(model, model.create_data(), q), M, atol=1e-10)
     np.testing.assert_allclose(le.mass_matrix(model, q), M, atol=1e-10)
     np.testing.assert_allclose(le.inverse_dynamics(model, q, v, a), tau, atol=1e-9)
+
+
+def test_friction_and_batch_see_the_payload(tmp_path):
+    """The load-dependent friction reads the reactions carrying the payload: friction-aware ID,
+    FD and batch ID equal the merged URDF's."""
+    from robot_dynamics.algorithm.batch import inverse_dynamics_batch
+    from robot_dynamics.parsers.resources import config_path
+
+    path = bundled("arm7.urdf")
+    merged_file = tmp_path / "merged.urdf"
+    merged_file.write_text(with_fixed_child(path, "tool0", MASS, COM, INERTIA))
+    merged, model = rd.load_urdf(str(merged_file)), rd.load_urdf(path)
+    fr_m = rd.friction_from_config(config_path("arm7_friction"), merged)
+    fr = rd.friction_from_config(config_path("arm7_friction"), model)
+    data = model.create_data()
+    q, v, a = random_state(model, 7)
+    plain = np.array(rd.inverse_dynamics(model, data, q, v, a, friction=fr))
+    plain_friction = np.array(data.tau_friction)
+    model.set_payload("tool0", MASS, COM, INERTIA)
+    ours = np.array(rd.inverse_dynamics(model, data, q, v, a, friction=fr))
+    ours_friction = np.array(data.tau_friction)
+    dm = merged.create_data()
+    ref = rd.inverse_dynamics(merged, dm, q, v, a, friction=fr_m)
+    np.testing.assert_allclose(ours, ref, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(ours_friction, dm.tau_friction, rtol=0, atol=1e-10)
+    assert np.abs(ours_friction - plain_friction).max() > 1e-3  # the load changed the friction
+    np.testing.assert_allclose(rd.forward_dynamics(model, data, q, v, ours, friction=fr),
+                               rd.forward_dynamics(merged, dm, q, v, ref, friction=fr_m),
+                               rtol=0, atol=1e-8)
+    Q, V, A = (np.array([x, 0.5 * x]) for x in (q, v, a))
+    np.testing.assert_allclose(inverse_dynamics_batch(model, Q, V, A, fr),
+                               inverse_dynamics_batch(merged, Q, V, A, fr_m), rtol=0, atol=1e-10)
+    assert not np.allclose(plain, ours)
