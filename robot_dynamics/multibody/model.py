@@ -255,25 +255,16 @@ def payload_parameters(link: str, mass, com, inertia, where: str | None = None) 
     finite; com 3 finite numbers; inertia 3×3, finite, symmetric, positive semi-definite and
     within the triangle inequality I1 + I2 >= I3, as every rigid body)."""
     where = where or f"payload on {link!r}"
-    try:
-        m = float(mass)
-    except (TypeError, ValueError):
-        m = None
-    if m is None or isinstance(mass, (bool, np.bool_)) or not np.isfinite(m) or m <= 0:
+    m = _floats(mass, ())
+    if m is None or not np.isfinite(m) or m <= 0:
         raise ModelError(f"{where}: mass: expected a finite number > 0 (kg), got {mass!r} "
                          "(mass=None removes the payload)")
-    try:
-        c = np.array(com, dtype=float)
-    except (TypeError, ValueError):
-        c = None
-    if c is None or c.shape != (3,) or not np.all(np.isfinite(c)):
+    c = _floats(com, (3,))
+    if c is None or not np.all(np.isfinite(c)):
         raise ModelError(f"{where}: com: expected 3 finite numbers (m, link frame), got "
                          f"{_shown(com)}")
-    try:
-        Ic = np.zeros((3, 3)) if inertia is None else np.array(inertia, dtype=float)
-    except (TypeError, ValueError):
-        Ic = None
-    if Ic is None or Ic.shape != (3, 3) or not np.all(np.isfinite(Ic)):
+    Ic = np.zeros((3, 3)) if inertia is None else _floats(inertia, (3, 3))
+    if Ic is None or not np.all(np.isfinite(Ic)):
         raise ModelError(f"{where}: inertia: expected a 3x3 matrix of finite numbers (kg·m², "
                          f"about the com), got {_shown(inertia)}")
     asym = float(np.abs(Ic - Ic.T).max())
@@ -286,6 +277,19 @@ def payload_parameters(link: str, mass, com, inertia, where: str | None = None) 
     c.setflags(write=False)
     Ic.setflags(write=False)
     return Payload(link, m, c, Ic)
+
+
+def _floats(x, shape):
+    """``x`` as a float array of ``shape`` (a float for ``()``), or None when it is not numbers
+    (strings, booleans, None, ragged lists) of that shape."""
+    try:
+        a = np.array(x)
+    except (TypeError, ValueError):
+        return None
+    if a.dtype.kind not in "iuf" or a.shape != shape:
+        return None
+    a = a.astype(float)
+    return float(a) if shape == () else a
 
 
 def _shown(x) -> str:
