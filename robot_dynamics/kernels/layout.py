@@ -7,7 +7,8 @@ so the per-call entry points take few arguments, each one flat float64 array:
   parents, the offsets of the work fields below, the joint relations) kept as int64 bit
   patterns, then the floats (axes, joint rotations and translations at q = 0, spatial inertias,
   motion subspaces, gravity, armature; the Model's gravity and armature setters write those
-  last slots, and ``model._g`` / ``model._arm`` are views of them);
+  last slots, and ``model._g`` / ``model._arm`` are views of them; ``Model.set_payload`` writes
+  the spatial inertias through ``model._I6``);
 * the friction laws (:func:`pack_laws`): one int code and ``LAW_PARAMS`` parameters per joint
   (a composite law packs up to three built-in laws in its block, :mod:`.friction`);
 * the workspace ``data._work``. ``data.liMi_R``, ``data.v``, ``data.f``, ``data.M`` … are views
@@ -246,6 +247,14 @@ def gravity_view(model):
     """``model._mb``'s gravity slot, written by the Model's gravity setter."""
     b = _float_start(model)
     return model._mb[b:b + 3]
+
+
+def inertia_view(model):
+    """``model._mb``'s spatial inertias (n, 6, 6) in the body frames (``model_views``' I6),
+    written by the Model's ``set_payload``."""
+    n = model.nv
+    b = int(model._mb[:2].view(np.int64)[1]) + 15 * n
+    return model._mb[b:b + 36 * n].reshape(n, 6, 6)
 
 
 def armature_view(model):
