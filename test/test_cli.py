@@ -813,3 +813,30 @@ def test_progress_lines_one_per_simulated_second():
     progress.wall0 -= 600.0  # 10 min of wall time for the first simulated second
     progress.update(1.0)
     assert "about 60 min left" in slow.getvalue(), slow.getvalue()
+
+
+def test_rclpy_own_parameters_are_not_called_undeclared(capsys):
+    """`-p use_sim_time:=true` is a parameter every rclpy node declares (so do the others rclpy
+    declares itself): no "declares no parameter" warning for them; a typo still gets one."""
+    import rclpy
+
+    from robot_dynamics.cli.main import _check_parameter_names
+
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=int(DOMAIN_ID))
+    try:
+        node = rclpy.create_node("own_parameters_probe", context=context)
+        own = sorted(p.name for p in node.get_parameters(list(node._parameters)))
+        node.destroy_node()
+    finally:
+        rclpy.shutdown(context=context)
+    assert "use_sim_time" in own
+    for name in P.NODES:
+        rest = ["--ros-args"]
+        for pname in own:
+            rest += ["-p", f"{pname}:=true"]
+        rest += ["-p", f"{name}:qos_overrides./joint_states.publisher.depth:=5"]
+        _check_parameter_names(name, rest)
+        assert capsys.readouterr().err == "", (name, own)
+        _check_parameter_names(name, ["--ros-args", "-p", "use_sim_tme:=true"])
+        assert "declares no parameter 'use_sim_tme'" in capsys.readouterr().err

@@ -78,12 +78,20 @@ def _overrides(rest):
     return out
 
 
+#: parameters every rclpy node declares itself (rclpy.time_source, rclpy.type_description_service)
+#: and the prefix of those rclpy.qos_overriding_options declares: not in the nodes' tables
+RCLPY_PARAMETERS = ("use_sim_time", "start_type_description_service")
+RCLPY_PARAMETER_PREFIXES = ("qos_overrides.",)
+
+
 def _check_parameter_names(name, rest):
     """Warn (one line each) about ``-p NAME:=...`` that the node does not declare: rclpy
-    ignores them silently, which hides a typo."""
+    ignores them silently, which hides a typo. rclpy's own parameters are declared too."""
     from robot_dynamics.ros.params import NODES as TABLES, find
 
     for _, pname, _ in _overrides(rest):  # node:name:=value also allowed
+        if pname in RCLPY_PARAMETERS or pname.startswith(RCLPY_PARAMETER_PREFIXES):
+            continue
         if find(TABLES[name][2], pname) is None:  # per-joint rows: any joint name
             print(f"robot-dynamics {name}: warning: the node declares no parameter "
                   f"{pname!r} (it will be ignored); see `robot-dynamics {name} --help`",
