@@ -840,3 +840,51 @@ def test_rclpy_own_parameters_are_not_called_undeclared(capsys):
         assert capsys.readouterr().err == "", (name, own)
         _check_parameter_names(name, ["--ros-args", "-p", "use_sim_tme:=true"])
         assert "declares no parameter 'use_sim_tme'" in capsys.readouterr().err
+
+
+def _node_interrupted(signals_after, wait_up, robot="planar_2r"):
+    """Start `robot-dynamics id_controller` in its own session; once up (or at once), send
+    each (delay, signal) of ``signals_after`` to its process group (a terminal's Ctrl-C;
+    ros2 launch forwards one more); return (exit code, output)."""
+    proc = subprocess.Popen([sys.executable, "-m", "robot_dynamics.cli.main", "id_controller",
+                             "--ros-args", "-p", f"robot:={robot}"], env=ENV,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    lines = []
+    reader = __import__("threading").Thread(target=lambda: lines.extend(proc.stdout), daemon=True)
+    reader.start()
+    try:
+        if wait_up:
+            deadline = time.monotonic() + 300  # (a cold numba cache compiles first)
+            while not any("computed-torque control" in ln for ln in lines):
+                assert proc.poll() is None and time.monotonic() < deadline, "".join(lines)
+                time.sleep(0.02)
+        for delay, sig in signals_after:
+            time.sleep(delay)
+            os.killpg(proc.pid, sig)
+        code = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    reader.join(timeout=5)
+    return code, "".join(lines)
+
+
+@pytest.mark.parametrize("wait_up, signals_after", [
+    (True, [(0.5, signal.SIGINT), (0.05, signal.SIGINT)]),  # Ctrl-C + launch's forwarded one
+    (True, [(0.5, signal.SIGINT), (0.01, signal.SIGTERM), (0.01, signal.SIGINT)]),
+    (False, [(1.5, signal.SIGINT), (0.1, signal.SIGINT)]),  # while the modules load
+], ids=["running-INT-INT", "running-INT-TERM-INT", "start-up-INT-INT"])
+def test_a_node_ends_cleanly_under_repeated_signals(wait_up, signals_after):
+    """The mechanism behind exit -2/130, the KeyboardInterrupt tracebacks and (under ros2
+    launch) `terminate called without an active exception`: each signal raised its own
+    KeyboardInterrupt, the second inside the first one's clean-up (rclpy left half shut down),
+    or, after it, during the interpreter's finalization, which restores the default SIGINT
+    handler (killed by the signal). Now the first signal shuts the node down and the rest are
+    ignored: exit 0, no traceback, no abort (ros/signals.py)."""
+    for _ in range(2):
+        code, out = _node_interrupted(signals_after, wait_up)
+        assert code == 0, (code, out[-3000:])
+        for bad in ("Traceback", "terminate called", "KeyboardInterrupt"):
+            assert bad not in out, out[-3000:]

@@ -181,10 +181,19 @@ def dynamics_model_main() -> int:
 def main(argv=None) -> int:
     try:
         return _main(argv)
+    except KeyboardInterrupt:  # a node's first SIGINT/SIGTERM outside its run_node: exit 0
+        signals = sys.modules.get("robot_dynamics.ros.signals")
+        if signals is None or signals.received() is None:
+            raise
+        return 0
     except BrokenPipeError:  # `robot-dynamics simulator --help | head`: the reader left
         devnull = os.open(os.devnull, os.O_WRONLY)  # (no traceback at exit either)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    finally:  # after a signal's clean-up, later ones must not kill the exiting process
+        signals = sys.modules.get("robot_dynamics.ros.signals")
+        if signals is not None:
+            signals.finish()
 
 
 def _main(argv=None) -> int:
@@ -202,6 +211,10 @@ def _main(argv=None) -> int:
     if name not in COMMANDS:
         print(f"robot-dynamics: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
         return 2
+    if name in NODES:  # Ctrl-C while the modules load: a clean exit 0, no traceback
+        from robot_dynamics.ros import signals
+
+        signals.install()
     if name in NODES and wants_help(rest):
         from robot_dynamics.ros.params import format_help
 
@@ -219,6 +232,8 @@ def _main(argv=None) -> int:
             return error(name, problem)
     try:
         module = importlib.import_module(COMMANDS[name][0])
+    except KeyboardInterrupt:
+        return 0
     except ImportError as exc:
         print(f"robot-dynamics {name}: cannot start ({exc}); for the ROS nodes install the "
               "ROS 2 wheels: pip install 'robot_dynamics[ros]'", file=sys.stderr)

@@ -344,14 +344,19 @@ def run_node(node_class, args=None):
 
     from robot_dynamics.ros.params import wants_help
 
+    from robot_dynamics.ros import signals
+
     if wants_help((sys.argv if args is None else args)[1:]):  # (python -m ….nodes.<node> -h)
         from robot_dynamics.ros.params import format_help
 
         print(format_help(getattr(node_class, "node_name", node_class.__name__)))
         return
-    rclpy.init(args=args)
-    node = None
+    # the first SIGINT/SIGTERM raises KeyboardInterrupt once, later ones are ignored: the
+    # clean-up below always runs to its end (signals.py says why)
+    signals.install()
+    node = executor = None
     try:
+        rclpy.init(args=args)
         try:
             node = node_class()
         except (ValueError, ParameterException) as exc:
@@ -381,6 +386,8 @@ def run_node(node_class, args=None):
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        if executor is not None:  # its threads end before the node and the context go
+            executor.shutdown(timeout_sec=2.0)
         if node is not None:
             closing, name = getattr(node, "closing_line", None), node.get_name()
             try:  # a last word, e.g. where the simulation got to
@@ -392,3 +399,4 @@ def run_node(node_class, args=None):
                 rclpy.logging.get_logger(name).info(last)  # shut down by the signal already
         if rclpy.ok():
             rclpy.shutdown()
+        signals.finish()
