@@ -334,6 +334,22 @@ def _array_hint(name, given, element):
             f"[{', '.join(repr(float(x)) for x in example)}]")
 
 
+def _construct(node_class):
+    """``node_class()``; when its constructor raises, the half-built node is destroyed first
+    (its publishers, services, state thread): never destroyed, it stays registered with the
+    middleware (Jazzy then warns "Publisher already registered for node name")."""
+    node = node_class.__new__(node_class)
+    try:
+        node.__init__()
+    except BaseException:
+        try:
+            node.destroy_node()
+        except Exception:  # noqa: BLE001 - Node.__init__ itself failed: nothing to destroy
+            pass
+        raise
+    return node
+
+
 def run_node(node_class, args=None):
     """Standard main(): init, spin until Ctrl-C, shut down cleanly."""
     import rclpy
@@ -358,7 +374,7 @@ def run_node(node_class, args=None):
     try:
         rclpy.init(args=args)
         try:
-            node = node_class()
+            node = _construct(node_class)
         except (ValueError, ParameterException) as exc:
             # a user mistake in the node's parameters: one line naming it, exit code 2
             name = getattr(node_class, "node_name", node_class.__name__)
