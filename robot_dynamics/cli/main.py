@@ -181,14 +181,20 @@ def dynamics_model_main() -> int:
 def main(argv=None) -> int:
     try:
         return _main(argv)
-    except KeyboardInterrupt:  # a node's first SIGINT/SIGTERM outside its run_node: exit 0
+    except BrokenPipeError:  # `robot-dynamics simulator --help | head`: the reader left
+        devnull = os.open(os.devnull, os.O_WRONLY)  # (no traceback at exit either)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except Exception:  # a node interrupted (SIGINT/SIGTERM) while its modules load or its
+        # kernels compile: the KeyboardInterrupt itself, or the error it left (numba's)
         signals = sys.modules.get("robot_dynamics.ros.signals")
         if signals is None or signals.received() is None:
             raise
         return 0
-    except BrokenPipeError:  # `robot-dynamics simulator --help | head`: the reader left
-        devnull = os.open(os.devnull, os.O_WRONLY)  # (no traceback at exit either)
-        os.dup2(devnull, sys.stdout.fileno())
+    except KeyboardInterrupt:
+        signals = sys.modules.get("robot_dynamics.ros.signals")
+        if signals is None or signals.received() is None:
+            raise
         return 0
     finally:  # after a signal's clean-up, later ones must not kill the exiting process
         signals = sys.modules.get("robot_dynamics.ros.signals")
@@ -232,9 +238,10 @@ def _main(argv=None) -> int:
             return error(name, problem)
     try:
         module = importlib.import_module(COMMANDS[name][0])
-    except KeyboardInterrupt:
-        return 0
     except ImportError as exc:
+        signals = sys.modules.get("robot_dynamics.ros.signals")
+        if signals is not None and signals.received() is not None:
+            return 0  # interrupted while the modules load: a clean exit
         print(f"robot-dynamics {name}: cannot start ({exc}); for the ROS nodes install the "
               "ROS 2 wheels: pip install 'robot_dynamics[ros]'", file=sys.stderr)
         return 1

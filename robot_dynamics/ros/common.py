@@ -389,6 +389,8 @@ def run_node(node_class, args=None):
         else:
             executor = SingleThreadedExecutor()
         executor.add_node(node)
+        if signals.received() is not None:  # its KeyboardInterrupt was swallowed (raised in a
+            raise KeyboardInterrupt  # __del__, say) before rclpy's handler could stop the spin
         # everything built so far (modules, model, compiled kernels) lives as long as the
         # process: out of the collector's sight, a full collection no longer walks it (pauses
         # of milliseconds, at the 99th percentile of a 1 kHz loop's latency)
