@@ -815,3 +815,78 @@ def test_progress_lines_one_per_simulated_second():
     progress.wall0 -= 600.0  # 10 min of wall time for the first simulated second
     progress.update(1.0)
     assert "about 60 min left" in slow.getvalue(), slow.getvalue()
+
+
+def test_rclpy_own_parameters_are_not_called_undeclared(capsys):
+    """`-p use_sim_time:=true` is a parameter every rclpy node declares (so do the others rclpy
+    declares itself): no "declares no parameter" warning for them; a typo still gets one."""
+    import rclpy
+
+    from robot_dynamics.cli.main import _check_parameter_names
+
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=int(DOMAIN_ID))
+    try:
+        node = rclpy.create_node("own_parameters_probe", context=context)
+        own = sorted(p.name for p in node.get_parameters(list(node._parameters)))
+        node.destroy_node()
+    finally:
+        rclpy.shutdown(context=context)
+    assert "use_sim_time" in own
+    for name in P.NODES:
+        rest = ["--ros-args"]
+        for pname in own:
+            rest += ["-p", f"{pname}:=true"]
+        rest += ["-p", f"{name}:qos_overrides./joint_states.publisher.depth:=5"]
+        _check_parameter_names(name, rest)
+        assert capsys.readouterr().err == "", (name, own)
+        _check_parameter_names(name, ["--ros-args", "-p", "use_sim_tme:=true"])
+        assert "declares no parameter 'use_sim_tme'" in capsys.readouterr().err
+
+
+def _node_interrupted(signals_after, wait_up, robot="planar_2r"):
+    """Start `robot-dynamics id_controller` in its own session; once up (or at once), send
+    each (delay, signal) of ``signals_after`` to its process group (a terminal's Ctrl-C;
+    ros2 launch forwards one more); return (exit code, output)."""
+    proc = subprocess.Popen([sys.executable, "-m", "robot_dynamics.cli.main", "id_controller",
+                             "--ros-args", "-p", f"robot:={robot}"], env=ENV,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    lines = []
+    reader = __import__("threading").Thread(target=lambda: lines.extend(proc.stdout), daemon=True)
+    reader.start()
+    try:
+        if wait_up:
+            deadline = time.monotonic() + 300  # (a cold numba cache compiles first)
+            while not any("computed-torque control" in ln for ln in lines):
+                assert proc.poll() is None and time.monotonic() < deadline, "".join(lines)
+                time.sleep(0.02)
+        for delay, sig in signals_after:
+            time.sleep(delay)
+            os.killpg(proc.pid, sig)
+        code = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    reader.join(timeout=5)
+    return code, "".join(lines)
+
+
+@pytest.mark.parametrize("wait_up, signals_after", [
+    (True, [(0.5, signal.SIGINT), (0.05, signal.SIGINT)]),  # Ctrl-C + launch's forwarded one
+    (True, [(0.5, signal.SIGINT), (0.01, signal.SIGTERM), (0.01, signal.SIGINT)]),
+    (False, [(1.5, signal.SIGINT), (0.1, signal.SIGINT)]),  # while the modules load
+], ids=["running-INT-INT", "running-INT-TERM-INT", "start-up-INT-INT"])
+def test_a_node_ends_cleanly_under_repeated_signals(wait_up, signals_after):
+    """The mechanism behind exit -2/130, the KeyboardInterrupt tracebacks and (under ros2
+    launch) `terminate called without an active exception`: each signal raised its own
+    KeyboardInterrupt, the second inside the first one's clean-up (rclpy left half shut down),
+    or, after it, during the interpreter's finalization, which restores the default SIGINT
+    handler (killed by the signal). Now the first signal shuts the node down and the rest are
+    ignored: exit 0, no traceback, no abort (ros/signals.py)."""
+    for _ in range(2):
+        code, out = _node_interrupted(signals_after, wait_up)
+        assert code == 0, (code, out[-3000:])
+        for bad in ("Traceback", "terminate called", "KeyboardInterrupt"):
+            assert bad not in out, out[-3000:]
