@@ -10,6 +10,14 @@ steps (SimulationError), the mean and worst wall time per step and the friction 
 ``--timeout`` (seconds) ends a chain's remaining states once one step took that long (today's
 code can take minutes per step past 47 joints). No timing is asserted anywhere (CPU time on a
 shared machine is noisy; the wall time is what a user waits).
+
+Measured on 2 shared, heavily loaded cores (wall ms per step, failed of 5, seed 0):
+
+    joints   before (7db0b22)                          after (switch to Newton, work cap)
+    24       0 / 5, 0.1 ms                             0 / 5, 0.1 ms
+    48       0 / 5, 4.2 ms (worst 18.6)                0 / 5, 3.1 ms (worst 12.7)
+    60       1 / 1, 600 s, then stopped (--timeout)    0 / 5, 16 ms (worst 34)
+    100      first step unfinished after 14 min        0 / 5, 52 ms (worst 68)
 """
 from __future__ import annotations
 
