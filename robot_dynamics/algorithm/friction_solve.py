@@ -155,6 +155,10 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
     start_state, start_direction = state.copy(), np.sign(direction)
     unsettled = np.zeros(n, dtype=bool)  # joints whose state or direction the rules changed
     for change in range(12 * n + 21):
+        if report.iterations > WORK * (n + 2) * max_iter:  # the work cap: a solve that
+            report.converged = False  # cannot finish fails within a bounded time (issue 35)
+            report.message = _gave_up(report.iterations, report.active_set_changes, n, max_iter)
+            break
         sign = np.sign(direction)
         unsettled |= (state != start_state) | (sign != start_direction)
         key = (state.tobytes(), sign.tobytes(), screen)
@@ -285,8 +289,25 @@ def solve_with_friction(model, friction, q, v, tau, M, bias, W0, D, *, h=0.0, v_
         return a, tauf, report
     else:
         report.converged = False
-        report.message = "active-set iteration limit reached: " + _unsettled(model, unsettled)
+        report.message = (f"active-set iteration limit reached ({12 * n + 21} stick/slip "
+                          "assignments, 12 n + 21): " + _unsettled(model, unsettled))
     return a, np.zeros(n), report
+
+
+def _gave_up(iterations, changes, n, max_iter=None, work=None) -> str:
+    """Why a solve stopped at its work cap (:data:`WORK`, or the kernel's ``work``)."""
+    cap = (f"{WORK if work is None else work} (n + 2) max_iter iterations, n = {n}"
+           + ("" if max_iter is None else f", max_iter = {max_iter}"))
+    return (f"friction solve gave up after {iterations} iterations over {changes + 1} stick/slip "
+            f"assignments (the cap of one solve: {cap}): "
+            "no consistent motion found: friction too large for the inertia, or a law that is "
+            "not continuous in the loads")
+
+
+def _kernel_work() -> int:
+    from robot_dynamics.kernels.friction_solve import WORK as work
+
+    return work
 
 
 def _unsettled(model, joints) -> str:
@@ -307,6 +328,12 @@ _NOISE = 1e-12  # relative roundoff allowance of a holding effort (relative to t
 SCREEN = 1e-3
 #: premature releases after which the active set changes one joint at a time (kernel PREMATURE)
 _PREMATURE = 2
+#: iterations of one solve, summed over its stick/slip assignments and the Newton fallback's,
+#: after which it gives up: WORK (n + 2) max_iter — a failed motion and its Newton fallback for
+#: each joint that sticks, and two more (kernels/friction_solve.py WORK): a solve that cannot
+#: finish fails within a bounded time, its message saying so (issue 35: a 60-joint chain tried
+#: 12 n + 21 assignments, a minute per step)
+WORK = 2
 
 
 def converged_step(step, prev, bound):
@@ -334,6 +361,10 @@ def _friction_of(model, friction, q, v, a, W0, D, free, direction, h):
 #: stalls (kernels/friction_solve.py: the same rule; docs/measurements.md). Within a time step each solve starts close (the previous
 #: step's answer) and a pass reuses the last one's matrix: unchanged there
 CHORD = 0.1
+#: the seed's iteration (a long chain, :func:`_newton_pays`) whose step is more than STALL of
+#: the step before stops contracting fast enough to finish within max_iter: Newton from there
+#: (kernels/friction_solve.py STALL; issue 35: on chains past 48 joints it diverged)
+STALL = 0.5
 
 
 def _newton_pays(model, F, n) -> bool:
@@ -422,8 +453,12 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
     # successive approximation (seed 004 §2.8) as Newton's method: a⁺ = a + P⁻¹ r(a), residual
     # r = rhs0 + τf(a) − M_FF a, P = M_FF − ∂τf/∂a at a; when P is singular, M_FF + Λ (the
     # seed's iteration preconditioned by the diagonal) from then on
-    newton, P = (_newton_pays(model, F, len(M))
-                 and not any(can_self_lock(law) for law in friction.laws)), None
+    lockfree = not any(can_self_lock(law) for law in friction.laws)
+    newton, P = _newton_pays(model, F, len(M)) and lockfree, None
+    # a long chain's seed iteration that stops contracting (a step more than STALL of the one
+    # before: on a 60-joint chain it diverges) goes over to Newton from the current iterate,
+    # once (issue 35); not with a self-locking gear (above)
+    switch, force = lockfree and not newton, False
     affine = all(affine_in_velocity(law) for law in friction.laws)
     if not newton:  # a long chain, or a self-locking gear: the seed's iteration, preconditioned
         # by the diagonal Λ within a step (none at an instant) and started from (M_FF + Λ)⁻¹
@@ -442,10 +477,11 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
         r = rhs0 + tauf[F] - MFF @ a[F]
         if newton and guess is None and it == 1:  # from a = 0 Newton's first step is no
             P = MFF  # better than the plain one: the derivatives are taken from a₁ on
-        elif newton and step > 1e-3 * (1.0 + big) and (
-                h > 0 or not fresh or (since >= 2 and step > CHORD * prev)):
+        elif newton and (force or step > 1e-3 * (1.0 + big) and (
+                h > 0 or not fresh or (since >= 2 and step > CHORD * prev))):
             # once close, or at an instant while its steps contract by CHORD each, the last
-            # matrix serves
+            # matrix serves (``force``: the switch from the seed's iteration, below)
+            force = False
             G, lam = newton_matrix(model, friction, q, v, a, W0, D, F, direction, h)
             fresh, since = True, 0
             P = MFF + G
@@ -490,6 +526,8 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
                 if report.method != "newton":
                     report.method = "fixed_point"
                 return a, tauf, True, step
+        if switch and it >= 2 and step > STALL * prev:
+            switch, newton, force = False, True, True
         if not np.isfinite(step) or step > 1e12:
             break
     # Newton on r(a_F) = M_FF a_F − rhs0 − τf_F(a), Jacobian by finite differences, from the
@@ -578,7 +616,7 @@ def _solve_compiled(model, friction, q, v, tau, M, bias, W0, D, h, v_tol, tol, m
         np.empty((5, n), dtype=np.int64),
         1 if warm is not None else (3 if predict else (0 if guess is None else 2)),
         True)
-    if not info[0]:
+    if info[0] != 1:
         tauf[:] = 0.0
     report = compiled_report(model, info, residual, stuck, at_rest)
     if report.converged:
@@ -598,7 +636,7 @@ def report_from_work(model, views) -> FrictionSolveReport:
 def compiled_report(model, info, residual, stuck, at_rest) -> FrictionSolveReport:
     """The report of a compiled solve from its ``info`` array and joint states (``stuck``:
     0 free, 1 stuck, 2/3 on the lower/upper stop)."""
-    ok = bool(info[0])
+    ok = bool(info[0] == 1)
     names = model.joint_names
     report = FrictionSolveReport(
         converged=ok, method=_METHODS[info[1]], iterations=int(info[2]),
@@ -607,8 +645,13 @@ def compiled_report(model, info, residual, stuck, at_rest) -> FrictionSolveRepor
         breaking_away=[names[i] for i in np.flatnonzero((at_rest != 0) & (stuck == FREE))]
         if ok else [],
         at_limit=[names[i] for i in np.flatnonzero(stuck >= LOWER)] if ok else [],
-        message="" if ok else ("friction solve did not converge (successive approximation"
-                               " and Newton), or the stick/slip states did not settle"))
+        message="" if ok else (
+            _gave_up(int(info[2]), int(info[3]), len(stuck), work=_kernel_work())
+            if info[0] == -2 else
+            "active-set iteration limit reached (12 n + 21 stick/slip assignments, n the joints "
+            "solved): the stick/slip states did not settle" if info[0] == -1 else
+            "friction solve did not converge (successive approximation and Newton), or the "
+            "stick/slip states did not settle"))
     if info[4] and ok:
         report.message = _NON_UNIQUE
     if info[5] and ok:

@@ -1,8 +1,9 @@
 """The friction/stiction solve of :mod:`robot_dynamics.algorithm.friction_solve`, compiled, for packed laws.
 
 Same algorithm, same tolerances, same outputs: the Python module is its specification and the
-tests compare the two. ``info`` returns [converged, method (0 direct, 1 fixed point, 2 Newton),
-iterations, active-set changes, non-unique flag].
+tests compare the two. ``info`` returns [converged (1; 0 failed, −1 the stick/slip assignments
+ran out, −2 the work cap WORK (n + 2) max_iter iterations was reached), method (0 direct,
+1 fixed point, 2 Newton), iterations, active-set changes, non-unique flag].
 
 The successive approximation runs as Newton's method: a⁺ = a + P⁻¹ r(a), r the residual of
 the seed's equations, P = M_FF − ∂τf/∂a from the laws' analytic derivatives
@@ -44,9 +45,17 @@ SCREEN = 1e-3
 #: at an instant (forward dynamics), a chord step that shrank the step at least this much keeps
 #: Newton's matrix (robot_dynamics.algorithm.friction_solve.CHORD)
 CHORD = 0.1
+#: the seed's iteration (a long chain) whose step is more than STALL of the step before goes
+#: over to Newton from there (robot_dynamics.algorithm.friction_solve.STALL)
+STALL = 0.5
 #: premature releases after which the active set changes one joint at a time
 #: (robot_dynamics.algorithm.friction_solve; why 2: docs/measurements.md)
 PREMATURE = 2
+#: iterations of one solve, summed over its stick/slip assignments, after which it gives up:
+#: WORK (n + 2) max_iter (robot_dynamics.algorithm.friction_solve.WORK), a failed motion and its
+#: Newton fallback for each joint that sticks and two more: a solve that cannot finish fails
+#: within a bounded time (issue 35) — info[0] −2; −1 when the assignments (12 n + 21) ran out
+WORK = 2
 
 
 @njit(cache=True)
@@ -354,6 +363,11 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
     prev = np.inf  # the step before the last one
     big = 0.0
     newton = s2 <= 32 * (s1 + 1) and lockfree  # (any joint's law: as robot_dynamics.algorithm.friction_solve)
+    # a long chain's seed iteration that stops contracting (a step more than STALL of the one
+    # before: on a 60-joint chain it diverges) goes over to Newton from the current iterate,
+    # once (issue 35); not with a self-locking gear (above)
+    switch = lockfree and not newton
+    force = False
     # affine: every law affine in |q̇| and load-free, a Newton step can land on the root
     chord = same and newton
     if not newton:  # the seed's iteration: preconditioned by the diagonal Λ within a step
@@ -386,10 +400,11 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
                 lam[r] = 0.0
             if not factor_free(M, F, nf, rel[2], idx[3], fpar, L, lam):
                 return -1.0
-        elif newton and step > 1e-3 * (1.0 + big) and not (same and it == 0) and (
-                h > 0 or not fresh or (since >= 2 and step > CHORD * prev)):  # once
+        elif newton and (force or step > 1e-3 * (1.0 + big) and not (same and it == 0) and (
+                h > 0 or not fresh or (since >= 2 and step > CHORD * prev))):  # once
             # close, or at an instant while its steps contract by CHORD each, the last matrix
-            # serves (chord)
+            # serves (chord); ``force``: the switch from the seed's iteration, below
+            force = False
             _newton_matrix(M, codes, params, kinds, axes, v, a, F, nf, fpar, direction, h, W, D,
                            loaded, lam, L)
             chord = factor_tree_lu(L, fpar, nf)
@@ -456,6 +471,10 @@ def _solve_free(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, stuck, 
                 info[7] = 1 if chord else 0
                 idx[1, 0] = 1 if loaded else 0
                 return step
+        if switch and it >= 1 and step > STALL * prev:
+            switch = False
+            newton = True
+            force = True
         if not np.isfinite(step) or step > 1e12:
             break
     # Newton starts from the frictionless motion M_FF⁻¹ rhs0: refactor without Λ (the root
@@ -617,6 +636,9 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
     screened = False  # the assignment was just screened: solve it to tol from there
     last = np.inf  # the last solve's last step
     for change in range(12 * n + 21):
+        if info[2] > WORK * (n + 2) * max_iter:  # the work cap: give up (the report says so)
+            info[0] = -2
+            return np.inf
         tol_k = max(tol, SCREEN) if screen and not predict else tol
         for i in range(n):
             st = stuck[i]
@@ -785,4 +807,5 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
             res = max(res, abs(hold[i] - tauf[i] - tlim[i]))
         info[0] = 1
         return res
+    info[0] = -1  # the assignments ran out (the report says so)
     return np.inf
