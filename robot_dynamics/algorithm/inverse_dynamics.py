@@ -57,11 +57,11 @@ def inverse_dynamics(model, data, q, v, a, friction=None, *, velocity_tolerance=
     """
     if getattr(data, "_model", None) is not model:
         check_data(model, data, "inverse_dynamics")
-    if fext is not None:
-        return _inverse_dynamics_fext(model, data, q, v, a, friction, velocity_tolerance,
-                                      smoothing_velocity, fext)
     if friction is None:
-        tau = rnea(model, data, q, v, a)
+        if fext is not None:
+            tau = _rnea_fext(model, data, q, v, a, fext, "inverse_dynamics")
+        else:
+            tau = rnea(model, data, q, v, a)
         data.tau_friction[:] = 0.0
         return tau
     if getattr(friction, "_model", None) is not model:
@@ -70,11 +70,19 @@ def inverse_dynamics(model, data, q, v, a, friction=None, *, velocity_tolerance=
         fr, mb, work = friction._packed[2], model._mb, data._work
         try:  # one compiled call: RNEA + friction map (it checks length and finiteness)
             if (q.dtype is F64 and v.dtype is F64 and a.dtype is F64 and q.flags.carray
-                    and v.flags.carray and a.flags.carray
-                    and id_entry(mb, fr, q, v, a, velocity_tolerance, work)):
-                return data._id_out.copy()
+                    and v.flags.carray and a.flags.carray):
+                if fext is None:
+                    if id_entry(mb, fr, q, v, a, velocity_tolerance, work):
+                        return data._id_out.copy()
+                elif (fext.dtype is F64
+                      and id_fext_entry(mb, fr, q, v, a, fext, velocity_tolerance, work)):
+                    return data._id_out.copy()
         except (AttributeError, TypeError):  # lists, tuples, 2-D arrays, an int tolerance
             pass
+    if fext is not None:
+        return _inverse_dynamics_fext(model, data, q, v, a, friction, velocity_tolerance,
+                                      smoothing_velocity, fext)
+    if friction._packed is not None and smoothing_velocity == 0:
         tol = float(velocity_tolerance)
         run_converted("inverse_dynamics", (("q", q, model.nq), ("v", v, model.nv),
                                            ("a", a, model.nv)),
@@ -102,24 +110,8 @@ def _inverse_dynamics_fext(model, data, q, v, a, friction, velocity_tolerance,
                            smoothing_velocity, fext) -> np.ndarray:
     """:func:`inverse_dynamics` with external wrenches (the same steps, RNEA with ``fext``)."""
     where = "inverse_dynamics"
-    if friction is None:
-        tau = _rnea_fext(model, data, q, v, a, fext, where)
-        data.tau_friction[:] = 0.0
-        return tau
-    if (friction is not None and getattr(friction, "_model", None) is model
-            and friction._packed is not None and smoothing_velocity == 0):
-        try:  # one compiled call (it checks the inputs' lengths, fext's shape, finiteness)
-            if (q.dtype is F64 and v.dtype is F64 and a.dtype is F64 and q.flags.carray
-                    and v.flags.carray and a.flags.carray
-                    and id_fext_entry(model._mb, friction._packed[2], q, v, a, fext,
-                                      velocity_tolerance, data._work)):
-                return data._id_out.copy()
-        except (AttributeError, TypeError):  # lists, tuples, other layouts: converted below
-            pass
     F = check_fext(model, fext, where)
     specs = (("q", q, model.nq), ("v", v, model.nv), ("a", a, model.nv))
-    if getattr(friction, "_model", None) is not model:
-        check_friction(model, friction, where)
     if friction._packed is not None and smoothing_velocity == 0:
         fr, mb, work, tol = friction._packed[2], model._mb, data._work, float(velocity_tolerance)
         run_converted(where, specs, lambda q, v, a: id_fext_entry(mb, fr, q, v, a, F, tol, work))

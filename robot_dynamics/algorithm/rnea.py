@@ -44,15 +44,18 @@ def rnea(model, data, q, v, a, fext=None) -> np.ndarray:
     """
     if getattr(data, "_model", None) is not model:
         check_data(model, data, "rnea")
-    if fext is not None:
-        return _rnea_fext(model, data, q, v, a, fext, "rnea")
     try:  # float64 C arrays go straight to the kernel (it checks length and finiteness)
         if (q.dtype is F64 and v.dtype is F64 and a.dtype is F64 and q.flags.carray
-                and v.flags.carray and a.flags.carray
-                and rnea_entry(model._mb, q, v, a, data._work)):
-            return data.tau.copy()
+                and v.flags.carray and a.flags.carray):
+            if fext is None:
+                if rnea_entry(model._mb, q, v, a, data._work):
+                    return data.tau.copy()
+            elif fext.dtype is F64 and rnea_fext_entry(model._mb, q, v, a, fext, data._work):
+                return data.tau.copy()  # (a non-C fext: TypeError at dispatch)
     except (AttributeError, TypeError):  # a list, a tuple, a 2-D array: converted below
         pass
+    if fext is not None:
+        return _rnea_fext(model, data, q, v, a, fext, "rnea", fast=False)
     return _rnea_entry(model, data, q, v, a, "rnea")
 
 
@@ -64,12 +67,12 @@ def _rnea_entry(model, data, q, v, a, where) -> np.ndarray:
     return data.tau.copy()
 
 
-def _rnea_fext(model, data, q, v, a, fext, where) -> np.ndarray:
+def _rnea_fext(model, data, q, v, a, fext, where, fast=True) -> np.ndarray:
     """RNEA with external wrenches ``fext`` through the compiled entry point (errors named after
-    ``where``)."""
+    ``where``); ``fast=False``: the direct call was already tried."""
     mb, work, n = model._mb, data._work, model.nv
     try:  # float64 C inputs straight to the kernel (it checks shapes and finiteness)
-        if (q.dtype is F64 and v.dtype is F64 and a.dtype is F64 and fext.dtype is F64
+        if (fast and q.dtype is F64 and v.dtype is F64 and a.dtype is F64 and fext.dtype is F64
                 and q.flags.carray and v.flags.carray and a.flags.carray and fext.flags.carray
                 and rnea_fext_entry(mb, q, v, a, fext, work)):
             return data.tau.copy()
