@@ -415,3 +415,38 @@ def test_articulated_recursions_with_fext_match_their_statement_and_the_general_
         b, fn = articulated_motion(model, twin, q, v, tau, fr, held, directions, fext=F)
         np.testing.assert_allclose(b, acc, atol=1e-8 * scale)
     assert "newton" in methods  # the articulated recursions answered
+
+
+def test_simulator_step_kernel_has_an_fext_slot(turntable):
+    """kernels.fd.sim_step_fext_entry (the slot the Simulator will use): zeros give the step
+    without fext to the bit; a tangential force F at the centre of mass of the resting,
+    frictionless turntable accelerates it at F r / (I_zz + m r²); a bad fext is refused."""
+    from robot_dynamics.kernels.fd import ACC, V_NEW, sim_step_entry, sim_step_fext_entry
+
+    model, _ = turntable
+    sim = rd.Simulator(model, None, dt=1e-3, damping=False)
+    sim.reset(np.array([0.2]))
+    q, v, tau = np.array([0.2]), np.array([0.0]), np.array([0.0])
+
+    def step(fext=None):
+        sp = sim._sp.copy()
+        if fext is None:
+            status = sim_step_entry(sim._mb, sim._fr, sp, q, v, tau, sim._work)
+        else:
+            status = sim_step_fext_entry(sim._mb, sim._fr, sp, q, v, tau, fext, sim._work)
+        vecs = sim.data._vecs  # the kernels' scratch rows (views of the work array)
+        return status, vecs[ACC].copy(), vecs[V_NEW].copy()
+
+    base = step()
+    zero = step(np.zeros((1, 6)))
+    assert base[0] == zero[0] == 0
+    np.testing.assert_array_equal(base[1], zero[1])
+    np.testing.assert_array_equal(base[2], zero[2])
+    P = 7.0
+    F = rd.point_force(model, model.create_data(), q, "arm", [0, P, 0], point=[R_COM, 0, 0],
+                       local=True)
+    status, acc, _ = step(F)
+    assert status == 0
+    np.testing.assert_allclose(acc, [P * R_COM / (IZZ + M_LINK * R_COM**2)], rtol=1e-10)
+    assert step(np.full((1, 6), np.nan))[0] == 1
+    assert step(np.zeros((2, 6)))[0] == 1

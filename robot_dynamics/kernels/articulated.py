@@ -156,7 +156,8 @@ def external_world(parents, oMi, fext, beta, fn):
     joint between it and the base (world frame: no transform along the way)."""
     n = parents.shape[0]
     for i in range(n):
-        e0, e1, e2, e3, e4, e5 = fext[i, 0], fext[i, 1], fext[i, 2], fext[i, 3], fext[i, 4], fext[i, 5]
+        e0, e1, e2 = fext[i, 0], fext[i, 1], fext[i, 2]
+        e3, e4, e5 = fext[i, 3], fext[i, 4], fext[i, 5]
         f0 = oMi[i, 0, 0] * e0 + oMi[i, 0, 1] * e1 + oMi[i, 0, 2] * e2
         f1 = oMi[i, 1, 0] * e0 + oMi[i, 1, 1] * e1 + oMi[i, 1, 2] * e2
         f2 = oMi[i, 2, 0] * e0 + oMi[i, 2, 1] * e1 + oMi[i, 2, 2] * e2

@@ -502,6 +502,16 @@ def sim_step_entry(mb, fr, sp, q, v, tau_cmd, w):
     return _step(mb, fr, sp, q, v, tau_cmd, w, mb, sp[:0], w, work_views(mb, w)[4][:0])
 
 
+@njit(f"int64({F1}, {F1}, {F1}, {F1}, {F1}, {F1}, {F2}, {F1})", cache=True)
+def sim_step_fext_entry(mb, fr, sp, q, v, tau_cmd, fext, w):
+    """:func:`sim_step_entry` with external wrenches ``fext`` (n, 6; body frames, about the
+    body origins) held over the step (status 1 also for another shape or a NaN/Inf in it).
+    The slot for the Simulator; the energy audit does not count their work yet."""
+    if fext.shape[0] != q.shape[0] or fext.shape[1] != 6 or not all_finite_array(fext):
+        return 1
+    return _step(mb, fr, sp, q, v, tau_cmd, w, mb, sp[:0], w, fext)
+
+
 @njit(f"int64({F1}, {F1}, {F1}, {F1}, {F1}, {F1}, {F1}, {F1}, {F1}, {F1})", cache=True)
 def sim_step_mimic_entry(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf):
     """:func:`_step` in mimic coordinates (``mb``/``w`` the coordinates', ``mbf``/``wf`` the full
