@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "test"))
 
 import robot_dynamics as rd  # noqa: E402
-from robot_dynamics.ros.composition import demo_trajectory  # noqa: E402
+from robot_dynamics.ros.demo.scenario import demo_trajectory  # noqa: E402
 from robot_dynamics.parsers.resources import config_path, robot_path  # noqa: E402
 
 

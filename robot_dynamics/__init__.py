@@ -31,6 +31,7 @@ _EXPORTS = {
     "FrictionSolveError": "algorithm.friction_solve",
     "FrictionSolveReport": "algorithm.friction_solve",
     "load_urdf": "parsers.urdf", "parse_urdf": "parsers.urdf",
+    "payload_from_config": "parsers.payload",
 }
 __all__ = sorted(_EXPORTS) + ["__version__"]
 

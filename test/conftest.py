@@ -146,3 +146,49 @@ def random_state(model, seed=0, scale=1.0):
     v = scale * rng.uniform(-1.5, 1.5, model.nv)
     a = scale * rng.uniform(-3.0, 3.0, model.nv)
     return q, v, a
+
+
+# --- tiers (pytest.ini): `pytest -m unit`, `-m twins`, `-m "not ros"`, `-m e2e` -------------------
+#: files whose tests compare compiled kernels with their readable twins
+TWIN_FILES = {"test_twins.py", "test_kernels.py", "test_articulated.py", "test_friction_gradient.py",
+              "test_fast_paths.py"}
+#: files whose tests run a command or a composition end to end
+E2E_FILES = {"test_cli.py", "test_cli_sim.py", "test_demo_hold.py", "test_record_sim_bag.py",
+             "test_readme.py", "test_nodes_closed_loop.py", "test_launch_files.py",
+             "test_formulations_cli.py", "test_identification.py"}
+#: a test touches ROS when its own source, or its module's imports, name one of these
+ROS_WORDS = ("rclpy", "ros_helpers", "NodeProcess", "robot_dynamics.ros", "follow_joint_trajectory",
+             "control_msgs", "launch_ros")
+
+
+def _mentions_ros(text: str) -> bool:
+    return any(word in text for word in ROS_WORDS)
+
+
+def _module_imports_ros(module) -> bool:
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(module))
+    imports = [ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    return _mentions_ros("\n".join(imports))
+
+
+def pytest_collection_modifyitems(config, items):
+    import inspect
+
+    module_ros = {}
+    for item in items:
+        name = os.path.basename(str(item.fspath))
+        tier = "twins" if name in TWIN_FILES else "e2e" if name in E2E_FILES else "unit"
+        item.add_marker(getattr(pytest.mark, tier))
+        module = item.module
+        if module not in module_ros:
+            module_ros[module] = _module_imports_ros(module)
+        try:
+            own = inspect.getsource(item.function)
+        except (OSError, TypeError):
+            own = ""
+        fixtures = " ".join(getattr(item, "fixturenames", ()))
+        if module_ros[module] or _mentions_ros(own) or _mentions_ros(fixtures):
+            item.add_marker(pytest.mark.ros)

@@ -1,5 +1,6 @@
-"""The kernel cache guard: stale numba caches are deleted when a kernel source changes, beside
-the sources or under NUMBA_CACHE_DIR (numba's own folder rule), and left alone otherwise."""
+"""The kernel cache guard: stale numba caches are deleted when any source under kernels/ changes
+(a new kernel file included), beside the sources or under NUMBA_CACHE_DIR (numba's own folder
+rule), and left alone otherwise."""
 import os
 
 from robot_dynamics.kernels import cache_guard
@@ -7,10 +8,10 @@ from robot_dynamics.kernels import cache_guard
 
 def _fake_package(tmp_path):
     pkg = tmp_path / "robot_dynamics"
-    for rel in cache_guard._SOURCES:
-        path = pkg / rel
+    for name in ("layout.py", "dynamics.py", "friction.py", "fd.py"):
+        path = pkg / "kernels" / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"# {rel}\n")
+        path.write_text(f"# {name}\n")
     return pkg
 
 
@@ -27,16 +28,20 @@ def _count(folders):
 
 
 def _check(monkeypatch, pkg):
-    monkeypatch.setattr(cache_guard, "_PKG", str(pkg))
+    monkeypatch.setattr(cache_guard, "_KERNELS", str(pkg / "kernels"))
     folders = cache_guard._cache_folders()
     _caches(folders)
     cache_guard.guard()  # no stamp yet: cleared, stamped
     assert _count(folders) == 0
     _caches(folders)
     cache_guard.guard()  # same sources: kept
-    assert _count(folders) == 4
+    assert _count(folders) == 2 * len(folders)
     (pkg / "kernels" / "friction.py").write_text("# edited\n")
     cache_guard.guard()  # a source changed: cleared
+    assert _count(folders) == 0
+    _caches(folders)
+    (pkg / "kernels" / "contact.py").write_text("# a new kernel file\n")
+    cache_guard.guard()  # a file added: cleared (no list to keep by hand)
     assert _count(folders) == 0
     return folders
 

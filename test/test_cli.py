@@ -245,7 +245,7 @@ def test_node_executables_are_the_cli_s(monkeypatch, capsys):
     --help and refuse mistakes as ``robot-dynamics <node>`` does (setup.py's console scripts)."""
     import re
 
-    from robot_dynamics.cli.main import main as cli
+    from robot_dynamics.cli import main as cli
 
     setup = open(os.path.join(os.path.dirname(__file__), "..", "setup.py")).read()
     for node in P.NODES:
@@ -330,7 +330,7 @@ def test_plot_labels_prismatic_joint_in_metres(tmp_path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from robot_dynamics.ros import composition
+    from robot_dynamics.ros.demo import plot
 
     model = rd.load_urdf(robot_path("rrp"))
     n, k = model.nv, 50
@@ -347,7 +347,7 @@ def test_plot_labels_prismatic_joint_in_metres(tmp_path):
 
     plt.close = grab
     try:
-        composition.save_plot(str(tmp_path / "rrp.png"), model, data, q, title="rrp")
+        plot.save_plot(str(tmp_path / "rrp.png"), model, data, q, title="rrp")
     finally:
         plt.close = orig_close
     d3 = [y for name, y in labels if name == "d3"]
@@ -358,7 +358,7 @@ def test_plot_labels_prismatic_joint_in_metres(tmp_path):
 
 def test_energy_residual_is_absolute_when_the_flows_vanish():
     from robot_dynamics.algorithm.energy import EnergyAudit
-    from robot_dynamics.ros.composition import format_energy_residual
+    from robot_dynamics.ros.demo.verdict import format_energy_residual
 
     idle = EnergyAudit(kinetic=1e-14, potential=0.0, motor_work=0.0)
     assert "relative" not in format_energy_residual(idle)
@@ -370,7 +370,7 @@ def test_energy_residual_is_absolute_when_the_flows_vanish():
 def test_summary_says_what_compensation_acts_on():
     """With no friction model the controller still cancels the URDF's joint damping: the
     summary says so instead of "nothing to compensate"."""
-    from robot_dynamics.ros.composition import _compensation
+    from robot_dynamics.ros.demo.verdict import _compensation
 
     base = {"friction_compensation": True, "model_friction_law": "none"}
     assert _compensation({**base, "damping": True}) == "on (URDF damping only)"
@@ -424,9 +424,9 @@ def test_sim_sigterm_stops_cleanly():
 
 
 def test_lockstep_demo_is_deterministic_and_returns_its_data(domain):
-    from robot_dynamics.ros.composition import run_demo
+    from robot_dynamics.ros.demo.run import DemoOptions, run_demo
 
-    runs = [run_demo("planar_2r", move_time=0.5, settle=0.05, log=lambda *_: None)
+    runs = [run_demo(DemoOptions("planar_2r", move_time=0.5, settle=0.05), log=lambda *_: None)
             for _ in range(2)]
     a, b = (r["data"] for r in runs)
     # the initial state, then one state per 1 kHz step over 3 moves + settle (1.55 s)
@@ -454,7 +454,7 @@ def test_demo_nodes_are_in_a_namespace_of_their_own_run(domain):
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter
 
-    from robot_dynamics.ros.composition import run_demo
+    from robot_dynamics.ros.demo.run import DemoOptions, run_demo
     from robot_dynamics.ros.simulator import SimulatorNode
 
     stop, seen, answers, ready = threading.Event(), set(), [], threading.Event()
@@ -499,8 +499,9 @@ def test_demo_nodes_are_in_a_namespace_of_their_own_run(domain):
     try:
         assert ready.wait(60)
         time.sleep(1.0)  # the hand-started /simulator is discovered, the calls under way
-        summary = run_demo("planar_2r", move_time=0.5, settle=0.05, log=lambda *_: None)
-        again = run_demo("planar_2r", move_time=0.5, settle=0.05, log=lambda *_: None)
+        short = DemoOptions("planar_2r", move_time=0.5, settle=0.05)
+        summary = run_demo(short, log=lambda *_: None)
+        again = run_demo(short, log=lambda *_: None)
     finally:
         stop.set()
         thread.join(30)
@@ -519,7 +520,7 @@ def test_summary_reports_a_mode_switched_during_the_run():
     """The summary says the mode(s) the simulator ran, not the one asked for; a switch makes
     the run invalid, with the reason."""
     from robot_dynamics.algorithm.energy import EnergyAudit
-    from robot_dynamics.ros.composition import summarize
+    from robot_dynamics.ros.demo.verdict import summarize
 
     model = rd.load_urdf(robot_path("planar_2r"))
     data = {"t": np.arange(5) * 1e-3, "q": np.zeros((5, 2)), "tau": np.zeros((5, 2))}
@@ -627,7 +628,7 @@ def test_per_joint_rows_are_found_by_their_concrete_names():
 def test_controller_yaml_of_each_bundled_robot_is_complete_and_typed(tmp_path):
     """config/<robot>_controller.yaml: one gain per joint in the URDF order, doubles (a YAML
     400 is an int: converted), and a misspelt key is a one-line usage error."""
-    from robot_dynamics.ros.composition import UsageError, controller_parameters
+    from robot_dynamics.ros.demo.config import UsageError, controller_parameters
 
     for robot in ("arm7", "arm7_gripper", "planar_2r", "rrp"):
         model = rd.load_urdf(robot_path(robot))
@@ -668,7 +669,7 @@ def test_sim_summary_names_the_friction_actually_used():
     of naming a missing '<robot>_friction (default)'; a robot given as a path is named by its
     stem."""
     from robot_dynamics.ros.common import load_friction
-    from robot_dynamics.ros.composition import _friction_label
+    from robot_dynamics.ros.demo.config import friction_label as _friction_label
 
     mimic = rd.load_urdf(robot_path("arm7_gripper_mimic"), mimic=True)
     law = load_friction("", "arm7_gripper_mimic", mimic)
@@ -686,8 +687,9 @@ def test_a_users_file_named_like_a_bundled_robot_gets_no_bundled_configs(tmp_pat
     only: a user's ~/arm7.urdf, or a robot_description that is not the bundled file's text, is
     the user's robot (arm7's friction on it would be a silent wrong answer, or an error about
     joints the user never named)."""
-    from robot_dynamics.ros.composition import (_friction_label, controller_parameters,
-        default_actuators, loop_closure_note)
+    from robot_dynamics.ros.demo.config import (controller_parameters, default_actuators,
+        friction_label as _friction_label)
+    from robot_dynamics.ros.demo.scenario import loop_closure_note
     from robot_dynamics.parsers.resources import bundled_robot
 
     text = open(robot_path("arm7"), encoding="utf-8").read()
@@ -716,7 +718,7 @@ def test_a_users_urdf_friction_is_its_default_coulomb_friction(tmp_path):
     from robot_dynamics.friction.classic import ClassicFriction
     from robot_dynamics.friction.none import NoFriction
     from robot_dynamics.ros.common import load_friction
-    from robot_dynamics.ros.composition import _friction_label
+    from robot_dynamics.ros.demo.config import friction_label as _friction_label
 
     text = open(robot_path("planar_2r"), encoding="utf-8").read()
     mine = tmp_path / "my_arm.urdf"
@@ -734,7 +736,7 @@ def test_a_users_urdf_friction_is_its_default_coulomb_friction(tmp_path):
 def test_tracking_verdict_names_urdf_damping_too_stiff_for_the_step():
     """The controller compensates the URDF's damping as d∘q̇; where h·d/M ≫ 1 (xarm7's wrist:
     d = 2 on 1.4e-4 kg·m², 14 at 1 ms) no per-step command can, and the verdict says why."""
-    from robot_dynamics.ros.composition import _stiff_damping
+    from robot_dynamics.ros.demo.verdict import _stiff_damping
 
     text = open(robot_path("planar_2r"), encoding="utf-8").read()
     data = {"t": np.arange(5) * 1e-3, "q": np.zeros((5, 2))}
@@ -746,7 +748,7 @@ def test_tracking_verdict_names_urdf_damping_too_stiff_for_the_step():
 
 def test_sim_notes_that_a_closed_chain_runs_as_its_open_tree():
     """five_bar has a loop-closure file the nodes do not use: `sim` says so before running."""
-    from robot_dynamics.ros.composition import loop_closure_note
+    from robot_dynamics.ros.demo.scenario import loop_closure_note
 
     note = loop_closure_note("five_bar")
     assert note and "five_bar_loop.yaml" in note and "loop open" in note
@@ -755,7 +757,7 @@ def test_sim_notes_that_a_closed_chain_runs_as_its_open_tree():
 
 
 def test_plot_title_names_the_actuators():
-    from robot_dynamics.ros.composition import plot_title
+    from robot_dynamics.ros.demo.plot import plot_title
 
     base = {"robot": "arm7", "plant_friction_law": "composite", "model_friction_law": "composite",
             "friction_compensation": True, "mode": "lockstep"}
@@ -769,7 +771,7 @@ def test_realtime_verdict_names_steps_dropped_without_an_overrun():
     5 ms) drops steps without an overrun: beyond 5 % of the steps taken the run is not real
     time, and the verdict says so (a few dropped on a loaded machine are not)."""
     from robot_dynamics.algorithm.energy import EnergyAudit
-    from robot_dynamics.ros.composition import summarize
+    from robot_dynamics.ros.demo.verdict import summarize
 
     model = rd.load_urdf(robot_path("planar_2r"))
     data = {"t": np.arange(5) * 1e-3, "q": np.zeros((5, 2)), "tau": np.zeros((5, 2))}
@@ -798,7 +800,7 @@ def test_progress_lines_one_per_simulated_second():
     ends at 1.99 s counts for 2 s (it printed '1.99' and then '2.00')."""
     import io
 
-    from robot_dynamics.ros.composition import Progress
+    from robot_dynamics.ros.demo.session import Progress
 
     out = io.StringIO()
     progress = Progress(7.0, stream=out, quiet=0.0)
@@ -813,3 +815,78 @@ def test_progress_lines_one_per_simulated_second():
     progress.wall0 -= 600.0  # 10 min of wall time for the first simulated second
     progress.update(1.0)
     assert "about 60 min left" in slow.getvalue(), slow.getvalue()
+
+
+def test_rclpy_own_parameters_are_not_called_undeclared(capsys):
+    """`-p use_sim_time:=true` is a parameter every rclpy node declares (so do the others rclpy
+    declares itself): no "declares no parameter" warning for them; a typo still gets one."""
+    import rclpy
+
+    from robot_dynamics.cli.main import _check_parameter_names
+
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=int(DOMAIN_ID))
+    try:
+        node = rclpy.create_node("own_parameters_probe", context=context)
+        own = sorted(p.name for p in node.get_parameters(list(node._parameters)))
+        node.destroy_node()
+    finally:
+        rclpy.shutdown(context=context)
+    assert "use_sim_time" in own
+    for name in P.NODES:
+        rest = ["--ros-args"]
+        for pname in own:
+            rest += ["-p", f"{pname}:=true"]
+        rest += ["-p", f"{name}:qos_overrides./joint_states.publisher.depth:=5"]
+        _check_parameter_names(name, rest)
+        assert capsys.readouterr().err == "", (name, own)
+        _check_parameter_names(name, ["--ros-args", "-p", "use_sim_tme:=true"])
+        assert "declares no parameter 'use_sim_tme'" in capsys.readouterr().err
+
+
+def _node_interrupted(signals_after, wait_up, robot="planar_2r"):
+    """Start `robot-dynamics id_controller` in its own session; once up (or at once), send
+    each (delay, signal) of ``signals_after`` to its process group (a terminal's Ctrl-C;
+    ros2 launch forwards one more); return (exit code, output)."""
+    proc = subprocess.Popen([sys.executable, "-m", "robot_dynamics.cli.main", "id_controller",
+                             "--ros-args", "-p", f"robot:={robot}"], env=ENV,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    lines = []
+    reader = __import__("threading").Thread(target=lambda: lines.extend(proc.stdout), daemon=True)
+    reader.start()
+    try:
+        if wait_up:
+            deadline = time.monotonic() + 300  # (a cold numba cache compiles first)
+            while not any("computed-torque control" in ln for ln in lines):
+                assert proc.poll() is None and time.monotonic() < deadline, "".join(lines)
+                time.sleep(0.02)
+        for delay, sig in signals_after:
+            time.sleep(delay)
+            os.killpg(proc.pid, sig)
+        code = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    reader.join(timeout=5)
+    return code, "".join(lines)
+
+
+@pytest.mark.parametrize("wait_up, signals_after", [
+    (True, [(0.5, signal.SIGINT), (0.05, signal.SIGINT)]),  # Ctrl-C + launch's forwarded one
+    (True, [(0.5, signal.SIGINT), (0.01, signal.SIGTERM), (0.01, signal.SIGINT)]),
+    (False, [(1.5, signal.SIGINT), (0.1, signal.SIGINT)]),  # while the modules load
+], ids=["running-INT-INT", "running-INT-TERM-INT", "start-up-INT-INT"])
+def test_a_node_ends_cleanly_under_repeated_signals(wait_up, signals_after):
+    """The mechanism behind exit -2/130, the KeyboardInterrupt tracebacks and (under ros2
+    launch) `terminate called without an active exception`: each signal raised its own
+    KeyboardInterrupt, the second inside the first one's clean-up (rclpy left half shut down),
+    or, after it, during the interpreter's finalization, which restores the default SIGINT
+    handler (killed by the signal). Now the first signal shuts the node down and the rest are
+    ignored: exit 0, no traceback, no abort (ros/signals.py)."""
+    for _ in range(2):
+        code, out = _node_interrupted(signals_after, wait_up)
+        assert code == 0, (code, out[-3000:])
+        for bad in ("Traceback", "terminate called", "KeyboardInterrupt"):
+            assert bad not in out, out[-3000:]

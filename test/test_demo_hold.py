@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("rclpy")
 
-from robot_dynamics.ros.composition import run_demo  # noqa: E402
+from robot_dynamics.ros.demo.run import DemoOptions, run_demo  # noqa: E402
 
 #: total variation of the motor effort per second in the hold phase, per joint [N·m/s]; the
 #: measured-velocity law gave 171–2313 on arm7's joints, the reference direction gives ~0
@@ -20,8 +20,8 @@ HOLD_TV_BOUND = 5.0
 
 @pytest.mark.slow
 def test_hold_phase_effort_does_not_chatter_and_tracking_holds():
-    summary = run_demo("arm7", mode="lockstep", move_time=0.6, settle=1.0, log=lambda *a: None,
-                       global_topics=False)
+    summary = run_demo(DemoOptions("arm7", mode="lockstep", move_time=0.6, settle=1.0,
+                                   global_topics=False), log=lambda *a: None)
     data = summary["data"]
     t, tau, q = data["t"], data["tau"], data["q"]
     move_end = t[-1] - 1.0  # the last waypoint is reached, then 1 s of hold

@@ -90,7 +90,9 @@ def test_compiled_rollout_equals_repeated_steps(arm7, law):
 
 @pytest.mark.parametrize("plant", ["plain", "rotors", "damping"])
 def test_computed_torque_rollout_equals_its_numpy_law(arm7, plant):
-    """The compiled law is inverse dynamics at the commanded acceleration, rotors included
+    """The compiled law (kernels/rollout.controller_kernel) equals the readable one,
+    control/computed_torque.computed_torque (ComputedTorque.torque): inverse dynamics at the
+    commanded acceleration, rotors included
     (armature∘q̈: with the README's armature, leaving it out tracked 500× worse), plus the
     URDF's joint damping d∘q̇ that the Simulator applies (left out, an xarm7 with damping 10/5/2
     tracked 0.29 rad off)."""

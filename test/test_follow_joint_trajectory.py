@@ -372,3 +372,65 @@ def test_a_goal_too_fast_for_the_drives_is_named_at_goal_time(rig):
     assert handle.accepted
     _result(rig, handle)
     assert rig.ctrl.log.count("beyond its effort limit") == count
+
+
+#: sequences of each kind in test_the_newest_accepted_goal_owns_the_arm (the issue's target, 50
+#: in all, with ROBOT_DYNAMICS_GOAL_SEQUENCES=25)
+GOAL_SEQUENCES = int(__import__("os").environ.get("ROBOT_DYNAMICS_GOAL_SEQUENCES", "8"))
+
+
+def test_the_newest_accepted_goal_owns_the_arm(rig):
+    """Preemption where joint_trajectory_controller does it: when a goal is accepted, not when
+    its execute callback runs. (a) Goal A moving, goal B sent and cancelled as soon as it is
+    accepted: A ends preempted (ABORTED), B CANCELED, the arm holds where the cancel found it
+    (an older goal must never drive on to its end). (b) Three goals back to back (MoveIt
+    re-planning): the last one succeeds at its target, the two older ones are ABORTED.
+    Judged by the goals' statuses and the arm's positions, not by timing."""
+    from action_msgs.msg import GoalStatus
+
+    _settle(rig)
+    bad = []
+    for k in range(GOAL_SEQUENCES):
+        sign = 1.0 if k % 2 == 0 else -1.0
+        # (a) goal, then a newer goal cancelled as soon as it is accepted
+        q0 = _q(rig.states[-1])
+        qa = q0 + sign * np.array([0.5, -0.4])
+        first = _send(rig, _goal([_point(4.0, qa, [0, 0])]))
+        cancel = []
+        future = rig.client.send_goal_async(_goal([_point(2.0, q0 - sign * np.array([0.5, 0.4]),
+                                                          [0, 0])]))
+        # cancelled from the probe's executor thread the moment the acceptance arrives
+        future.add_done_callback(lambda f: cancel.append(f.result().cancel_goal_async()))
+        assert rig.probe.wait_for(lambda: cancel, timeout=20), "no goal response"
+        second = future.result()
+        assert first.accepted and second.accepted
+        status_a, result_a = _result(rig, first)
+        status_b, result_b = _result(rig, second)
+        t_end = _now(rig)
+        _wait_sim(rig, t_end + 0.6)
+        q_end = _q(rig.states[-1])
+        progress = (q_end - q0) @ (qa - q0) / np.dot(qa - q0, qa - q0)
+        if (status_a, status_b) != (GoalStatus.STATUS_ABORTED, GoalStatus.STATUS_CANCELED) \
+                or progress > 0.9:
+            bad.append(f"{k}a: A {status_a} {result_a.error_string!r}, B {status_b} "
+                       f"{result_b.error_string!r}, A's way gone {progress:.2f}")
+        _settle(rig)
+        # (b) three goals back to back: the newest wins
+        q0 = _q(rig.states[-1])
+        targets = [q0 + sign * np.array(d) for d in ([0.4, 0.0], [0.0, 0.4], [-0.3, 0.25])]
+        futures = [rig.client.send_goal_async(
+            _goal([_point(0.8, q, [0, 0])], goal={j: (0.01, 0.0) for j in JOINTS},
+                  goal_time=2.0)) for q in targets]
+        assert rig.probe.wait_for(lambda: all(f.done() for f in futures), timeout=20)
+        handles = [f.result() for f in futures]
+        assert all(h.accepted for h in handles)
+        outcomes = [_result(rig, h) for h in handles]
+        statuses = [s for s, _ in outcomes]
+        q_end = _q(rig.states[-1])
+        if statuses != [GoalStatus.STATUS_ABORTED] * 2 + [GoalStatus.STATUS_SUCCEEDED] \
+                or np.abs(q_end - targets[2]).max() > 0.02:
+            bad.append(f"{k}b: statuses {statuses} "
+                       f"{[r.error_string for _, r in outcomes]}, ended at {q_end}, "
+                       f"newest target {targets[2]}")
+        _settle(rig)
+    assert not bad, f"{len(bad)} of {2 * GOAL_SEQUENCES} sequences:\n" + "\n".join(bad)

@@ -112,7 +112,7 @@ def test_bad_inputs(arm7, tmp_path):
     with pytest.raises(rd.InputError, match="give the time stamps"):
         fit(arm7, Q, V, tau)
     # absurd magnitudes (wrong units by 1e200): one line naming them, no overflow traceback
-    with pytest.raises(rd.InputError, match=r"the fit of the replayed steps overflowed .*"
+    with pytest.raises(rd.InputError, match=r"the fit of the log's rows overflowed .*"
                                             r"\|τ\| ≤ \d\.\d+e\+20\d\) are far beyond"):
         fit(arm7, Q, V, tau * 1e200, t=t)
 

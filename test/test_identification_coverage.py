@@ -4,7 +4,9 @@ Each recording: :class:`robot_dynamics.Simulator` (1 kHz, the simulator node's s
 friction-aware computed-torque controller along a Fourier excitation (a different seed per
 recording), with the load-dependent friction of config/arm7_friction.yaml, Gaussian noise
 σ_q = 1e-4 rad on the logged positions and σ_τ = 0.05 N·m on the logged efforts; then
-:func:`robot_dynamics.identification.fit` with its defaults.
+:func:`robot_dynamics.identification.fit` with the step replay (``method="step"``: the log
+declares that it is this simulator's, at every step; logs of any other kind are
+test_identification_logs.py's).
 
 Binomial bound: N = 8 recordings × 7 joints × 5 coefficients = 280 cases, of which a random
 excitation leaves a few unidentifiable (joint_a1's axial load barely varies: reported, not
@@ -72,7 +74,9 @@ def test_intervals_cover_the_true_coefficients():
         t, Q, V, A = fourier_excitation(model, duration=DURATION + 0.5, rate=50.0, seed=seed)
         log = record(model, friction, t, Q, V, A, DURATION, sigma_q=SIGMA_Q,
                      sigma_tau=SIGMA_TAU, seed=100 + seed)
-        result = fit(model, log["q"], log["v"], log["tau"], t=log["t"])
+        # a log of this simulator at every step with its exact velocities: the step replay
+        # (method="auto" takes the filter when q is noisy: test_identification_logs.py)
+        result = fit(model, log["q"], log["v"], log["tau"], t=log["t"], method="step")
         assert {(j, k) for j, k, _ in result.unidentifiable} <= {("joint_a1", "k3")}
         for j in result.joints:
             assert j.residual_rms == pytest.approx(SIGMA_TAU, rel=0.15), j.joint

@@ -13,7 +13,7 @@ from trajectory_msgs.msg import JointTrajectory as TrajMsg  # noqa: E402
 
 import robot_dynamics as rd  # noqa: E402
 from robot_dynamics.ros.common import STATE_QOS, TRAJECTORY_QOS, stamp_to_seconds  # noqa: E402
-from robot_dynamics.ros.composition import demo_trajectory, trajectory_msg  # noqa: E402
+from robot_dynamics.ros.demo.scenario import demo_trajectory, trajectory_msg  # noqa: E402
 from robot_dynamics.parsers.resources import robot_path  # noqa: E402
 
 ROBOT = "arm7"

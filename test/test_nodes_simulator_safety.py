@@ -541,3 +541,46 @@ def test_the_node_says_where_it_stopped(node):
     sim_node.advance(30)
     line = sim_node.closing_line()
     assert line.startswith("stopped at t=0.030 s of simulated time: steps 30, overruns 0"), line
+
+
+def test_a_node_whose_constructor_raises_is_destroyed(capfd, monkeypatch):
+    """run_node destroys the half-built node (its publisher and services) itself, while the
+    context is up, before the one-line exit 2. Kilted's rclpy destroys the nodes a context
+    tracks when it shuts down; Jazzy's does not: the node stayed registered with the middleware
+    and Jazzy warned "Publisher already registered for node name" at the next node of that
+    name."""
+    from rclpy.node import Node
+    from std_msgs.msg import Float64MultiArray
+
+    from robot_dynamics.ros.common import run_node
+
+    import rclpy
+
+    built, events = [], []
+    shutdown = rclpy.shutdown
+
+    def recorded_shutdown(*args, **kwargs):
+        events.append("shutdown")
+        return shutdown(*args, **kwargs)
+
+    monkeypatch.setattr(rclpy, "shutdown", recorded_shutdown)
+
+    class Failing(Node):
+        node_name = "failing_node"
+
+        def __init__(self):
+            super().__init__(self.node_name)
+            built.append(self)
+            self.create_publisher(Float64MultiArray, "~/out", 1)
+            raise ValueError("parameter rate: refused")
+
+        def destroy_node(self):
+            events.append("destroy")
+            return super().destroy_node()
+
+    with pytest.raises(SystemExit) as exit_info:
+        run_node(Failing, ["failing_node"])
+    assert exit_info.value.code == 2
+    assert "failing_node: parameter rate: refused" in capfd.readouterr().err
+    # by run_node, before the context's shutdown (which may or may not destroy it)
+    assert len(built) == 1 and events[:2] == ["destroy", "shutdown"], events

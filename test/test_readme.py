@@ -51,3 +51,19 @@ def test_external_efforts_example_runs(tmp_path):
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "README-FEXT-OK" in out.stdout
+
+
+def test_payloads_example_runs(tmp_path):
+    """The "Payloads" block runs as printed: set, read, remove (bit for bit), set from a mapping."""
+    blocks = [b for b in python_blocks() if "model.set_payload(" in b]
+    assert blocks, "README: the 'Payloads' example is missing"
+    script = tmp_path / "readme_payload.py"
+    script.write_text(blocks[0] + "\nprint('README-OK', model.payloads['tool0'].mass, "
+                      "model.payloads['tool0'].inertia[2, 2])\n")
+    env = dict(os.environ)
+    repo = os.path.dirname(README)
+    env["PYTHONPATH"] = repo + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split("README-OK", 1)[1].split() == ["3.0", "0.002"]

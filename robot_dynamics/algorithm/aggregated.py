@@ -1,6 +1,6 @@
 """Seed 004's aggregated objects for the whole arm (§2.2–2.6), exposed for users who want them.
 
-Spaces (DESIGN.md §2), n bodies, everything 6n long, body by body:
+Spaces (docs/method.md §2), n bodies, everything 6n long, body by body:
 
 * **V** — aggregated velocities ``(v_1, ω_1, …, v_n, ω_n)``, ``v_i`` the CoM velocity, world axes.
 * **E** — efforts on bodies ``(F_1, N_1, …)``: resultant force and torque about ``C_i``, world axes.

@@ -48,7 +48,7 @@ Two uses share this solver:
 
 The successive approximation runs as Newton's method: ``a⁺ = a + P⁻¹ r(a)`` with the residual
 ``r = rhs − M_FF a + τf(a)`` and ``P = M_FF − ∂τf_F/∂a_F`` at a (:func:`newton_matrix`; the
-kernel takes the laws' analytic derivatives) — the seed's fixed point in three or four
+kernel takes the laws' analytic derivatives) — the seed's fixed point in a few
 iterations; once close the last P serves (chord); from a = 0 the first step is the plain one.
 Where P is singular, and for long chains (:func:`_newton_pays`) and self-locking gears
 (:func:`can_self_lock`), the seed's iteration preconditioned by the diagonal, ``(M_FF + Λ) a⁺ =
@@ -60,7 +60,9 @@ for its start (above).
 Tolerances are scale-aware: a stuck joint breaks away when its holding effort exceeds its bound
 by more than 1e-9 of the bound plus the roundoff of the efforts in its equation
 (1e-12·(1 + |τ| + |b| + Σ|M a|)), its friction is reported as at most the bound, and Newton stops
-at 1e-10 of the efforts in the equations — so the verdicts hold at any magnitude (issue 12).
+at 1e-10 of the efforts in the equations — so the verdicts hold at any magnitude.
+
+The method: docs/method.md §2.8; measurements and history: docs/measurements.md.
 """
 from __future__ import annotations
 
@@ -329,8 +331,7 @@ def _friction_of(model, friction, q, v, a, W0, D, free, direction, h):
 
 #: at an instant (forward dynamics), a chord step (Newton's matrix of an earlier iterate) that
 #: shrank the step at least this much keeps the matrix: refactoring pays only where the chord
-#: stalls (kernels/stiction.py: the same rule; one matrix per solve on panda and talos instead
-#: of two, a tenth more iterations). Within a time step each solve starts close (the previous
+#: stalls (kernels/friction_solve.py: the same rule; docs/measurements.md). Within a time step each solve starts close (the previous
 #: step's answer) and a pass reuses the last one's matrix: unchanged there
 CHORD = 0.1
 

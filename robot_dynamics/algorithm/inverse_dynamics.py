@@ -12,7 +12,7 @@ where ``fn∥_vin = τf`` is the *signed* friction effort, opposite to the joint
 default). The rotors sit on the motor side of the joint: they are not in the joint wrenches fn,
 so the friction laws read the link-side loads alone. (The
 seed's step-by-step summary prints a plus sign in step 4; eq. 2.7.5 and the sign convention say
-minus: the motor supplies more effort in the direction of motion. See DESIGN.md §2.)
+minus: the motor supplies more effort in the direction of motion. See docs/method.md §2.7.)
 
 At ``q̇_i = 0`` friction has no direction of its own. Here it takes the direction of the
 commanded acceleration ``q̈_i`` — the motion the controller asks for — with the breakaway

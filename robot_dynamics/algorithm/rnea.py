@@ -2,7 +2,7 @@
 
 Forward pass: body velocities and accelerations (gravity as a base acceleration −g), then the
 body efforts FN_i = I_i a_i + v_i ×* I_i v_i (seed 002 about the body origin). Backward pass:
-the canonical isomorphism E → J (DESIGN.md §2.3), ``f_i = FN_i + Σ_children X_cᵀ f_c``, gives
+the canonical isomorphism E → J (docs/method.md §2.3), ``f_i = FN_i + Σ_children X_cᵀ f_c``, gives
 the wrench fn_i each joint transmits; its axial component fn∥_i = S_iᵀ fn_i is what the
 joint's actuator delivers to the link. The actuator's rotor (reflected inertia ``armature_i``,
 Pinocchio's ``model.armature``) needs ``armature_i q̈_i`` more, so the joint effort is

@@ -19,7 +19,13 @@ from robot_dynamics.errors import InputError, ModelError, check_writable
 
 EPILOG_TAIL = """
 accelerations (--accelerations):
-  step    (default) each row is a control period: q̈ = Δq̇/Δt, and the simulator's step is
+  auto    (default) step for a log of this project's simulator written at every step (its rows
+          satisfy the step's integration q_k − q_{k−1} = Δt(q̇_{k−1} + q̇_k)/2 to roundoff),
+          filter for every other log
+  filter  zero-phase Savitzky–Golay fit (0.2 s, degree 4) of q (and q̇ when logged): q̇, q̈ with
+          the noise averaged and no delay; the effort's own delay (a zero-order hold, a
+          sensor) fitted per joint and compensated; HAC intervals over at least the window
+  step    each row is a control period: q̈ = Δq̇/Δt, and the simulator's step is
           replayed — joint wrench at its mid-step state, friction at the row's velocity, rows
           where a joint starts, stops or reverses dropped (exact for the simulator node's
           lock-step logs, to the friction solve's 1e-10; needs clean logged velocities)
@@ -40,8 +46,13 @@ actuator terms (--terms, --actuators; docs/identification.md "Actuators"):
 A joint whose effort beyond the rigid-body dynamics does not oppose its motion (friction's
 always does) makes the log suspect (units, sign, motor side, robot): refused unless --force.
 
-exit status: 0 written, 2 bad input, 3 unidentifiable coefficients or a log whose efforts are
-not friction (nothing written; --force).
+Every coefficient is fitted with the bound ≥ 0 (friction never delivers power): one held at 0
+is reported as such, with its unconstrained estimate; one the log contradicts (its unconstrained
+estimate more than 5 standard errors below 0) refuses the YAML unless --force. No written value
+is negative.
+
+exit status: 0 written, 2 bad input, 3 unidentifiable coefficients, a log whose efforts are
+not friction or contradict physical coefficients (nothing written; --force).
 See docs/identification.md (share/robot_dynamics/docs/ in an install); record a run with
 robot-dynamics record."""
 
@@ -92,13 +103,19 @@ def build_parser():
     parser.add_argument("--min-velocity", type=float, default=0.05,
                         help="exclude samples slower than this [rad/s or m/s] (default: "
                              "%(default)s)")
-    parser.add_argument("--accelerations", default="step", choices=["step", "savgol"],
+    parser.add_argument("--accelerations", default="auto",
+                        choices=["auto", "filter", "step", "savgol"],
                         help="how rows become regressor states, see below (default: "
                              "%(default)s)")
     parser.add_argument("--balance-tolerance", type=float, default=None,
                         help="relative precision of each row's effort balance, added to the "
                              "intervals as a worst case (0: none) (default: the simulator's "
                              "friction-solve tolerance, 1e-10)")
+    parser.add_argument("--damping", default="included", choices=["included", "excluded"],
+                        help="whether the logged efforts contain the URDF joint damping d·q̇: "
+                             "included (the motor's whole effort, as the simulator applies and "
+                             "the computed-torque controller compensates; MuJoCo, Drake) or "
+                             "excluded (Pinocchio's rnea) (default: %(default)s)")
     parser.add_argument("--terms", default=None,
                         help="actuator terms fitted with the law, comma-separated: armature, "
                              "gear_mesh (default: none; both when --actuators is given)")
@@ -153,21 +170,34 @@ def main(argv=None) -> int:
         _progress(0, model.nv)
         tolerance = ({} if args.balance_tolerance is None else
                      {"balance_tolerance": args.balance_tolerance})
-        result = fit(model, rec["q"], rec["v"], rec["tau"], rec.get("a"), t=rec["t"],
+        result = fit(model, rec["q"], rec.get("v"), rec["tau"], rec.get("a"), t=rec["t"],
                      law=args.law, min_velocity=args.min_velocity, method=args.accelerations,
-                     terms=terms, progress=_progress, **tolerance)
+                     terms=terms, damping=args.damping == "included", progress=_progress,
+                     **tolerance)
     except (InputError, ModelError) as exc:
         _end_bar()
         print(f"robot-dynamics identify: {exc}", file=sys.stderr)
         return 2
     print(result.summary())
     suspect = result.not_friction
-    if suspect and not args.force:
-        print(f"robot-dynamics identify: not writing {args.output}: the efforts in {log} are not "
-              "friction beyond the rigid-body dynamics of " + model.name + ": "
-              + "; ".join(f"{j}: {why}" for j, why in suspect)
-              + " — check τ's units (N·m, N), its sign convention, that it is joint-side, and "
-              "the robot, or pass --force", file=sys.stderr)
+    contradicted = result.contradicted
+    reasons = []  # one line however many apply
+    if suspect:
+        reasons.append(f"the efforts in {log} are not friction beyond the rigid-body dynamics of "
+                       + model.name + ": " + "; ".join(f"{j}: {why}" for j, why in suspect)
+                       + " — check τ's units (N·m, N), its sign convention, that it is "
+                       "joint-side, and the robot, or pass --force")
+    if contradicted:
+        reasons.append("the log contradicts physical friction (every coefficient ≥ 0; these "
+                       "are more than 5 standard errors below 0): "
+                       + "; ".join(f"{j}.{k} unconstrained 95 % [{lo:.3g}, {hi:.3g}]"
+                                   for j, k, (lo, hi) in contradicted)
+                       + " — the model misses an effort the log holds or holds one the log "
+                       "lacks (URDF damping: --damping), or τ's sign/units are wrong; --force "
+                       "writes the coefficients held at 0")
+    if reasons and not args.force:
+        print(f"robot-dynamics identify: not writing {args.output}: " + " Also, ".join(reasons),
+              file=sys.stderr)
         return 3
     missing = result.unidentifiable
     if missing and not args.force:

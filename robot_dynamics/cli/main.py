@@ -24,7 +24,7 @@ import sys
 from robot_dynamics.ros.params import own_words, wants_help
 
 COMMANDS = {
-    "sim": ("robot_dynamics.ros.composition", "simulator + controller + dynamics model demo"),
+    "sim": ("robot_dynamics.ros.demo.arguments", "simulator + controller + dynamics model demo"),
     "simulator": ("robot_dynamics.ros.simulator", "the simulator node"),
     "id_controller": ("robot_dynamics.ros.id_controller", "the computed-torque controller node"),
     "dynamics_model": ("robot_dynamics.ros.dynamics_model", "the dynamics monitor node"),
@@ -78,12 +78,20 @@ def _overrides(rest):
     return out
 
 
+#: parameters every rclpy node declares itself (rclpy.time_source, rclpy.type_description_service)
+#: and the prefix of those rclpy.qos_overriding_options declares: not in the nodes' tables
+RCLPY_PARAMETERS = ("use_sim_time", "start_type_description_service")
+RCLPY_PARAMETER_PREFIXES = ("qos_overrides.",)
+
+
 def _check_parameter_names(name, rest):
     """Warn (one line each) about ``-p NAME:=...`` that the node does not declare: rclpy
-    ignores them silently, which hides a typo."""
+    ignores them silently, which hides a typo. rclpy's own parameters are declared too."""
     from robot_dynamics.ros.params import NODES as TABLES, find
 
     for _, pname, _ in _overrides(rest):  # node:name:=value also allowed
+        if pname in RCLPY_PARAMETERS or pname.startswith(RCLPY_PARAMETER_PREFIXES):
+            continue
         if find(TABLES[name][2], pname) is None:  # per-joint rows: any joint name
             print(f"robot-dynamics {name}: warning: the node declares no parameter "
                   f"{pname!r} (it will be ignored); see `robot-dynamics {name} --help`",
@@ -177,6 +185,21 @@ def main(argv=None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)  # (no traceback at exit either)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except Exception:  # a node interrupted (SIGINT/SIGTERM) while its modules load or its
+        # kernels compile: the KeyboardInterrupt itself, or the error it left (numba's)
+        signals = sys.modules.get("robot_dynamics.ros.signals")
+        if signals is None or signals.received() is None:
+            raise
+        return 0
+    except KeyboardInterrupt:
+        signals = sys.modules.get("robot_dynamics.ros.signals")
+        if signals is None or signals.received() is None:
+            raise
+        return 0
+    finally:  # after a signal's clean-up, later ones must not kill the exiting process
+        signals = sys.modules.get("robot_dynamics.ros.signals")
+        if signals is not None:
+            signals.finish()
 
 
 def _main(argv=None) -> int:
@@ -194,6 +217,10 @@ def _main(argv=None) -> int:
     if name not in COMMANDS:
         print(f"robot-dynamics: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
         return 2
+    if name in NODES:  # Ctrl-C while the modules load: a clean exit 0, no traceback
+        from robot_dynamics.ros import signals
+
+        signals.install()
     if name in NODES and wants_help(rest):
         from robot_dynamics.ros.params import format_help
 
@@ -212,6 +239,9 @@ def _main(argv=None) -> int:
     try:
         module = importlib.import_module(COMMANDS[name][0])
     except ImportError as exc:
+        signals = sys.modules.get("robot_dynamics.ros.signals")
+        if signals is not None and signals.received() is not None:
+            return 0  # interrupted while the modules load: a clean exit
         print(f"robot-dynamics {name}: cannot start ({exc}); for the ROS nodes install the "
               "ROS 2 wheels: pip install 'robot_dynamics[ros]'", file=sys.stderr)
         return 1

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from robot_dynamics.control.computed_torque import computed_torque
 from robot_dynamics.errors import InputError, check_friction, real_array
 from robot_dynamics.kernels.rollout import COMPUTED_TORQUE, PD as _PD, ZERO, pack_controller
 
@@ -142,7 +143,8 @@ class PD(_Controller):
 
 
 class ComputedTorque(_Controller):
-    """``τ = ID(q, q̇, q̈_ref,k + Kp∘(q_ref,k − q) + Kd∘(q̇_ref,k − q̇)) + d∘q̇``: the rigid-body
+    """``τ = ID(q, q̇, q̈_ref,k + Kp∘(q_ref,k − q) + Kd∘(q̇_ref,k − q̇)) + d∘q̇`` (the law of
+    :mod:`robot_dynamics.control.computed_torque`, compiled in the rollout): the rigid-body
     inverse dynamics, friction-aware (seed 004 §2.7, :func:`~robot_dynamics.algorithm.inverse_dynamics`)
     with a ``friction`` model of built-in laws, and the URDF's joint damping d (``model.damping``,
     what ``Simulator(damping=True)`` applies; ``damping=False`` leaves it out)."""
@@ -177,10 +179,9 @@ class ComputedTorque(_Controller):
         return self._packed[model]
 
     def torque(self, model, data, k, q, v):
-        from robot_dynamics.algorithm.inverse_dynamics import inverse_dynamics
-
+        """The law (:func:`~robot_dynamics.control.computed_torque.computed_torque`, friction
+        along the measured velocity) at step ``k``."""
         kp, kd, qr, vr, ar = self._row(self._arrays(model.nv), k)
-        a = ar + kp * (qr - q) + kd * (vr - v)
-        tau = inverse_dynamics(model, data, q, v, a, self.friction,
+        return computed_torque(model, data, q, v, qr, vr, ar, kp, kd, self.friction,
+                               damping=self._damping(model),
                                velocity_tolerance=self.velocity_tolerance)
-        return tau + self._damping(model) * v

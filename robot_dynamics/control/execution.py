@@ -511,6 +511,15 @@ class TrajectoryExecution:
             self.hold(self.last.q, self.last.t)
         return True
 
+    def preempt_and_hold(self) -> GoalExecution | None:
+        """End the active goal (preempted by an action goal that could not start) and hold the
+        measured position; returns the goal ended, if any."""
+        old = self._end_goal(Outcome("aborted", INVALID_GOAL,
+                                     "Current goal preempted by new incoming action."))
+        if self.last is not None:
+            self.hold(self.last.q, self.last.t)
+        return old
+
     def _end_goal(self, outcome: Outcome):
         goal = self.goal
         if goal is not None and not goal.done:

@@ -69,10 +69,6 @@ class JointTrajectory:
         """Time of the last point (the times are relative to whatever origin they were given in)."""
         return float(self.times[-1])
 
-    @property
-    def start_time(self) -> float:
-        return float(self.times[0])
-
     def sample(self, t: float):
         """Reference position, velocity, acceleration (each (nv,)) at time ``t``."""
         T = self._t

@@ -1,4 +1,4 @@
-"""Lagrange–Euler equations of motion (seed 003; DESIGN.md §3) on the core Model.
+"""Lagrange–Euler equations of motion (seed 003; docs/method.md §3) on the core Model.
 
 With ``⁰T_i`` the world transform of body i and ``Q_j`` the generator of joint j
 (``∂(ᵖT_j)/∂q_j = ᵖT_j Q_j``; revolute about e: ``[[e]×, 0]``, prismatic along e: ``[0, e]``),
@@ -13,7 +13,7 @@ define the world-frame generator ``G_j = ⁰T_j Q_j ⁰T_j⁻¹``. Then
     τ = M(q) q̈ + V(q, q̇) + G(q),      q̈ = M⁻¹ (τ − V − G)
 
 The sums over j run over the bodies supported by the joints involved, so branched trees work.
-Seed slip (DESIGN.md §3): J_i's off-diagonal entries are +∫xy dm — the negatives of the inertia
+Seed slip (docs/method.md §3): J_i's off-diagonal entries are +∫xy dm — the negatives of the inertia
 tensor's products (URDF ``ixy``). Cost grows as n⁴ (V): meant for cross-checks and small arms.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Redundant coordinates and the Gibbs–Appell equations (seeds 000 and 001; DESIGN.md §4), SymPy.
+"""Redundant coordinates and the Gibbs–Appell equations (seeds 000 and 001; docs/method.md §4), SymPy.
 
 Coordinates, for a serial mechanism of n bodies:
 

@@ -1,5 +1,5 @@
 """Actuators: gear ratio, rotor inertia, gear-mesh efficiency, motor limits and motor friction
-per joint (issue 16), from a YAML file or mapping beside the friction config.
+per joint, from a YAML file or mapping beside the friction config.
 
 Structure (the same in YAML and in Python)::
 

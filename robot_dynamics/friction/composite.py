@@ -1,4 +1,4 @@
-"""Several friction laws on one joint: the magnitude is the sum of named parts (issue 16).
+"""Several friction laws on one joint: the magnitude is the sum of named parts.
 
 A real joint loses in its bearings (the seed's load-dependent laws, §2.5), in its gear mesh
 (:class:`~robot_dynamics.friction.gear_mesh.GearMeshFriction`, ∝ the transmitted torque) and in

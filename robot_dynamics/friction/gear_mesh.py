@@ -1,5 +1,5 @@
 """Gear-mesh friction: a loss proportional to the torque the gear transmits, different when the
-motor drives the load than when the load drives the motor (issue 16).
+motor drives the load than when the load drives the motor.
 
 The transmitted torque is the axial part of the joint wrench, ``n∥ = n·e`` (revolute; ``f∥ = f·e``
 for a prismatic joint driven by a screw): the effort the joint passes on to its child link

@@ -10,6 +10,12 @@ Two ways to turn a log (t, q, q̇, τ) into samples of the friction balance (see
     friction balance used. Needs the logged velocities at the control rate: differencing
     amplifies velocity noise by √2/Δt, so for noisy, differentiated velocities use ``savgol``.
 
+``filter`` — the default for every log that is not this project's simulator written at every step
+    (``auto`` picks ``step`` for those, :func:`simulator_step_log`): a zero-phase Savitzky–Golay
+    fit over :data:`FILTER_WINDOW` seconds gives q, q̇ and q̈ (from q alone when no velocities
+    are logged) — noise averaged, no delay (the window is centred); rows within half a window of
+    the log's ends or of the joint's reversal are left out (:func:`filtered_states`).
+
 ``savgol`` — zero-phase Savitzky–Golay differentiation of q̇ (polynomial of ``order`` over a
     centred window of ``window`` samples; uniform sampling): the row's own state, q̈ smoothed.
     Biased where q̈ changes within the window (friction jumps at reversals), and the first and
@@ -24,7 +30,10 @@ from scipy.signal import savgol_filter
 
 from robot_dynamics.errors import InputError
 
-METHODS = ("step", "savgol")
+METHODS = ("auto", "filter", "step", "savgol")
+#: the ``filter`` method's window [s] and polynomial order (docs/identification.md measures them)
+FILTER_WINDOW = 0.2
+FILTER_ORDER = 4
 
 
 def _check_times(t, n_min):
@@ -70,3 +79,63 @@ def savgol_states(t, Q, V, window=21):
     valid = np.ones(V.shape, dtype=bool)
     valid[:window] = valid[-window:] = False
     return np.asarray(Q, float), V, A, valid
+
+
+def filter_window(t, window=FILTER_WINDOW, order=FILTER_ORDER):
+    """Odd window length (samples) of about ``window`` seconds at the log's rate (≥ order + 3)."""
+    t, dt = _check_times(t, 2)
+    h = float(np.median(dt))
+    w = max(int(round(window / h)) | 1, (order + 3) | 1)
+    return w, h
+
+
+def filtered_states(t, Q, V=None, window=FILTER_WINDOW, order=FILTER_ORDER):
+    """``filter`` regressor states (Q, V, A, valid, w), each (N, nv) but w: a zero-phase
+    (centred, so no delay to compensate) Savitzky–Golay fit of degree ``order`` over ``window``
+    seconds, from the positions alone (q̇ and q̈ its first and second derivatives) when ``V`` is
+    None, else q̇ smoothed and q̈ its derivative. Noise on q (and q̇) is averaged over the
+    window; the window's half-width at the edges and around a joint's reversal (q̈ jumps there
+    when friction flips) is invalid for that joint. ``w``: the window in samples (the span of
+    the residuals' correlation that the filter itself creates)."""
+    w, h = filter_window(t, window, order)
+    t, dt = _check_times(t, w + 1)
+    if np.abs(dt - h).max() > 0.05 * h:
+        raise InputError(f"samples are not uniformly spaced (step {dt.min():.3g}…{dt.max():.3g} s)"
+                         "; resample the log to a uniform rate before identification")
+    Q = np.asarray(Q, float)
+    kw = dict(window_length=w, delta=h, axis=0)
+    if V is None:
+        Qf = savgol_filter(Q, polyorder=order, deriv=0, **kw)
+        Vf = savgol_filter(Q, polyorder=order, deriv=1, **kw)
+        A = savgol_filter(Q, polyorder=order, deriv=2, **kw)
+    else:
+        V = np.asarray(V, float)
+        Qf = savgol_filter(Q, polyorder=order, deriv=0, **kw)
+        Vf = savgol_filter(V, polyorder=order - 1, deriv=0, **kw)
+        A = savgol_filter(V, polyorder=order - 1, deriv=1, **kw)
+    half = w // 2
+    valid = np.ones(Qf.shape, dtype=bool)
+    valid[:half] = valid[len(valid) - half:] = False
+    sign = np.sign(Vf)
+    flip = np.zeros(Qf.shape, dtype=bool)
+    flip[1:] = sign[1:] != sign[:-1]
+    # a reversal within half a window of the row: dilate the flips by the half-width
+    c = np.cumsum(np.vstack([np.zeros((1, flip.shape[1])), flip]), axis=0)
+    idx = np.arange(len(flip))
+    hi = np.minimum(idx + half + 1, len(flip))
+    lo = np.maximum(idx - half, 0)
+    valid &= (c[hi] - c[lo]) == 0
+    return Qf, Vf, A, valid, w
+
+
+def simulator_step_log(t, Q, V, share=0.99):
+    """Whether the log is one of this project's simulator, written at every step: its rows
+    satisfy the step's integration q_k − q_{k−1} = (Δt/2)(q̇_{k−1} + q̇_k) to roundoff (a
+    subsampled log, noise on q, a log of another simulator or of a robot does not)."""
+    if V is None or len(t) < 8:
+        return False
+    Q, V = np.asarray(Q, float), np.asarray(V, float)
+    dt = step_lengths(t)
+    err = np.abs(np.diff(Q, axis=0) - 0.5 * dt[:, None] * (V[1:] + V[:-1]))
+    tol = 1e-9 * (1.0 + np.abs(Q[1:])) + 1e-9 * dt[:, None] * (1.0 + np.abs(V[1:]))
+    return bool(np.mean(np.all(err <= tol, axis=1)) >= share)

@@ -3,20 +3,28 @@
 Per joint (docs/identification.md explains and measures each choice):
 
 1. **Samples.** Rows with ``|q̇| > min_velocity`` (friction's sign is undefined at rest) that the
-   state model can describe — by default (``method="step"``) each row is a control period and
+   state model can describe. ``method="auto"`` (default) takes ``"filter"`` for every log but
+   one of this project's simulator written at every step (:func:`.differentiate.
+   simulator_step_log`): zero-phase Savitzky–Golay states (:func:`.differentiate.
+   filtered_states`, no delay, q's noise averaged; velocities optional), the effort's own delay
+   a per-joint nuisance column of the fit (compensated, reported), HAC lags at least the
+   filter's window. With ``method="step"`` each row is a control period and
    :mod:`~.step_model` replays the simulator's step: exact mean q̈ = Δq̇/Δt, the wrench at the
    mid-step position and at the velocity the step evaluated its products at (the last steps'
    q̈ placed it), friction at the end-of-step velocity; rows where a joint starts, stops or
    reverses or meets a stop, and the three rows after, are excluded. The balance's other
-   efforts — armature∘q̈ and URDF damping d∘q̇ — are subtracted.
+   efforts — armature∘q̈ and URDF damping d∘q̇ (``damping=True``: the logged effort is the
+   motor's whole effort, docs/identification.md) — are subtracted.
 2. **Identifiability.** The regressor Φ (:mod:`~.regressors`) with unit-RMS columns; a load
    column the robot can never excite (e.g. an axial load on a planar arm) is *not applicable*
    (coefficient 0, no effect on this robot); while the scaled Φ's condition number exceeds
    :data:`COND_LIMIT`, the coefficient with the largest share of the weakest singular direction
    is *unidentifiable* — reported with the excitation that is missing — and the fit falls back
    to the identifiable subset (the dropped coefficients fixed at 0).
-3. **Estimate.** Ordinary least squares ``y = Φ θ`` (no robust loss and no bounds: both bias
-   the estimate and void the interval; a negative estimate is reported, and written as 0).
+3. **Estimate.** Least squares ``y = Φ θ`` bounded at θ ≥ 0 (:func:`bounded_least_squares`;
+   no robust loss): a coefficient held at 0 is reported as such, its interval the unconstrained
+   one intersected with θ ≥ 0; one more than :data:`CONTRADICTION` SE below 0 is reported as
+   contradicted by the log (model error), and the command refuses to write it.
 4. **Uncertainty.** Newey–West (HAC) covariance with a Bartlett kernel and Andrews' AR(1)
    plug-in bandwidth: residuals that are white (sensor noise) get the OLS interval, residuals
    correlated in time get a wider one. Plus the worst case of each row's balance being known
@@ -41,7 +49,8 @@ from robot_dynamics.algorithm.batch import joint_wrenches_batch
 from robot_dynamics.algorithm.crba import mass_matrix
 from robot_dynamics.errors import InputError
 from robot_dynamics.multibody.units import units_of
-from robot_dynamics.identification.differentiate import METHODS, savgol_states
+from robot_dynamics.identification.differentiate import (METHODS, filtered_states, savgol_states,
+                                                         simulator_step_log)
 from robot_dynamics.identification.regressors import (EFFICIENCIES, FORMULAS, LAWS, TERM_ABSENT,
     TERM_MEANINGS, TERMS, coefficient_names, column_meaning, efficiency, load_terms, regressor)
 from robot_dynamics.identification.step_model import StepReplay
@@ -86,6 +95,17 @@ class JointFit:
     measured: np.ndarray = field(default=None, repr=False)    # τf per used row (signed)
     predicted: np.ndarray = field(default=None, repr=False)   # fitted τf per used row
     effort_unit: str = "N·m"  # of τf, the residual and coulomb (N on a prismatic joint)
+    #: the fit is bounded (every coefficient ≥ 0, :data:`LOWER_BOUND`): the coefficients held
+    #: at the bound (name → bound), the unconstrained least-squares estimates, and those more
+    #: than :data:`CONTRADICTION` SE below the bound (name → unconstrained 95 % (lo, hi)): the
+    #: log contradicts a physical value — model error (e.g. damping in or out of the efforts)
+    at_bound: dict = field(default_factory=dict)
+    effective_samples: float = 0.0  # samples after the residuals' correlation (HAC vs white)
+    velocity_range: tuple = (0.0, 0.0)  # |q̇| of the used rows: where the fit holds
+    #: the filter method's per-joint effort delay δ [s] (τ logged at t acted at t − δ) ± SE
+    effort_delay: tuple = None
+    unconstrained: dict = field(default_factory=dict)
+    contradicted: dict = field(default_factory=dict)
 
     @property
     def not_friction(self) -> bool:
@@ -171,6 +191,13 @@ class FitResult:
                  "rigid-body dynamics opposes the motion") for j in self.joints if j.not_friction]
 
     @property
+    def contradicted(self) -> list:
+        """[(joint, coefficient, (lo, hi))]: coefficients whose unconstrained estimate is more
+        than :data:`CONTRADICTION` standard errors below 0 — the log contradicts physical
+        friction (held at 0 in the fit); (lo, hi) the unconstrained 95 % interval."""
+        return [(j.joint, k, x) for j in self.joints for k, x in j.contradicted.items()]
+
+    @property
     def unidentifiable(self) -> list:
         """[(joint, coefficient, missing excitation)] over all joints."""
         return [(j.joint, k, why) for j in self.joints for k, why in j.unidentifiable.items()]
@@ -225,6 +252,13 @@ class FitResult:
                          f"{j.condition_number:.3g}, residual RMS {j.residual_rms:.3g} "
                          f"{j.effort_unit}"
                          + (f" (HAC lags {j.hac_lags})" if j.hac_lags else ""))
+            if j.coefficients:
+                lo_v, hi_v = j.velocity_range
+                lines.append(f"    effective samples ≈ {j.effective_samples:.0f} after the "
+                             f"residuals' correlation; |q̇| {lo_v:.3g}…{hi_v:.3g} carried the fit"
+                             + (f"; effort delay {1e3 * j.effort_delay[0]:.3g} ± "
+                                f"{1e3 * j.effort_delay[1]:.2g} ms (compensated)"
+                                if j.effort_delay else ""))
             if j.not_friction:
                 lines.append(f"    NOT FRICTION: only {100 * j.dissipative:.0f} % of the rows' "
                              "effort beyond the rigid-body dynamics opposes the motion (friction"
@@ -248,7 +282,14 @@ class FitResult:
             for k in self.names:
                 if k in j.coefficients:
                     lo, hi = j.intervals[k]
-                    neg = "  (negative: written as 0)" if j.coefficients[k] < 0 else ""
+                    neg = ""
+                    if k in j.at_bound:
+                        u = j.unconstrained[k]
+                        neg = (f"  (held at its bound {j.at_bound[k]:g}: unconstrained "
+                               f"{u:.3g} ± {j.standard_errors[k]:.2g}"
+                               + ("; the log contradicts a physical value — model error, e.g. "
+                                  "URDF damping in or out of the efforts (fit(..., damping=))"
+                                  if k in j.contradicted else "") + ")")
                     se, half = j.standard_errors[k], 0.5 * (hi - lo)
                     # digits down to a hundredth of the interval's half-width
                     d = 3 + max(int(np.ceil(np.log10(max(abs(j.coefficients[k]), 1e-300) /
@@ -280,7 +321,7 @@ class FitResult:
         return "\n".join(lines)
 
 
-def hac_covariance(X, r, rows, n_rows):
+def hac_covariance(X, r, rows, n_rows, min_lags=0):
     """Newey–West covariance of the OLS estimate (Bartlett kernel, Andrews' AR(1) bandwidth).
 
     ``rows`` are the log rows of the samples (gaps count as missing observations).
@@ -294,6 +335,7 @@ def hac_covariance(X, r, rows, n_rows):
     rho = float(np.clip(rho, -0.99, 0.99))
     alpha = 4 * rho ** 2 / ((1 - rho) ** 2 * (1 + rho) ** 2)
     lags = int(min(np.ceil(1.1447 * (alpha * n) ** (1 / 3)), n // 4)) if alpha > 0 else 0
+    lags = int(min(max(lags, min_lags), n // 4))
     u = np.zeros((rows[-1] - rows[0] + 1, p))
     u[rows - rows[0]] = X * r[:, None]
     S = u.T @ u
@@ -311,6 +353,32 @@ def hac_covariance(X, r, rows, n_rows):
 def _ols(X, y):
     theta = np.linalg.lstsq(X, y, rcond=None)[0]
     return theta, y - X @ theta
+
+
+#: every fitted coefficient is physical at ≥ 0: Coulomb levels, viscous, the k's (friction
+#: that grows with the loads), the armature, and the gear-mesh c_f = 1/η_f − 1, c_b = 1 − η_b
+#: (efficiencies ≤ 1). A negative one would be friction that delivers power.
+LOWER_BOUND = 0.0
+#: an unconstrained estimate this many standard errors below the bound contradicts the bound
+#: (a 95 % criterion would refuse one log in a few by chance: 35–56 coefficients per robot)
+CONTRADICTION = 5.0
+
+
+def bounded_least_squares(X, y, theta_ols=None):
+    """(θ, held): least squares ``y = X θ`` subject to θ ≥ :data:`LOWER_BOUND`
+    (``scipy.optimize.lsq_linear``, bounded-variable least squares; the OLS estimate when it is
+    already physical), and which coefficients are held at the bound."""
+    if theta_ols is None:
+        theta_ols = _ols(X, y)[0]
+    if np.all(theta_ols >= LOWER_BOUND):
+        return theta_ols, np.zeros(len(theta_ols), dtype=bool)
+    from scipy.optimize import lsq_linear
+
+    scale = np.sqrt(np.mean(X ** 2, axis=0))
+    scale[scale == 0] = 1.0
+    sol = lsq_linear(X / scale, y, bounds=(LOWER_BOUND, np.inf), method="bvls", tol=1e-14)
+    theta = np.maximum(sol.x / scale, LOWER_BOUND)
+    return theta, sol.active_mask != 0
 
 
 def structural_loads(model, samples=64, seed=0):
@@ -390,8 +458,8 @@ def _cv(regs, y, folds):
 
 
 def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=0.05, folds=5,
-        min_samples=50, method="step", balance_tolerance=BALANCE_TOLERANCE, terms=(),
-        progress=None) -> FitResult:
+        min_samples=50, method="auto", balance_tolerance=BALANCE_TOLERANCE, terms=(),
+        damping=True, progress=None) -> FitResult:
     """Identify ``law`` ("classic" or "load_dependent") per joint from samples (N, nv).
 
     With recorded accelerations ``a`` every row is used at its own state; otherwise the states
@@ -399,9 +467,19 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
     ``balance_tolerance``: relative precision of each row's effort balance (step 4: the
     simulator's friction-solve tolerance; 0 for none). ``terms``: actuator terms fitted with
     the law, any of ``"armature"`` (then ``model.armature`` is not subtracted: it is what is
-    fitted) and ``"gear_mesh"`` (:mod:`.regressors`). ``progress(done, total)`` is called
-    after each joint.
+    fitted) and ``"gear_mesh"`` (:mod:`.regressors`). ``damping``: whether the logged efforts
+    contain the URDF joint damping d∘q̇ (``model.damping``) — True (default): τ is the motor's
+    whole effort, which overcomes the damping too (what :class:`~robot_dynamics.simulation.
+    simulator.Simulator` applies and :class:`~robot_dynamics.control.controllers.ComputedTorque`
+    compensates; MuJoCo and Drake alike), so d∘q̇ is taken out before the friction is fitted;
+    False: τ holds no damping (Pinocchio's ``rnea``; :func:`~robot_dynamics.algorithm.
+    inverse_dynamics.inverse_dynamics` today) — then the fitted ``viscous`` is the friction's
+    alone either way. ``progress(done, total)`` is called after each joint.
     """
+    if not isinstance(damping, (bool, np.bool_)):
+        raise InputError(f"damping must be True (the efforts contain the URDF damping d∘q̇) or "
+                         f"False (they do not), got {damping!r}")
+    damping = np.asarray(model.damping, float) if damping else np.zeros(model.nv)
     if law not in LAWS:
         raise InputError(f"law must be one of {sorted(LAWS)}, got {law!r}")
     terms = tuple(terms)
@@ -409,7 +487,11 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
     if unknown:
         raise InputError(f"terms must be among {sorted(TERMS)}, got {unknown}")
     arrays = {}
+    if v is None and a is not None:
+        raise InputError("recorded accelerations need the recorded velocities v too")
     for name, arr in (("q", q), ("v", v), ("tau", tau)) + ((("a", a),) if a is not None else ()):
+        if arr is None:  # no velocities: differentiated from q (method "filter")
+            continue
         arr = np.asarray(arr, dtype=float)
         if arr.ndim != 2 or arr.shape[1] != model.nv:
             raise InputError(f"{name}: expected shape (N, {model.nv}), got {arr.shape}")
@@ -428,37 +510,56 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
         raise InputError(f"non-finite values in {'; '.join(where)} at sample(s) "
                          f"{np.flatnonzero(bad)[:10].tolist()}"
                          f"{' …' if bad.sum() > 10 else ''} — drop or repair those rows")
-    Q, V, TAU = arrays["q"], arrays["v"], arrays["tau"]
+    Q, V, TAU = arrays["q"], arrays.get("v"), arrays["tau"]
     if a is not None:
         A = arrays["a"]
         return _fit_all(model, law, terms, V, TAU, A, joint_wrenches_batch(model, Q, V, A),
                         np.ones(V.shape, dtype=bool), _inertial_scale(model, Q, A),
-                        balance_tolerance, min_velocity, min_samples, folds, progress)
+                        balance_tolerance, min_velocity, min_samples, folds, progress, damping)
     if t is None:
         raise InputError("without recorded accelerations, give the time stamps t")
     if method not in METHODS:
         raise InputError(f"acceleration method must be one of {METHODS}, got {method!r}")
+    if method == "auto":
+        method = "step" if simulator_step_log(t, Q, V) else "filter"
+    if method == "filter":
+        Qf, Vf, A, valid, w = filtered_states(t, Q, V)
+        try:
+            with np.errstate(over="raise", invalid="raise"):
+                return _fit_all(model, law, terms, Vf, TAU, A,
+                                joint_wrenches_batch(model, Qf, Vf, A), valid,
+                                _inertial_scale(model, Qf, A), 0.0, min_velocity, min_samples,
+                                folds, progress, damping, lags=w, t=np.asarray(t, float))
+        except (InputError, FloatingPointError, np.linalg.LinAlgError) as exc:
+            raise _overflow(exc, Vf, A, TAU) from None
+    if V is None:
+        raise InputError(f"method {method!r} needs the logged velocities v")
     if method == "savgol":
         Qw, Vw, A, valid = savgol_states(t, Q, V)
         return _fit_all(model, law, terms, V, TAU, A, joint_wrenches_batch(model, Qw, Vw, A),
                         valid,
                         _inertial_scale(model, Qw, A), balance_tolerance, min_velocity,
-                        min_samples, folds, progress)
+                        min_samples, folds, progress, damping)
     # the simulator's step replayed (step_model.py): the states its friction balance used
     replay = StepReplay(model, t, Q, V)
     try:
         with np.errstate(over="raise", invalid="raise"):
             result = _fit_all(model, law, terms, V, TAU, replay.A, replay.wrenches(),
                               replay.valid, _inertial_scale(model, replay.Qh, replay.A),
-                              balance_tolerance, min_velocity, min_samples, folds, progress)
+                              balance_tolerance, min_velocity, min_samples, folds, progress,
+                              damping)
     except (InputError, FloatingPointError, np.linalg.LinAlgError) as exc:
-        # only an overflow gets here (the inputs were checked above)
-        raise InputError(
-            f"the fit of the replayed steps overflowed ({str(exc).splitlines()[0][:80]}): "
-            f"the log's magnitudes (|q̇| ≤ {np.abs(V).max():.3g}, |q̈| ≤ "
-            f"{np.abs(replay.A).max():.3g}, |τ| ≤ {np.abs(TAU).max():.3g}) are far beyond any "
-            "motion of this robot — check the units and columns") from None
+        raise _overflow(exc, V, replay.A, TAU) from None
     return result
+
+
+def _overflow(exc, V, A, TAU):
+    """The one-line error of a fit that overflowed (the inputs were checked finite before)."""
+    return InputError(
+        f"the fit of the log's rows overflowed ({str(exc).splitlines()[0][:80]}): "
+        f"the log's magnitudes (|q̇| ≤ {np.abs(V).max():.3g}, |q̈| ≤ "
+        f"{np.abs(A).max():.3g}, |τ| ≤ {np.abs(TAU).max():.3g}) are far beyond any "
+        "motion of this robot — check the units and columns")
 
 
 def _inertial_scale(model, Q, A):
@@ -471,28 +572,33 @@ def _inertial_scale(model, Q, A):
 
 
 def _fit_all(model, law, terms, V, TAU, A, W, valid, inertial, tolerance, min_velocity,
-             min_samples, folds, progress):
+             min_samples, folds, progress, damping, lags=0, t=None):
     """Every joint's fit from the joint wrenches W (N, nv, 6) of the rows' states; the motor
     effort that is not friction: fn∥ (eq. 2.7.5), the armature's armature∘q̈ and the URDF
     damping d∘q̇ (the simulator applies both besides the friction law). Each row's balance is
     known to ± tolerance·(|τ| + |that effort| + inertial) (step 4)."""
     axial = np.einsum("nik,ik->ni", W, model.motion_subspaces)
-    other = axial + np.asarray(model.damping, float) * V
+    other = axial + damping * V
     if "armature" not in terms:
         other = other + np.asarray(model.armature, float) * A
     delta = tolerance * (np.abs(TAU) + np.abs(other) + inertial)
+    # the effort's timing against the states (t given: the filter method): τ logged at t_k may
+    # have acted at t_k − δ (a zero-order hold over the simulator's step: δ = h/2; a sensor's
+    # delay); other(t_k − δ) ≈ other − δ·d(other)/dt, δ a per-joint nuisance of the fit
+    rate = None if t is None else np.gradient(other, t, axis=0)
     present = structural_loads(model)
     result = FitResult(law, terms=terms)
     for i in range(model.nv):
         result.joints.append(_fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid,
-                                        present[i], min_velocity, min_samples, folds))
+                                        present[i], min_velocity, min_samples, folds, lags,
+                                        None if rate is None else rate[:, i]))
         if progress is not None:
             progress(i + 1, model.nv)
     return result
 
 
 def _fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid, present, min_velocity,
-               min_samples, folds):
+               min_samples, folds, lags=0, rate=None):
     """One joint's JointFit."""
     joint, kind = model.joint_names[i], model.kinds[i]
     rows = np.flatnonzero((np.abs(V[:, i]) > min_velocity) & valid[:, i])
@@ -528,20 +634,46 @@ def _fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid, present,
         return jf
     y = np.sign(vi) * (TAU[rows, i] - other[rows, i])  # = |τf| (eq. 2.7.5)
     Xa = X[:, cols]
-    theta, r = _ols(Xa, y)
-    cov, jf.hac_lags, jf.residual_autocorrelation = hac_covariance(Xa, r, rows, len(V))
+    p = len(cols)
+    if rate is not None:  # the effort delay's column (nuisance, unbounded): y += −sign(q̇)·δ·ȯ
+        Xa = np.column_stack([Xa, -np.sign(vi) * rate[rows]])
+    theta_u, r = _ols(Xa, y)
+    cov, jf.hac_lags, jf.residual_autocorrelation = hac_covariance(Xa, r, rows, len(V), lags)
+    # effective sample count after the residuals' correlation: n·SE²(white)/SE²(HAC), median
+    white = np.diag(np.linalg.inv(Xa.T @ Xa)) * float(r @ r) / max(len(y) - Xa.shape[1], 1)
+    ratio = white / np.maximum(np.diag(cov), 1e-300)
+    jf.effective_samples = float(min(len(y) * np.median(ratio[:p]), len(y)))
+    jf.velocity_range = (float(np.abs(vi).min()), float(np.abs(vi).max()))
+    if rate is not None:
+        jf.effort_delay = (float(theta_u[p]), float(np.sqrt(max(cov[p, p], 0.0))))
+        y = y - Xa[:, p] * theta_u[p]  # the delay compensated; the law's columns from here on
+        Xa, theta_u, cov = Xa[:, :p], theta_u[:p], cov[:p, :p]
     se = np.sqrt(np.maximum(np.diag(cov), 0.0))
     q975 = float(student_t.ppf(0.975, max(len(y) - len(cols), 1)))
     # the worst case of errors bounded by delta: |Δθ| ≤ |(ΦᵀΦ)⁻¹Φᵀ| δ
     bound = np.abs(np.linalg.solve(Xa.T @ Xa, Xa.T)) @ delta[rows, i]
     jf.balance_precision = float(np.sqrt(np.mean(delta[rows, i] ** 2)))
+    theta, held = bounded_least_squares(Xa, y, theta_u)
+    r = y - Xa @ theta
     for m, k in enumerate(cols):
         nm = names[k]
         jf.coefficients[nm] = float(theta[m])
         jf.standard_errors[nm] = float(se[m])
         jf.resolution[nm] = float(bound[m])
         half = q975 * se[m] + bound[m]
-        jf.intervals[nm] = (float(theta[m] - half), float(theta[m] + half))
+        lo, hi = float(theta_u[m] - half), float(theta_u[m] + half)
+        jf.unconstrained[nm] = float(theta_u[m])
+        if held[m]:
+            jf.at_bound[nm] = float(LOWER_BOUND)
+        if theta_u[m] + CONTRADICTION * se[m] + bound[m] < LOWER_BOUND:
+            # the log contradicts a physical coefficient beyond any chance (a true value ≥ 0
+            # gives this with P < 3e-7): not friction as modelled
+            jf.contradicted[nm] = (lo, hi)
+        # the unconstrained 95 % interval intersected with the physical set {θ ≥ 0} covers
+        # whenever the unconstrained one does (the truth is physical); widened to hold the
+        # bounded estimate, which may leave it when another coefficient is held
+        lo, hi = max(lo, LOWER_BOUND), max(hi, LOWER_BOUND)
+        jf.intervals[nm] = (min(lo, float(theta[m])), max(hi, float(theta[m])))
     Xs = Xa / np.sqrt(np.mean(Xa ** 2, axis=0))
     s = np.linalg.svd(Xs, compute_uv=False)
     jf.condition_number = float(s[0] / s[-1])

@@ -16,11 +16,11 @@ log formats (SI units: s, rad or m, rad/s or m/s, N·m or N; one row per control
   CSV  comma-separated, first line a header naming the columns:
          t                    time stamp [s], strictly increasing
          q_<joint>            position of each movable URDF joint
-         v_<joint>            velocity
+         v_<joint>            (optional) velocity; without it the fit differentiates q
          tau_<joint>          motor effort applied over the period ending at t
          a_<joint>            (optional) acceleration; then no differentiation
        extra columns are ignored; every joint of the robot must be present.
-  NPZ  numpy.savez arrays: t (N,), q, v, tau (N, n) (optional a), joint_names (n,) of str,
+  NPZ  numpy.savez arrays: t (N,), q, tau (N, n) (optional v, a), joint_names (n,) of str,
        the column order of q, v, tau; extra joints are ignored.
   bag  ROS 2 bag directory (sqlite3 .db3 or MCAP) with sensor_msgs/msg/JointState on --topic
        (default /joint_states): header.stamp, name, position, velocity and effort (the applied
@@ -64,7 +64,7 @@ def load_csv(path, model):
     for key in ("q", "v", "tau", "a"):
         want = [f"{key}_{j}" for j in model.joint_names]
         have = [w in cols for w in want]
-        if not any(have) and key == "a":
+        if not any(have) and key in ("a", "v"):  # no velocities: the fit differentiates q
             continue
         if not all(have):
             missing += [w for w, h in zip(want, have) if not h]
@@ -88,10 +88,10 @@ def _load_npz(path, model):
         z = np.load(path, allow_pickle=False)
     except Exception as exc:  # noqa: BLE001 - any unreadable file is one line
         raise InputError(f"{path}: not a readable NPZ file ({exc})") from None
-    need = [k for k in ("t", "q", "v", "tau", "joint_names") if k not in z.files]
+    need = [k for k in ("t", "q", "tau", "joint_names") if k not in z.files]
     if need:
         raise InputError(f"{path}: NPZ lacks array(s) {need} (has {sorted(z.files)}); expected "
-                         "t, q, v, tau, joint_names (optional a)")
+                         "t, q, tau, joint_names (optional v, a)")
     names = [str(n) for n in np.atleast_1d(z["joint_names"])]
     order = _order(model, names, path)
     out = {"t": np.asarray(z["t"], float).reshape(-1)}

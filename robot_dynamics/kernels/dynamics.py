@@ -245,7 +245,7 @@ def transformed_inertia(R, i, p0, p1, p2, I, k):
     """The spatial inertia I[k] = [[m1, −ĥ], [ĥ, Ī]] seen from a frame in which its own frame has
     rotation R[i] (the leading 3×3 of R[i]) and origin (p0, p1, p2): h' = R h + m p and
     Ī' = R Ī Rᵀ − (p h_Rᵀ + h_R pᵀ − 2 h_R·p 1) − m (p pᵀ − |p|² 1) with h_R = R h
-    (~110 flops instead of two 6×6 products; scalars only, every input read once).
+    (far fewer flops than two 6×6 products; scalars only, every input read once).
     Returns (m, h'0, h'1, h'2, Ī'00, Ī'01, Ī'02, Ī'10, …, Ī'22)."""
     m = I[k, 0, 0]
     h0, h1, h2 = I[k, 5, 1], I[k, 3, 2], I[k, 4, 0]
@@ -453,7 +453,7 @@ def add_rotor_effort(arm, a, tau):
 
 # Entry points carry explicit signatures: an argument of another type (a list, ints, a 2-D or
 # non-contiguous or read-only array) raises TypeError at dispatch instead of compiling a new
-# specialisation. The Python callers do not rely on that (a failed dispatch costs ~0.4 ms):
+# specialisation. The Python callers do not rely on that (a failed dispatch is slow):
 # they test errors.plain first and convert with errors.as_vector.
 F1 = "float64[::1]"
 

@@ -45,7 +45,7 @@ SCREEN = 1e-3
 #: Newton's matrix (robot_dynamics.algorithm.friction_solve.CHORD)
 CHORD = 0.1
 #: premature releases after which the active set changes one joint at a time
-#: (robot_dynamics.algorithm.friction_solve; every joint at once before: fewer changes, e.g. 4.0 → 3.0 on talos)
+#: (robot_dynamics.algorithm.friction_solve; why 2: docs/measurements.md)
 PREMATURE = 2
 
 

@@ -1,13 +1,14 @@
 """Flat memory layout shared by the compiled entry points and :class:`~robot_dynamics.multibody.model.Data`.
 
-A numba call costs about 0.08 µs per array argument before any work is done, so the per-call
-entry points take few arguments, each one flat float64 array:
+A numba call pays a fixed cost per array argument before any work is done (docs/measurements.md),
+so the per-call entry points take few arguments, each one flat float64 array:
 
 * the model, built once per model by :func:`pack_model`: an int section (n, joint kinds,
   parents, the offsets of the work fields below, the joint relations) kept as int64 bit
   patterns, then the floats (axes, joint rotations and translations at q = 0, spatial inertias,
   motion subspaces, gravity, armature; the Model's gravity and armature setters write those
-  last slots, and ``model._g`` / ``model._arm`` are views of them);
+  last slots, and ``model._g`` / ``model._arm`` are views of them; ``Model.set_payload`` writes
+  the spatial inertias through ``model._I6``);
 * the friction laws (:func:`pack_laws`): one int code and ``LAW_PARAMS`` parameters per joint
   (a composite law packs up to three built-in laws in its block, :mod:`.friction`);
 * the workspace ``data._work``. ``data.liMi_R``, ``data.v``, ``data.f``, ``data.M`` … are views
@@ -194,8 +195,8 @@ def _pointer(typingctx, address):
 
 @njit(cache=True)
 def _v(buf, start, shape):
-    """C-contiguous view of ``buf[start:]`` with ``shape``, built in ~1 ns (``reshape`` costs
-    ~20 ns, and an ``as_strided`` view is of 'A' layout, slower to index). The caller keeps
+    """C-contiguous view of ``buf[start:]`` with ``shape``, cheaper to build than ``reshape``
+    (an ``as_strided`` view is of 'A' layout, slower to index). The caller keeps
     ``buf`` alive; :func:`pack_model` / :func:`make_work` sized it for every view."""
     return carray(_pointer(buf.ctypes.data + start * buf.itemsize), shape, dtype=buf.dtype)
 
@@ -246,6 +247,14 @@ def gravity_view(model):
     """``model._mb``'s gravity slot, written by the Model's gravity setter."""
     b = _float_start(model)
     return model._mb[b:b + 3]
+
+
+def inertia_view(model):
+    """``model._mb``'s spatial inertias (n, 6, 6) in the body frames (``model_views``' I6),
+    written by the Model's ``set_payload``."""
+    n = model.nv
+    b = int(model._mb[:2].view(np.int64)[1]) + 15 * n
+    return model._mb[b:b + 36 * n].reshape(n, 6, 6)
 
 
 def armature_view(model):

@@ -17,16 +17,14 @@ from robot_dynamics.errors import ModelError
 from robot_dynamics.kernels.dynamics import crba_entry
 from robot_dynamics.multibody import joints as jt
 from robot_dynamics.multibody.coupling import couple
+from robot_dynamics.multibody.inertia import add_part, body_parameters, placed
+from robot_dynamics.multibody.inertia import check_inertia as _check_inertia
 from robot_dynamics.multibody.description import RobotDescription
-from robot_dynamics.kernels.layout import (armature_view, gravity_view, pack_laws, pack_model,
-                                           relations)
+from robot_dynamics.kernels.layout import (armature_view, gravity_view, inertia_view, pack_laws,
+                                           pack_model, relations)
 from robot_dynamics.multibody.model import Model, _frozen, _names, _num, _nums
-from robot_dynamics.spatial.algebra import skew, spatial_inertia
+from robot_dynamics.spatial.algebra import spatial_inertia
 
-#: Inertia checks are relative to the body's own scale (its largest principal moment, or m·|c|²
-#: when that is larger), plus an absolute floor far below any real body (1 g at 1 mm: 1e-9 kg·m²).
-_INERTIA_RTOL = 1e-9
-_INERTIA_ATOL = 1e-15
 #: The mass matrix is singular when its smallest eigenvalue is below this fraction of its largest.
 _MASS_MATRIX_RTOL = 1e-12
 _MASS_MATRIX_SAMPLES = 3
@@ -39,30 +37,6 @@ class _Body:
     first_moment: np.ndarray = field(default_factory=lambda: np.zeros(3))  # Σ m c
     inertia_origin: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))  # about origin
     links: list = field(default_factory=list)  # URDF links merged into this body
-
-
-def _check_inertia(m: float, c: np.ndarray, Ic: np.ndarray) -> tuple[str | None, bool]:
-    """Check a merged moving rigid body (mass ``m``, CoM ``c``, inertia ``Ic`` about the CoM).
-
-    Returns (problem, degenerate): ``problem`` says why no rigid body has these parameters
-    (None when one could), ``degenerate`` whether its spatial inertia is singular (no mass, or a
-    zero principal moment), so that the mass matrix must be checked. Tolerances are relative to
-    the body's own inertia scale (its largest principal moment, or m·|c|² when larger).
-    """
-    eig = np.linalg.eigvalsh(0.5 * (Ic + Ic.T))
-    scale = max(float(np.abs(eig).max()), abs(m) * float(c @ c))
-    tol = _INERTIA_RTOL * scale + _INERTIA_ATOL
-    a, b, cmax = (float(x) for x in eig)
-    if m < 0:
-        return f"mass {_num(m)} is negative", True
-    if m == 0 and cmax > tol:
-        return f"rotational inertia (principal moments {_nums(eig)}) without mass", True
-    if a < -tol:
-        return (f"inertia is not positive semi-definite (principal moments {_nums(eig)})", True)
-    if a + b < cmax - tol:
-        return (f"principal moments {_nums(eig)} break the triangle inequality (I1 + I2 >= I3): "
-                "no rigid body has this inertia", a <= tol)
-    return None, m == 0 or a <= tol
 
 
 def _validation_policy(validate, allow_massless) -> str:
@@ -186,12 +160,9 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81), validate: 
         body.links.append(link.name)
         if link.mass == 0 and not link.inertia.any():
             return
-        R = T[:3, :3] @ link.inertia_rotation
-        c = T[:3, :3] @ link.com + T[:3, 3]
-        Ic = R @ link.inertia @ R.T
-        body.mass += link.mass
-        body.first_moment += link.mass * c
-        body.inertia_origin += Ic - link.mass * (skew(c) @ skew(c))
+        c, Ic = placed(T, link.com, link.inertia, link.inertia_rotation)
+        body.mass, body.first_moment, body.inertia_origin = add_part(
+            (body.mass, body.first_moment, body.inertia_origin), link.mass, c, Ic)
 
     add_link_inertia(links[root], base, np.eye(4))
     for lname in order[1:]:  # depth-first, so bodies are numbered parents first
@@ -243,9 +214,7 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81), validate: 
     spatial = np.zeros((n, 6, 6))
     degenerate = False
     for i, body in enumerate(bodies):
-        m = body.mass
-        c = body.first_moment / m if m > 0 else np.zeros(3)
-        Ic = body.inertia_origin + m * (skew(c) @ skew(c))
+        m, c, Ic = body_parameters((body.mass, body.first_moment, body.inertia_origin))
         problem, singular = _check_inertia(m, c, Ic)
         degenerate |= singular
         if problem:
@@ -294,6 +263,12 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81), validate: 
         model.kinds, model.parents, model.axes, model.joint_rotations, model.joint_translations,
         model.spatial_inertias, model.motion_subspaces))
     model._mb = pack_model(model)  # the same, flat, for the fused entry points
+    model._I6 = inertia_view(model)  # spatial inertias in the packed model (set_payload writes)
+    #: each body as built (the base is -1): its sums (mass, first moment, inertia about the
+    #: origin) and parameters, so a payload adds to the sums and its removal restores them
+    model._rigid = {i: ((b.mass, b.first_moment, b.inertia_origin), masses[i], coms[i],
+                        inertias[i], spatial[i]) for i, b in enumerate(bodies)}
+    model._rigid[-1] = ((base.mass, base.first_moment, base.inertia_origin), base.mass)
     model._g = gravity_view(model)  # gravity lives in the packed model; the setter writes it
     model._arm = armature_view(model)  # so does the armature (its setter writes it)
     model._rel = (*relations(model.parents), np.array(model.parents))  # see kernels/layout

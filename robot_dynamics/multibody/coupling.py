@@ -196,6 +196,16 @@ class MimicModel(Model):
     def create_data(self) -> "MimicData":
         return MimicData(self)
 
+    @property
+    def payloads(self):
+        """The payloads of the full tree (:meth:`Model.payloads`; links belong to bodies)."""
+        return self.full.payloads
+
+    def set_payload(self, link: str, mass, com=(0.0, 0.0, 0.0), inertia=None) -> None:
+        """:meth:`Model.set_payload` on the full tree (``model.full``), where the bodies are: a
+        payload on any link, a follower's included, reaches every algorithm of this model."""
+        self.full.set_payload(link, mass, com, inertia)
+
     def joint_index(self, name: str) -> int:
         if name in getattr(self, "followers", {}):
             raise ModelError(f"joint {name!r} of robot {self.name!r} mimics "

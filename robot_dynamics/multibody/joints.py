@@ -66,17 +66,6 @@ def motion_subspace(kind: int, axis) -> np.ndarray:
     return S
 
 
-def split_wrench(kind: int, axis, wrench):
-    """Split a joint wrench ``fn = [f; n]`` into J∥ ⊕ J⊥ (seed 004 §2.4).
-
-    Returns ``(axial, normal)``: the scalar axial effort (``n·e`` revolute, ``f·e`` prismatic)
-    and the 6-vector of the reaction with that axial part removed. ``axial·S + normal == fn``.
-    """
-    S = motion_subspace(kind, axis)
-    axial = float(S @ wrench)
-    return axial, np.asarray(wrench, dtype=float) - axial * S
-
-
 def normal_basis(kind: int, axis) -> np.ndarray:
     """Orthonormal basis (5, 6) of J⊥ for one joint: the reaction components a perfect joint
     exchanges without doing work (seed 004 §2.4). Rows are spatial force directions:

@@ -7,14 +7,28 @@ limits); a Data holds the buffers one user's computations write. Algorithms take
 """
 from __future__ import annotations
 
+import difflib
 from types import MappingProxyType
+from typing import NamedTuple
 
 import numpy as np
 
 from robot_dynamics.errors import ModelError, as_vector
+from robot_dynamics.multibody.inertia import add_part, body_parameters, check_inertia, placed
+from robot_dynamics.spatial.algebra import spatial_inertia
 from robot_dynamics.kernels.fd import ACC
 from robot_dynamics.kernels.friction import ID_OUT
 from robot_dynamics.kernels.layout import make_work
+
+class Payload(NamedTuple):
+    """A load carried by a link (:meth:`Model.set_payload`): ``mass`` (kg), ``com`` (3,) its
+    centre of mass in the link frame, ``inertia`` (3, 3) about that centre, link-frame axes."""
+
+    link: str
+    mass: float
+    com: np.ndarray
+    inertia: np.ndarray
+
 
 class Model:
     """Constant description of a fixed-base robot. See docs/ARCHITECTURE.md for every field."""
@@ -31,6 +45,7 @@ class Model:
         self.base_link = ""
         self._gravity = np.array([0.0, 0.0, -9.81])
         self._armature = np.zeros(0)
+        self._payloads: dict[str, Payload] = {}
 
     # -- gravity and armature are the settable fields ---------------------------------------
     @property
@@ -72,6 +87,65 @@ class Model:
             self._arm[:] = a
         a.setflags(write=False)
         self._armature = a
+
+    # -- payloads: masses carried by links, set and removed at run time ------------------------
+    @property
+    def payloads(self) -> MappingProxyType:
+        """The payloads set by :meth:`set_payload`, link name → :class:`Payload` (read-only)."""
+        return MappingProxyType(self._payloads)
+
+    def set_payload(self, link: str, mass, com=(0.0, 0.0, 0.0), inertia=None) -> None:
+        """Let ``link`` carry a rigid load of ``mass`` kg > 0, centre of mass ``com`` in the link
+        frame and rotational inertia ``inertia`` (3×3, about the centre of mass, link-frame
+        axes; default zeros: a point mass); ``mass=None`` removes the link's payload.
+
+        As Franka's ``SetLoad`` or UR's ``set_payload``, at run time: the model is not rebuilt,
+        and every algorithm, an existing Data or Simulator and mimic models (through
+        ``model.full``) see it at once. The load joins the body that moves ``link`` (a link
+        fixed to another is placed with its fixed joints) exactly as a fixed child link of that
+        mass in the URDF would (parallel-axis theorem); setting a link's payload again replaces
+        it, and removing the last one of a body restores the built inertias bit for bit. A
+        payload on a link fixed to the base moves no joint (it adds to ``base_mass`` only).
+        Bad input raises a one-line :class:`ModelError` naming the field.
+        """
+        body, _ = self._payload_frame(link)
+        if mass is None:
+            if self._payloads.pop(link, None) is not None:
+                self._refresh_body(body)
+            return
+        self._payloads[link] = payload_parameters(link, mass, com, inertia)
+        self._refresh_body(body)
+
+    def _payload_frame(self, link):
+        frames = self.__dict__.get("frames", {})
+        if isinstance(link, str) and link in frames:
+            return frames[link]
+        raise ModelError(f"set_payload: link: {unknown_link(self, link)}")
+
+    def _refresh_body(self, body: int) -> None:
+        """Write the inertia of ``body`` (as built, plus its payloads) wherever it is read: the
+        packed model (``_I6``), the kernels' copies (``_kargs``) and the per-body fields."""
+        sums, *built = self._rigid[body]
+        loads = [(p, self.frames[p.link][1]) for p in self._payloads.values()
+                 if self.frames[p.link][0] == body]
+        for p, Tl in loads:
+            sums = add_part(sums, p.mass, *placed(Tl, p.com, p.inertia))
+        if body < 0:  # fixed to the base: no joint moves it
+            self.base_mass = built[0] if not loads else float(sums[0])
+            return
+        if loads:
+            m, c, Ic = body_parameters(sums)
+            I6 = spatial_inertia(m, c, Ic)
+        else:  # as built, bit for bit
+            m, c, Ic, I6 = built
+        self._I6[body] = I6
+        self._kargs[5][body] = I6
+        for name, value in (("masses", m), ("coms", c), ("inertias", Ic),
+                            ("spatial_inertias", I6)):
+            a = np.array(getattr(self, name))
+            a[body] = value
+            a.setflags(write=False)
+            setattr(self, name, a)
 
     def create_data(self) -> "Data":
         """A new :class:`Data` workspace for this model (one per user/thread)."""
@@ -166,6 +240,61 @@ class Data:
     def fd_report(self, report):
         self._report = report
 
+
+
+def unknown_link(model, link) -> str:
+    """'robot … has no link …; did you mean …? (links: …)' for a link ``model`` lacks."""
+    frames = model.frames
+    close = difflib.get_close_matches(str(link), list(frames), n=3)
+    hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+    return f"robot {model.name!r} has no link {link!r}{hint} (links: {_names(frames, 12)})"
+
+
+def payload_parameters(link: str, mass, com, inertia, where: str | None = None) -> Payload:
+    """A checked :class:`Payload`, or a one-line :class:`ModelError` naming the field (mass > 0
+    finite; com 3 finite numbers; inertia 3×3, finite, symmetric, positive semi-definite and
+    within the triangle inequality I1 + I2 >= I3, as every rigid body)."""
+    where = where or f"payload on {link!r}"
+    m = _floats(mass, ())
+    if m is None or not np.isfinite(m) or m <= 0:
+        raise ModelError(f"{where}: mass: expected a finite number > 0 (kg), got {mass!r} "
+                         "(mass=None removes the payload)")
+    c = _floats(com, (3,))
+    if c is None or not np.all(np.isfinite(c)):
+        raise ModelError(f"{where}: com: expected 3 finite numbers (m, link frame), got "
+                         f"{_shown(com)}")
+    Ic = np.zeros((3, 3)) if inertia is None else _floats(inertia, (3, 3))
+    if Ic is None or not np.all(np.isfinite(Ic)):
+        raise ModelError(f"{where}: inertia: expected a 3x3 matrix of finite numbers (kg·m², "
+                         f"about the com), got {_shown(inertia)}")
+    asym = float(np.abs(Ic - Ic.T).max())
+    if asym > 1e-9 * float(np.abs(Ic).max()) + 1e-15:
+        raise ModelError(f"{where}: inertia: not symmetric (|I - Iᵀ| = {_num(asym)}): "
+                         f"{Ic.tolist()}")
+    problem, _ = check_inertia(m, c, Ic)
+    if problem:
+        raise ModelError(f"{where}: inertia: {problem}")
+    c.setflags(write=False)
+    Ic.setflags(write=False)
+    return Payload(link, m, c, Ic)
+
+
+def _floats(x, shape):
+    """``x`` as a float array of ``shape`` (a float for ``()``), or None when it is not numbers
+    (strings, booleans, None, ragged lists) of that shape."""
+    try:
+        a = np.array(x)
+    except (TypeError, ValueError):
+        return None
+    if a.dtype.kind not in "iuf" or a.shape != shape:
+        return None
+    a = a.astype(float)
+    return float(a) if shape == () else a
+
+
+def _shown(x) -> str:
+    """A value as one line (an array's repr spans several)."""
+    return repr(x.tolist()) if isinstance(x, np.ndarray) else " ".join(repr(x).split())
 
 
 def _frozen(a) -> np.ndarray:

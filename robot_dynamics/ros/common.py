@@ -285,12 +285,6 @@ def seconds_to_stamp(t: float, msg_time):
     return msg_time
 
 
-def finite_or_none(values):
-    """The array if every entry is finite, else None (nothing non-finite leaves a node)."""
-    arr = np.asarray(values, dtype=float)
-    return arr if np.all(np.isfinite(arr)) else None
-
-
 def parameter_error_text(exc) -> str:
     """One line for a parameter value a node refuses (ValueError from its checks, or rclpy's
     ParameterException "<why>: <name>", its range message shortened to "<value> is out of
@@ -334,6 +328,22 @@ def _array_hint(name, given, element):
             f"[{', '.join(repr(float(x)) for x in example)}]")
 
 
+def _construct(node_class):
+    """``node_class()``; when its constructor raises, the half-built node is destroyed first
+    (its publishers, services, state thread): never destroyed, it stays registered with the
+    middleware (Jazzy then warns "Publisher already registered for node name")."""
+    node = node_class.__new__(node_class)
+    try:
+        node.__init__()
+    except BaseException:
+        try:
+            node.destroy_node()
+        except Exception:  # noqa: BLE001 - Node.__init__ itself failed: nothing to destroy
+            pass
+        raise
+    return node
+
+
 def run_node(node_class, args=None):
     """Standard main(): init, spin until Ctrl-C, shut down cleanly."""
     import rclpy
@@ -344,16 +354,21 @@ def run_node(node_class, args=None):
 
     from robot_dynamics.ros.params import wants_help
 
+    from robot_dynamics.ros import signals
+
     if wants_help((sys.argv if args is None else args)[1:]):  # (python -m ….nodes.<node> -h)
         from robot_dynamics.ros.params import format_help
 
         print(format_help(getattr(node_class, "node_name", node_class.__name__)))
         return
-    rclpy.init(args=args)
-    node = None
+    # the first SIGINT/SIGTERM raises KeyboardInterrupt once, later ones are ignored: the
+    # clean-up below always runs to its end (signals.py says why)
+    signals.install()
+    node = executor = None
     try:
+        rclpy.init(args=args)
         try:
-            node = node_class()
+            node = _construct(node_class)
         except (ValueError, ParameterException) as exc:
             # a user mistake in the node's parameters: one line naming it, exit code 2
             name = getattr(node_class, "node_name", node_class.__name__)
@@ -368,6 +383,8 @@ def run_node(node_class, args=None):
         else:
             executor = SingleThreadedExecutor()
         executor.add_node(node)
+        if signals.received() is not None:  # its KeyboardInterrupt was swallowed (raised in a
+            raise KeyboardInterrupt  # __del__, say) before rclpy's handler could stop the spin
         # everything built so far (modules, model, compiled kernels) lives as long as the
         # process: out of the collector's sight, a full collection no longer walks it (pauses
         # of milliseconds, at the 99th percentile of a 1 kHz loop's latency)
@@ -381,6 +398,8 @@ def run_node(node_class, args=None):
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        if executor is not None:  # its threads end before the node and the context go
+            executor.shutdown(timeout_sec=2.0)
         if node is not None:
             closing, name = getattr(node, "closing_line", None), node.get_name()
             try:  # a last word, e.g. where the simulation got to
@@ -392,3 +411,4 @@ def run_node(node_class, args=None):
                 rclpy.logging.get_logger(name).info(last)  # shut down by the signal already
         if rclpy.ok():
             rclpy.shutdown()
+        signals.finish()

@@ -45,7 +45,7 @@ import numpy as np
 import rclpy
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
-from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -54,10 +54,10 @@ from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
 from robot_dynamics.algorithm.crba import gravity_torques
 from robot_dynamics.errors import InputError
-from robot_dynamics.control.friction_compensation import (compensated_inverse_dynamics,
-    direction_velocity)
-from robot_dynamics.control.execution import (GoalExecution, GoalRejected, SegmentTolerances,
-    TrajectoryExecution, effort_demand, goal_tolerances, validate_trajectory)
+from robot_dynamics.control.computed_torque import ReferenceDirection, computed_torque
+from robot_dynamics.control.execution import (GoalExecution, GoalRejected, Outcome,
+                                              SegmentTolerances, TrajectoryExecution,
+                                              effort_demand, goal_tolerances, validate_trajectory)
 from robot_dynamics.multibody.units import units_of
 from robot_dynamics.ros.common import (STATE_QOS, JointStateMatcher, declare,
     declare_robot_parameters, load_robot, per_joint, run_node, seconds_to_stamp, stamp_to_seconds)
@@ -188,7 +188,13 @@ class IdController(Node):
         self._received = time.monotonic()  # when the last trajectory or goal came in
         self.trajectories_received = 0  # topic trajectories taken (valid or not)
         self._goals = {}  # goal UUID → GoalExecution (action goals being executed)
-        self._pending = {}  # id(goal request) → (request, command, tolerances) from goal time
+        self._pending = {}  # id(goal request) → (request, command, tolerances, arrival number)
+        # goals own the arm from their acceptance (JTC): arrival numbers, the newest installed
+        # one, and cancels that came before their goal was installed, under one lock
+        self._goal_lock = threading.Lock()
+        self._arrivals = 0
+        self._newest = 0
+        self._early_cancels = set()
         # raw: the bytes are read into arrays here, without one Python object per point
         self.create_subscription(JointTrajectoryMsg, "~/joint_trajectory", self.on_trajectory,
                                  TRAJECTORY_SUB_QOS, raw=True)
@@ -382,13 +388,12 @@ class IdController(Node):
             else:
                 self.get_logger().warning(text)
         self.last_error = qd - q
-        a_cmd = ad + self.kd * (vd - v) + self.kp * (qd - q)
-        friction = self.friction if self.friction_compensation else None
-        w = direction_velocity(vd, qd - q, v, error_gain=self.error_gain, blend=self.blend)
-        tau = compensated_inverse_dynamics(self.model, self.data, q, v, a_cmd, friction, w,
-                                           blend=self.blend, smoothing_velocity=self.smoothing)
-        if self.friction_compensation:  # the URDF's joint damping, which the simulator applies
-            tau = tau + self.model.damping * v
+        compensate = self.friction_compensation  # friction and the URDF's joint damping
+        tau = computed_torque(self.model, self.data, q, v, qd, vd, ad, self.kp, self.kd,
+                              self.friction if compensate else None,
+                              damping=self.model.damping if compensate else None,
+                              direction=ReferenceDirection(self.error_gain, self.blend,
+                                                           self.smoothing))
         sent = self.publish(tau)
         if sent is not None:  # one tuple: ~/controller_state reads it from another thread
             self._snapshot = (t, q, v, qd, vd, ad, sent)
@@ -483,12 +488,15 @@ class IdController(Node):
                                    "~/joint_trajectory topic still works)")
             return None
         self._fjt = FollowJointTrajectory
-        # goals run in their own group so that state callbacks go on while they wait
+        # goal and cancel requests are served one at a time, in the order they arrive (the
+        # newest accepted goal owns the arm); the execute callbacks, which wait while the goal
+        # runs, are executor tasks outside this group: state callbacks and requests go on
         return ActionServer(self, FollowJointTrajectory, "~/follow_joint_trajectory",
                             execute_callback=self._execute_goal,
                             goal_callback=self._on_goal,
+                            handle_accepted_callback=self._on_accepted,
                             cancel_callback=self._on_cancel,
-                            callback_group=ReentrantCallbackGroup())
+                            callback_group=MutuallyExclusiveCallbackGroup())
 
     def _goal_command(self, goal):
         """Validate a FollowJointTrajectory goal: (command, tolerances) or GoalRejected."""
@@ -507,6 +515,9 @@ class IdController(Node):
         return command, tol
 
     def _on_goal(self, goal):
+        with self._goal_lock:  # numbered as they arrive: the newest one owns the arm
+            self._arrivals += 1
+            arrival = self._arrivals
         self._received = time.monotonic()
         self.get_logger().info("Received new action goal")
         try:
@@ -514,42 +525,73 @@ class IdController(Node):
         except GoalRejected as exc:
             self.get_logger().error(f"Rejected action goal: {exc} (error code {exc.code})")
             return GoalResponse.REJECT
-        self._pending[id(goal)] = (goal, command, tol)
+        self._pending[id(goal)] = (goal, command, tol, arrival)
         self.get_logger().info("Accepted new action goal")
         return GoalResponse.ACCEPT
 
+    def _on_accepted(self, goal_handle):
+        """The accepted goal becomes the reference now, preempting the active one (as
+        joint_trajectory_controller's goal-accepted callback), not when its execute callback
+        runs: a cancel that comes before that finds it installed and holds the arm. A goal
+        older than the one installed (they were accepted on two threads) is ended preempted."""
+        request = goal_handle.request
+        uuid = bytes(goal_handle.goal_id.uuid)
+        entry = self._pending.pop(id(request), None)
+        with self._goal_lock:
+            try:
+                if entry is not None and entry[0] is request:
+                    command, tol, arrival = entry[1], entry[2], entry[3]
+                else:
+                    command, tol = self._goal_command(request)
+                    self._arrivals += 1
+                    arrival = self._arrivals
+                goal = GoalExecution(tol, "action")
+                self._goals[uuid] = goal
+                if arrival < self._newest:  # a newer goal owns the arm already
+                    goal.outcome = Outcome("aborted", self._fjt.Result.INVALID_GOAL,
+                                           "Current goal preempted by new incoming action.")
+                else:
+                    self._newest = arrival
+                    self.start(command, goal)
+                    if uuid in self._early_cancels or goal_handle.is_cancel_requested:
+                        with self._lock:
+                            if self.execution.cancel(goal):
+                                self.get_logger().info("Canceling action goal before its "
+                                                       "start: holding position")
+            except GoalRejected as exc:
+                goal = self._goals.setdefault(uuid, GoalExecution(self.execution.defaults,
+                                                                  "action"))
+                with self._lock:  # it preempted the active goal all the same (JTC)
+                    self.execution.preempt_and_hold()
+                goal.outcome = Outcome("aborted", exc.code, str(exc))
+            finally:
+                self._early_cancels.discard(uuid)
+        goal_handle.execute()
+
     def _on_cancel(self, goal_handle):
         self.get_logger().info("Got request to cancel goal")
-        goal = self._goals.get(bytes(goal_handle.goal_id.uuid))
-        if goal is not None:
+        uuid = bytes(goal_handle.goal_id.uuid)
+        with self._goal_lock:
+            goal = self._goals.get(uuid)
+            if goal is None:  # accepted, not yet installed: _on_accepted cancels it
+                self._early_cancels.add(uuid)
+                return CancelResponse.ACCEPT
             with self._lock:
                 if self.execution.cancel(goal):
                     self.get_logger().info("Canceling active action goal: holding position")
         return CancelResponse.ACCEPT
 
     def _execute_goal(self, goal_handle):
-        Result = self._fjt.Result
-        request = goal_handle.request
-        entry = self._pending.pop(id(request), None)
+        uuid = bytes(goal_handle.goal_id.uuid)
+        goal = self._goals.get(uuid)
         try:
-            if entry is not None and entry[0] is request:
-                command, tol = entry[1], entry[2]
-            else:
-                command, tol = self._goal_command(request)
-            goal = GoalExecution(tol, "action")
-            if goal_handle.is_cancel_requested:
-                goal_handle.canceled()
-                return Result(error_code=Result.SUCCESSFUL, error_string="canceled before start")
-            self._goals[bytes(goal_handle.goal_id.uuid)] = goal
-            self.start(command, goal)
-        except GoalRejected as exc:
-            self._goals.pop(bytes(goal_handle.goal_id.uuid), None)
-            goal_handle.abort()
-            return Result(error_code=exc.code, error_string=str(exc))
-        try:
+            if goal is None:  # (not through _on_accepted)
+                Result = self._fjt.Result
+                goal_handle.abort()
+                return Result(error_code=Result.INVALID_GOAL, error_string="goal not installed")
             return self._monitor(goal_handle, goal)
         finally:
-            self._goals.pop(bytes(goal_handle.goal_id.uuid), None)
+            self._goals.pop(uuid, None)
 
     def _monitor(self, goal_handle, goal):
         """Feedback at action_monitor_rate until the state thread ends the goal."""

@@ -29,11 +29,14 @@ import sys
 
 import numpy as np
 
+from robot_dynamics.ros.demo.arguments import Parser, number
+from robot_dynamics.ros.demo.config import UsageError, check_config_names
+from robot_dynamics.ros.demo.session import (Interrupted, Progress, Signals, private_namespace,
+    private_remaps, record_published_states)
+
 
 def check_out(path):
     """The bag folder must not exist (rosbags refuses to overwrite) and its parent must."""
-    from robot_dynamics.ros.composition import UsageError
-
     if os.path.exists(path):
         raise UsageError(f"--out {path}: exists; remove it or choose another name")
     parent = os.path.dirname(os.path.abspath(path))
@@ -43,8 +46,9 @@ def check_out(path):
         raise UsageError(f"--out {path}: folder {parent} is not writable")
 
 
-def record(args, log=print):
-    from robot_dynamics.ros.composition import check_config_names
+def record(args, log=print, signals=None):
+    """The run ``args`` ask for, into the bag ``args.out``; ``signals``: the
+    :class:`~robot_dynamics.ros.demo.session.Signals` the caller installed (None: none)."""
     from robot_dynamics.parsers.resources import robot_path
 
     # what a user can mistype, before anything compiles the kernels (minutes on a cold cache)
@@ -62,10 +66,9 @@ def record(args, log=print):
     from robot_dynamics.identification import design_excitation, fourier_excitation
     from robot_dynamics.identification.io import save_bag
     from robot_dynamics.ros.common import load_actuators, load_friction
-    from robot_dynamics.ros.composition import (Progress, Recording, _record_published_states,
-        private_namespace, private_remaps, spin_once)
     from robot_dynamics.control.trajectory import JointTrajectory
 
+    signals = Signals() if signals is None else signals
     model = load_urdf(path)
     friction = load_friction(args.friction, args.robot, model)  # an unknown file: one line now
     try:  # the nodes' start-up step: a bad file is one line now, not a node dying later
@@ -102,14 +105,13 @@ def record(args, log=print):
             Parameter("initial_positions", value=Q[0].tolist()),
             Parameter("initial_velocities", value=V[0].tolist())])
         nodes.insert(0, sim)
-        rec = Recording()
-        _record_published_states(sim, rec)
+        rec = record_published_states(sim)
         ex = SingleThreadedExecutor()
         for n in nodes:
             ex.add_node(n)
         progress = Progress(args.duration)
         while sim.sim.t < args.duration:
-            spin_once(ex, 0.05)
+            signals.spin_once(ex, 0.05)
             progress.update(sim.sim.t)
         progress.close()
     finally:
@@ -125,11 +127,7 @@ def record(args, log=print):
 
 
 def main(argv=None):
-
-    from robot_dynamics.ros.composition import (Interrupted, UsageError, _number, _Parser,
-        _signals_raise)
-
-    parser = _Parser(prog="robot-dynamics record", description="record a friction-identification "
+    parser = Parser(prog="robot-dynamics record", description="record a friction-identification "
                      "run of the simulator node into a ROS 2 bag (then: robot-dynamics identify)")
     parser.add_argument("--robot", default="arm7",
                         help="bundled robot name, URDF path or .urdf.xacro path (default arm7)")
@@ -142,7 +140,7 @@ def main(argv=None):
                              "armature, gear-mesh efficiency, motor limits and friction): "
                              "bundled name (arm7_actuators), YAML path or 'none' (default: "
                              "none, friction only)")
-    parser.add_argument("--duration", type=_number(float, 0.0), default=20.0,
+    parser.add_argument("--duration", type=number(float, 0.0), default=20.0,
                         help="simulated seconds (default 20)")
     parser.add_argument("--out", default="run_bag",
                         help="bag folder to create (default run_bag; must not exist)")
@@ -150,20 +148,18 @@ def main(argv=None):
                         help="Fourier coefficients optimised for identifiability (default) or "
                              "random ones")
     args = parser.parse_args(argv)
-    previous = _signals_raise()
     try:
-        from robot_dynamics.errors import InputError, ModelError
+        with Signals() as signals:
+            from robot_dynamics.errors import InputError, ModelError
 
-        record(args)
-    except (ModelError, InputError, UsageError) as exc:
-        print(f"robot-dynamics record: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
+            try:
+                record(args, signals=signals)
+            except (ModelError, InputError, UsageError) as exc:
+                print(f"robot-dynamics record: {' '.join(str(exc).split())}", file=sys.stderr)
+                return 2
     except Interrupted as exc:
         print(f"robot-dynamics record: interrupted by {exc}; nodes shut down, no bag written",
               file=sys.stderr)
         return exc.code
-    finally:
-        for s, h in previous.items():
-            __import__("signal").signal(s, h)
     return 0
 

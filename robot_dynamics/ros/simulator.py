@@ -110,6 +110,10 @@ class SimulatorNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__(self.node_name, **kwargs)
+        #: hooks for an in-process observer (robot-dynamics sim and record): called with each
+        #: JointState published (after publishing), and with the mode after each set_mode
+        self.state_observers = []
+        self.mode_observers = []
         declare_robot_parameters(self)
         # the parameters that do not depend on the robot first: a wrong one is refused before
         # the robot loads (and logs)
@@ -284,6 +288,8 @@ class SimulatorNode(Node):
             self._timer = self.create_timer(0.01, self.lockstep_watchdog)
             self.publish_state()
             self.waiting = True
+        for observer in self.mode_observers:
+            observer(self.mode)
 
     def _check_step_cost(self, steps=20):
         """Warn, with the numbers, when a step costs more than half the realtime period (e.g.
@@ -489,6 +495,8 @@ class SimulatorNode(Node):
         msg.velocity = array.array("d", v.tobytes())
         msg.effort = array.array("d", tau.tobytes())
         self.state_pub.publish(msg)
+        for observer in self.state_observers:
+            observer(msg)
         if self.publish_clock:
             seconds_to_stamp(self.sim.t, self._clock_msg.clock)
             self.clock_pub.publish(self._clock_msg)

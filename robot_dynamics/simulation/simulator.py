@@ -294,7 +294,7 @@ class Simulator:
         if self._packed is not None:  # the common path: one compiled call, four copies
             try:  # the compiled step saturates and checks tau itself (length, finite); a list
                 # or an int array goes straight to the conversion below (numba's refusal of
-                # an argument type costs 0.2 ms)
+                # an argument type is slow)
                 status = (1 if tau.dtype is not F64 else
                           sim_step_entry(self._mb, self._fr, self._sp, q, v, tau, self._work)
                           if not self._coupled else
@@ -333,7 +333,7 @@ class Simulator:
 
     def _show_stops(self):
         self.tau_limit = self._tau_limit_new.copy()
-        self.at_limit = self._state >= self._on_lower  # (an array: a third faster than LOWER)
+        self.at_limit = self._state >= self._on_lower  # (an array compare: cheaper than testing LOWER)
         self._stops_shown = True
 
     def _hide_stops(self):

@@ -62,7 +62,7 @@ def force_cross(v) -> np.ndarray:
 
 
 def spatial_inertia(mass: float, com, inertia_com) -> np.ndarray:
-    """Spatial inertia about the frame origin (seed 002, second form; DESIGN.md §1).
+    """Spatial inertia about the frame origin (seed 002, second form; docs/method.md §1).
 
     ``[[m 1, −m[c]×], [m[c]×, I_C − m[c]×[c]×]]`` with ``c`` the CoM and ``I_C`` the inertia
     about the CoM, both in the frame's axes.

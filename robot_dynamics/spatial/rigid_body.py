@@ -1,4 +1,4 @@
-"""Newton–Euler equations of one rigid body, in the two forms of seed 002 (DESIGN.md §1).
+"""Newton–Euler equations of one rigid body, in the two forms of seed 002 (docs/method.md §1).
 
 All vectors in one frame (e.g. the body frame); accelerations are classical (the acceleration
 of a material point), not spatial. These are the body-level primitive of the recursions; the

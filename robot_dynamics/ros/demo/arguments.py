@@ -1,0 +1,164 @@
+"""The command line of ``robot-dynamics sim``: its parser (with the number checks and the
+one-line error that ``robot-dynamics record`` shares) and ``main``."""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import textwrap
+
+from robot_dynamics.ros.demo.config import UsageError
+from robot_dynamics.ros.demo.run import DemoOptions, run_demo
+from robot_dynamics.ros.demo.session import Interrupted, Signals
+
+MODES_HELP = """\
+simulation modes:
+  lockstep  the simulator publishes a state, waits for the command computed from it, then
+            steps: runs as fast as the loop allows and is deterministic (same command
+            sequence, same recorded states on every run). The default, and the mode the
+            tracking tolerance's default is stated for.
+  realtime  simulated time follows the wall clock, commands are applied whenever they arrive
+            (as on a real arm): a slow or loaded machine delays commands and the simulator
+            overruns or falls behind (a tick catches up at most 5 ms of steps, the rest are
+            dropped); the run is then reported invalid. Not deterministic.
+  fast      as fast as possible without waiting for commands (each is applied when it
+            arrives, typically several steps late): shows what controller latency does;
+            tracks much worse than lockstep. Not deterministic.
+
+friction: the simulated plant and the controller's model each have a friction model
+  (--plant-friction, --model-friction; --friction sets both). A value is a bundled name
+  (arm7_friction, ...), a YAML path, or 'none'; default: the robot's bundled <robot>_friction,
+  else the URDF's <dynamics friction> as Coulomb friction. A YAML's 'default:' law reaches
+  mimic followers too, which makes the simulator step in Python (give them 'none').
+  Different values study model mismatch (e.g. --model-friction none: no compensation model).
+
+validity (exit 1 with the reason when the run is not valid): max tracking error above
+  --tolerance (revolute, rad) / --tolerance-prismatic (m); effort saturated at the effort limit
+  (the URDF's, or N·motor_torque_limit of --actuators when lower); a joint at its position
+  limit; in realtime mode overruns, stale commands or more than 5 % of the steps dropped; any
+  step error.
+exit codes: 0 valid run, 1 invalid run, 2 usage error, 130/143 interrupted by SIGINT/SIGTERM."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2 (argparse prints usage + error)
+        self.exit(2, f"{self.prog}: {message} (see --help)\n")
+
+
+def rate(text):
+    """--rate: a number in the simulator's parameter range."""
+    from robot_dynamics.ros.params import SIMULATOR, find
+
+    row = find(SIMULATOR, "rate")
+    value = number(float, 0.0)(text)
+    if not row.low <= value <= row.high:
+        raise argparse.ArgumentTypeError(f"must be in [{row.low:g}, {row.high:g}] Hz: {text!r}")
+    return value
+
+
+def number(kind, low=None, strict_low=True):
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"not finite: {text!r}")
+        if low is not None and (value <= low if strict_low else value < low):
+            raise argparse.ArgumentTypeError(
+                f"must be {'>' if strict_low else '≥'} {low}: {text!r}")
+        return value
+    return parse
+
+
+def build_parser():
+    parser = Parser(
+        prog="robot-dynamics sim", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=textwrap.fill(
+            "Simulator + friction-aware id_controller + dynamics_model over DDS, with a demo "
+            "trajectory that judges itself (the nodes of sim.launch.py; robot_state_publisher "
+            "and rviz2 need a ROS 2 install: use `ros2 launch robot_dynamics sim.launch.py`).",
+            90),
+        epilog=MODES_HELP)
+    parser.add_argument("--robot", default="arm7",
+                        help="bundled robot name (arm7, arm7_gripper, planar_2r, rrp, ...), URDF "
+                             "path or .urdf.xacro path (default arm7)")
+    parser.add_argument("--validate", default="strict", choices=["strict", "warn"],
+                        help="URDF physics check: refuse (strict) or warn about unphysical bodies "
+                             "(default strict)")
+    parser.add_argument("--friction", default="",
+                        help="friction of both the plant and the controller's model (bundled "
+                             "name, YAML path or 'none'); default: a bundled robot's own, "
+                             "else the URDF's <dynamics friction> as Coulomb friction")
+    parser.add_argument("--plant-friction", default=None,
+                        help="friction of the simulated plant (default: --friction)")
+    parser.add_argument("--model-friction", default=None,
+                        help="friction model of the controller (and dynamics_model); default: "
+                             "the plant's")
+    parser.add_argument("--actuators", default=None,
+                        help="actuator config of plant and controller: gear ratio, rotor "
+                             "inertia (armature), gear-mesh efficiency, motor limits and "
+                             "friction (bundled name, YAML path or 'none'); default: the "
+                             "robot's <robot>_actuators when bundled")
+    parser.add_argument("--controller-config", default=None,
+                        help="id_controller params YAML, path or bundled name (default: "
+                             "config/<robot>_controller.yaml when bundled)")
+    parser.add_argument("--mode", default="lockstep", choices=["lockstep", "realtime", "fast"],
+                        help="see 'simulation modes' below (default lockstep)")
+    parser.add_argument("--move-time", type=number(float, 0.0), default=None,
+                        help="seconds per demo move (default: the robot's, else 2)")
+    parser.add_argument("--settle", type=number(float, 0.0, strict_low=False), default=None,
+                        help="seconds simulated after the last move (default 1)")
+    parser.add_argument("--no-friction-compensation", action="store_true",
+                        help="controller ignores friction (to see what compensation buys)")
+    parser.add_argument("--tolerance", type=number(float, 0.0), default=0.01,
+                        help="max tracking error of revolute joints [rad] (default 0.01)")
+    parser.add_argument("--rate", type=rate, default=1000.0,
+                        help="the simulator's integration rate [Hz], its step 1/rate; the "
+                             "controller answers every state (default 1000)")
+    parser.add_argument("--tolerance-prismatic", type=number(float, 0.0), default=0.001,
+                        help="max tracking error of prismatic joints [m] (default 0.001)")
+    parser.add_argument("--plot", default=None, help="save a plot here (.png, .pdf, .svg)")
+    parser.add_argument("--global-topics", action="store_true",
+                        help="use /joint_states, /effort_controller/commands, ... as "
+                             "sim.launch.py does, and the plain node names /simulator, ... "
+                             "(default: the nodes and their topics in a namespace of the run, "
+                             "/robot_dynamics_sim_<pid>_<random>, so nothing else on the ROS "
+                             "domain can disturb the run)")
+    return parser
+
+
+def options_from_args(args) -> DemoOptions:
+    """The :class:`~.run.DemoOptions` of parsed arguments."""
+    return DemoOptions(
+        robot=args.robot, friction=args.friction, mode=args.mode, move_time=args.move_time,
+        settle=args.settle, friction_compensation=not args.no_friction_compensation,
+        plot=args.plot, plant_friction=args.plant_friction, model_friction=args.model_friction,
+        controller_config=args.controller_config, tolerance=args.tolerance,
+        tolerance_prismatic=args.tolerance_prismatic, global_topics=args.global_topics,
+        validate=args.validate, actuators=args.actuators, rate=args.rate)
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        with Signals() as signals:
+            from robot_dynamics.errors import InputError, ModelError
+
+            try:
+                summary = run_demo(options_from_args(args), signals=signals)
+            except (ModelError, InputError, UsageError, OSError) as exc:
+                text = " ".join(str(exc).split())
+                print(f"robot-dynamics sim: {text}", file=sys.stderr)
+                return 2
+            except RuntimeError as exc:  # the run could not complete (no trajectory, stalled)
+                print(f"robot-dynamics sim: {' '.join(str(exc).split())}", file=sys.stderr)
+                return 1
+    except Interrupted as exc:
+        print(f"robot-dynamics sim: interrupted by {exc}; nodes shut down", file=sys.stderr)
+        return exc.code
+    if not summary["valid"]:
+        print(f"robot-dynamics sim: invalid run: {'; '.join(summary['reasons'])}",
+              file=sys.stderr)
+        return 1
+    return 0

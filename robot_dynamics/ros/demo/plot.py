@@ -1,0 +1,68 @@
+"""The demo's figure: per joint, tracking, tracking error and the motor effort split."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from robot_dynamics.multibody.units import joint_units
+
+
+def plot_title(summary) -> str:
+    act = summary.get("actuators", "none")
+    act = os.path.splitext(os.path.basename(act))[0] if act not in ("", "none") else "none"
+    return (f"{summary['robot']} — plant friction {summary['plant_friction_law']}, controller "
+            f"model {summary['model_friction_law']}, compensation "
+            f"{'on' if summary['friction_compensation'] else 'off'}, actuators {act} "
+            f"({summary['mode']})")
+
+
+def save_plot(path, model, data, qd, title=""):
+    """Per joint: tracking (reference and simulated), tracking error, and motor effort split
+    into inertial / gravity / friction parts. Units per joint type; joint named on each panel;
+    legends above the data."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from robot_dynamics.algorithm.crba import gravity_torques
+
+    units = joint_units(model)
+    mdata = model.create_data()
+    g = np.array([gravity_torques(model, mdata, q) for q in data["q"]])
+    friction_part = -data["tau_friction"]  # what the motor spends against friction
+    inertial = data["tau"] - g - friction_part  # = M q̈ + C q̇ by the equations of motion
+    n, t = model.nv, data["t"]
+    fig, axes = plt.subplots(n, 3, figsize=(15, 1.9 * n + 1.2), sharex=True, squeeze=False)
+    for i in range(n):
+        u, name = units[i], model.joint_names[i]
+        ax = axes[i, 0]
+        ax.plot(t, qd[:, i], "k--", lw=1, label="reference q_d")
+        ax.plot(t, data["q"][:, i], lw=1.2, label="simulated q")
+        ax.set_ylabel(f"q [{u.position}]", fontsize=8)
+        ax = axes[i, 1]
+        ax.plot(t, qd[:, i] - data["q"][:, i], "C3", lw=1, label="q_d − q")
+        ax.set_ylabel(f"error [{u.position}]", fontsize=8)
+        ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 3))
+        ax = axes[i, 2]
+        ax.plot(t, data["tau"][:, i], "k", lw=1, label="motor")
+        ax.plot(t, inertial[:, i], lw=1, label="inertial (M q̈ + C q̇)")
+        ax.plot(t, g[:, i], lw=1, label="gravity")
+        ax.plot(t, friction_part[:, i], lw=1, label="friction")
+        ax.set_ylabel(f"effort [{u.effort}]", fontsize=8)
+        for ax in axes[i]:
+            ax.set_title(name, fontsize=8, loc="right", pad=2)
+            ax.tick_params(labelsize=7)
+            ax.grid(alpha=0.3)
+    for col, heading in enumerate(("joint tracking", "tracking error", "motor effort split")):
+        # legends above the first row, outside the data
+        axes[0, col].legend(fontsize=7, loc="lower left", bbox_to_anchor=(0.0, 1.15), ncol=2,
+                            frameon=False, title=heading, title_fontproperties={
+                                "size": 9, "weight": "bold"}, alignment="left")
+        axes[-1, col].set_xlabel("t [s]")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    fig.savefig(path, dpi=90)
+    plt.close(fig)

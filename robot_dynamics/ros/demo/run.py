@@ -1,0 +1,255 @@
+"""The composition of ``robot-dynamics sim``: simulator + id_controller + dynamics_model in
+one executor of a context of their own, the demo trajectory delivered before the simulator
+starts (lockstep: deterministic), the executor loop to the end of the demo, then the verdict,
+the report and the plot."""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from robot_dynamics.ros.demo.config import (UsageError, bundled_config, check_config_names,
+    check_output_path, controller_parameters, default_actuators, friction_label, law_names)
+from robot_dynamics.ros.demo.plot import plot_title, save_plot
+from robot_dynamics.ros.demo.scenario import (START, demo_timing, demo_trajectory,
+    loop_closure_note, trajectory_msg)
+from robot_dynamics.ros.demo.session import (Progress, Signals, private_namespace,
+    private_remaps, record_modes, record_published_states)
+from robot_dynamics.ros.demo.verdict import report, summarize
+
+
+@dataclass
+class DemoOptions:
+    """What ``robot-dynamics sim`` is asked for (its options, same names and defaults).
+
+    ``friction`` sets the plant's and the controller model's friction unless
+    ``plant_friction`` / ``model_friction`` say otherwise. ``move_time`` / ``settle``: None,
+    the robot's (:mod:`.scenario`). ``actuators``: the actuator config of plant and controller
+    (bundled name or path; 'none'; None: the robot's bundled ``<robot>_actuators`` when there
+    is one). ``validate``: the URDF physics check, ``strict`` or ``warn``. ``rate``: the
+    simulator's integration rate [Hz] (its step 1/rate). ``global_topics``: the nodes under
+    '/', as sim.launch.py (default: a namespace of this run alone, :func:`.private_namespace`).
+    """
+    robot: str = "arm7"
+    friction: str = ""
+    mode: str = "lockstep"
+    move_time: float | None = None
+    settle: float | None = None
+    friction_compensation: bool = True
+    plot: str | None = None
+    plant_friction: str | None = None
+    model_friction: str | None = None
+    controller_config: str | None = None
+    tolerance: float = 0.01
+    tolerance_prismatic: float = 0.001
+    global_topics: bool = False
+    validate: str = "strict"
+    actuators: str | None = None
+    rate: float = 1000.0
+
+
+def run_demo(options=None, log=print, *, progress=None, signals=None):
+    """Run the composition as ``options`` (:class:`DemoOptions`; None: the defaults) say;
+    return a summary dict (also printed via ``log``).
+
+    The summary holds the recorded arrays (``data``: t, q, v, tau, tau_friction;
+    ``reference``: q_d at each t), the simulator node's ``stats``, the verdict (``valid``,
+    ``reasons``), the mode(s) the simulator ran (``mode``, ``modes``) and the nodes'
+    ``namespace``. ``progress``: a :class:`.Progress` (None: one on stderr); ``signals``: the
+    :class:`.Signals` the caller installed (None: no signal handling of its own).
+    """
+    o = DemoOptions() if options is None else options
+    from robot_dynamics.parsers.resources import bundled_robot, robot_path
+
+    path = robot_path(o.robot)  # a mistyped robot: one line, before the kernels compile
+    plant_spec = o.friction if o.plant_friction is None else o.plant_friction
+    model_spec = plant_spec if o.model_friction is None else o.model_friction
+    actuators = default_actuators(o.robot) if o.actuators is None else o.actuators
+    # every file or bundled name a user gives, and the plot's path: one line now, not after
+    # load_urdf compiles the kernels (minutes on a cold numba cache)
+    check_config_names(plant_spec, model_spec, actuators)
+    gains = controller_parameters(o.robot, o.controller_config)
+    if o.plot:
+        check_output_path(o.plot)
+    rclpy = _import_rclpy()
+    from robot_dynamics.parsers.urdf import load_urdf
+    from robot_dynamics.ros.common import load_actuators, load_friction
+
+    move_time, settle = demo_timing(o.robot, o.move_time, o.settle)
+    # everything a user can get wrong is checked here, before any node starts
+    model = load_urdf(path, validate=o.validate, mimic=True)  # as the nodes load it
+    plant_law = load_friction(plant_spec, bundled_robot(o.robot), model)
+    model_law = load_friction(model_spec, bundled_robot(o.robot), model)
+    _, plant_law = load_actuators(actuators, model, plant_law)
+    _, model_law = load_actuators(actuators, model, model_law)
+    note = loop_closure_note(o.robot)
+    if note:
+        log(note)
+    traj = demo_trajectory(model, o.robot, move_time)
+    t_end = traj.duration + settle
+
+    # a context of our own (whatever the caller has), with our own SIGINT/SIGTERM handling
+    # (stop, destroy the nodes, exit 130/143) and, unless global_topics, the composition's
+    # nodes in a namespace of this run and its topics under it: another simulator, controller
+    # or robot on the same ROS domain can neither command this simulation (its topics or its
+    # nodes' parameter services) nor be commanded by it
+    from rclpy.signals import SignalHandlerOptions
+
+    context = rclpy.Context()
+    namespace = None if o.global_topics else private_namespace()
+    remaps = [] if o.global_topics else ["-r", f"__ns:={namespace}"] + private_remaps(namespace)
+    rclpy.init(context=context, args=["--ros-args"] + remaps if remaps else None,
+               signal_handler_options=SignalHandlerOptions.NO)
+    run = _Composition(o, context, signals or Signals())
+    try:
+        run.start(model, traj, gains, actuators, model_spec, plant_spec)
+        wall, data, audit, stats = run.spin_until(t_end, progress)
+    finally:
+        run.close()
+        if context.ok():
+            rclpy.shutdown(context=context)
+
+    qd = np.array([traj.sample(t - START)[0] for t in data["t"]])
+    # the mode(s) the simulator ran in, as the node says, not as asked: a set_parameters call
+    # from outside (a --global-topics run is reachable at /simulator) may have switched it
+    summary = summarize(model, data, qd, audit, stats, mode=run.modes[-1], wall=wall,
+                        tolerance=o.tolerance, tolerance_prismatic=o.tolerance_prismatic,
+                        modes=run.modes)
+    # a file names the robot by the URDF's own name, then the file: "panda (…/panda.urdf)"
+    label = o.robot if model.name == o.robot else f"{model.name} ({o.robot})"
+    summary.update(robot=label, namespace=namespace or "/",
+                   plant_friction=friction_label(plant_spec, plant_law, o.robot),
+                   model_friction=friction_label(model_spec, model_law, o.robot),
+                   actuators=actuators or "none",
+                   friction_compensation=bool(o.friction_compensation),
+                   damping=bool(np.any(model.damping)), plant_friction_law=law_names(plant_law),
+                   model_friction_law=law_names(model_law))
+    report(summary, log)
+    if o.plot:
+        save_plot(o.plot, model, data, qd, title=plot_title(summary))
+        log(f"plot saved to {os.path.abspath(o.plot)}")
+    return summary
+
+
+def _import_rclpy():
+    try:
+        import rclpy
+    except ImportError as exc:  # a venv without the ROS 2 wheels' libraries, no sourced ROS
+        hint = ("the ROS 2 libraries are installed but not found: add their folder to "
+                "LD_LIBRARY_PATH, or source a ROS 2 setup" if ".so" in str(exc) else
+                "install the ROS 2 wheels (pip install 'robot_dynamics[ros]') or source a "
+                "ROS 2 setup")
+        raise UsageError(f"cannot start the nodes ({exc}); {hint}") from None
+    return rclpy
+
+
+class _Composition:
+    """The nodes of one run in one executor: :meth:`start`, :meth:`spin_until`, :meth:`close`
+    (also after a failed start)."""
+
+    def __init__(self, options, context, signals):
+        self.options, self.context, self.signals = options, context, signals
+        self.nodes, self.executor, self.sim, self.modes = [], None, None, None
+
+    def start(self, model, traj, gains, actuators, model_spec, plant_spec):
+        """The controller and dynamics_model, the demo trajectory delivered to the controller,
+        then the simulator (recorded from its first step)."""
+        import rclpy
+        from rclpy.exceptions import ParameterException
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.parameter import Parameter
+        from trajectory_msgs.msg import JointTrajectory as TrajMsg
+
+        from robot_dynamics.ros.common import TRAJECTORY_QOS, parameter_error_text
+        from robot_dynamics.ros.dynamics_model import DynamicsModelNode
+        from robot_dynamics.ros.id_controller import IdController
+        from robot_dynamics.ros.simulator import SimulatorNode
+
+        o, context = self.options, self.context
+        robot_params = [Parameter("robot", value=o.robot), Parameter("validate", value=o.validate),
+                        Parameter("actuators", value=actuators)]
+        ctrl_params = robot_params + [Parameter("friction_config", value=model_spec or "")]
+        ctrl_params += [Parameter(k, value=v) for k, v in gains.items()
+                        if k not in ("friction_compensation", "stale_timeout")]
+        ctrl_params += [Parameter("friction_compensation", value=bool(o.friction_compensation)),
+                        Parameter("stale_timeout", value=5.0)]
+        try:
+            ctrl = IdController(context=context, parameter_overrides=ctrl_params)
+        except (ValueError, ParameterException) as exc:  # a gain the node refuses
+            where = (o.controller_config or bundled_config(o.robot, "_controller")
+                     or "id_controller")
+            raise UsageError(f"controller config {where}: {parameter_error_text(exc)}") from None
+        self.nodes.append(ctrl)
+        self.nodes.append(DynamicsModelNode(context=context, parameter_overrides=robot_params + [
+            Parameter("friction_config", value=model_spec or ""),
+            Parameter("publish_rate", value=10.0)]))
+        driver = rclpy.create_node("demo_driver", context=context)
+        self.nodes.append(driver)
+        # the topic the controller subscribed to, whatever namespace and remapping made of it
+        topic = next(sub.topic_name for sub in ctrl.subscriptions if sub.msg_type is TrajMsg)
+        pub = driver.create_publisher(TrajMsg, topic, TRAJECTORY_QOS)
+        self.executor = SingleThreadedExecutor(context=context)
+        for n in self.nodes:
+            self.executor.add_node(n)
+        # the trajectory starts at simulated time 0 and reaches the controller before the
+        # simulator exists: the run does not depend on discovery timing (determinism)
+        self._deliver(pub, trajectory_msg(model, traj, start=START),
+                      lambda: ctrl.trajectories_received > 0)
+        sim = SimulatorNode(context=context, parameter_overrides=robot_params + [
+            Parameter("friction_config", value=plant_spec or ""),
+            Parameter("mode", value=o.mode),
+            Parameter("rate", value=float(o.rate)),
+            Parameter("initial_positions", value=traj.positions[0].tolist()),
+            Parameter("audit_period", value=0.0),
+            Parameter("lockstep_timeout", value=2.0),
+            Parameter("publish_clock", value=False),  # nothing here runs on /clock
+            # realtime: no falling before the controller's first command (issue 12)
+            Parameter("wait_for_command", value=True)])
+        self.nodes.insert(0, sim)
+        self.sim = sim
+        self.modes = record_modes(sim)
+        self.recording = record_published_states(sim)
+        self.executor.add_node(sim)
+
+    def spin_until(self, t_end, progress=None):
+        """Spin until the simulator reached ``t_end``: (wall seconds, recorded arrays, energy
+        audit, simulator stats); RuntimeError when it does not get there in time."""
+        sim = self.sim
+        progress = progress if progress is not None else Progress(t_end)
+        wall0 = time.monotonic()
+        while sim.sim.t < t_end - 0.5 * sim.sim.dt:  # t is a sum of dt: no extra step
+            self.signals.spin_once(self.executor, 0.05)
+            progress.update(sim.sim.t)
+            if time.monotonic() - wall0 > 60.0 * t_end + 60.0:
+                raise RuntimeError(f"demo did not finish (simulated {sim.sim.t:.3f} of "
+                                   f"{t_end:.3f} s)")
+        progress.close()
+        wall = time.monotonic() - wall0
+        return wall, self.recording.arrays(), sim.sim.audit, dict(sim.update_stats())
+
+    def _deliver(self, pub, msg, received, timeout=30.0):
+        """Publish ``msg`` once ``pub`` has matched its subscriber (the controller's trajectory
+        subscription is volatile, as joint_trajectory_controller's: a message sent before
+        matching is lost), then spin until ``received()`` says the controller took it."""
+        wall0 = time.monotonic()
+        while pub.get_subscription_count() == 0:
+            self.signals.spin_once(self.executor, 0.02)
+            if time.monotonic() - wall0 > timeout:
+                raise RuntimeError(f"the controller did not subscribe to {pub.topic_name} in "
+                                   f"{timeout:g} s")
+        pub.publish(msg)
+        while not received():
+            self.signals.spin_once(self.executor, 0.02)
+            if time.monotonic() - wall0 > timeout:
+                raise RuntimeError(f"the controller did not receive the demo trajectory in "
+                                   f"{timeout:g} s")
+
+    def close(self):
+        for n in self.nodes:
+            if self.executor is not None:
+                self.executor.remove_node(n)
+            n.destroy_node()
+        if self.executor is not None:
+            self.executor.shutdown()
