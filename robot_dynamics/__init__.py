@@ -25,6 +25,7 @@ _EXPORTS = {
     "forward_kinematics": "algorithm.kinematics", "frame_placement": "algorithm.kinematics",
     "Data": "multibody.model", "Model": "multibody.model", "build_model": "multibody.build",
     "joint_wrenches": "algorithm.rnea", "rnea": "algorithm.rnea",
+    "point_force": "algorithm.external", "sensor_wrench": "algorithm.external",
     "SimulationError": "simulation.simulator", "Simulator": "simulation.simulator",
     "PD": "control.controllers", "ComputedTorque": "control.controllers",
     "FrictionSolveError": "algorithm.friction_solve",

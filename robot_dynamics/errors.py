@@ -132,6 +132,41 @@ def _float_array(name, x, ctx, kind) -> np.ndarray:
         raise InputError(f"{name}{ctx}: cannot be read as a float {kind} ({exc})") from None
 
 
+def _body_names(names, rows) -> str:
+    if names is None:
+        return ""
+    return " (" + ", ".join(f"body {names[r]!r}" for r in rows[:10]) + ")"
+
+
+def as_wrenches(name: str, x, n: int, *, where: str = "", names=None,
+                batch: bool = False) -> np.ndarray:
+    """Return ``x`` as a finite float64 C array of shape (n, 6) — one wrench [force; torque] per
+    body, ``fext`` — or (``batch``) (N, n, 6), or raise :class:`InputError` in one line naming
+    ``name``, the expected shape and the rows (with the bodies' ``names``) holding a NaN/Inf."""
+    ctx = f" in {where}" if where else ""
+    shape = f"(N, {n}, 6)" if batch else f"({n}, 6)"
+    if x is None:
+        raise InputError(f"{name}{ctx}: got None, expected an array of shape {shape}")
+    arr = _float_array(name, x, ctx, "array")
+    if arr.shape[-2:] != (n, 6) or arr.ndim != (3 if batch else 2):
+        raise InputError(f"{name}{ctx}: expected shape {shape} (a wrench [force; torque] per "
+                         f"body, body frame), got {arr.shape}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = arr.sum()
+    if not math.isfinite(total) and not np.isfinite(arr).all():
+        bad = ~np.isfinite(arr).all(axis=-1)
+        if batch:
+            k, i = (int(x) for x in np.argwhere(bad)[0])
+            raise InputError(f"{name}{ctx}: non-finite value(s) in sample {k}, row {i}"
+                             f"{_body_names(names, [i])}: {arr[k, i].tolist()}")
+        rows = np.flatnonzero(bad).tolist()
+        raise InputError(f"{name}{ctx}: non-finite value(s) in row(s) {rows[:10]}"
+                         f"{_body_names(names, rows)}: {arr[rows[0]].tolist()}")
+    if not (arr.dtype is F64 and arr.flags.carray and arr.flags.writeable):
+        arr = np.array(arr, dtype=np.float64, order="C")
+    return arr
+
+
 def as_batch(name: str, X, n: int, *, where: str = "") -> np.ndarray:
     """:func:`as_vector` for an (N, n) array of samples (one row per sample)."""
     ctx = f" in {where}" if where else ""

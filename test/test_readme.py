@@ -39,6 +39,20 @@ def test_from_python_and_actuator_examples_run(tmp_path):
     assert "3.584" in out.stdout.split("README-OK", 1)[1]
 
 
+def test_external_efforts_example_runs(tmp_path):
+    blocks = [b for b in python_blocks() if "rd.point_force(" in b and "rd.sensor_wrench(" in b]
+    assert blocks, "README: the 'External efforts' example is missing"
+    script = tmp_path / "readme_fext.py"
+    script.write_text(blocks[0] + "\nassert np.abs(qdd - a).max() < 1e-8\n"
+                      "assert TAU.shape == (10, 7)\nprint('README-FEXT-OK')\n")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.dirname(README) + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "README-FEXT-OK" in out.stdout
+
+
 def test_payloads_example_runs(tmp_path):
     """The "Payloads" block runs as printed: set, read, remove (bit for bit), set from a mapping."""
     blocks = [b for b in python_blocks() if "model.set_payload(" in b]

@@ -33,10 +33,18 @@ def _forward_kinematics(fk):
     return run
 
 
-def _fd(fd, law):
+def _fext(model, q):
+    """External wrenches on every body (of the full tree for a mimic model), fixed by q."""
+    seed = int(1e6 * abs(float(q[0]))) % 2**32
+    return np.random.default_rng(seed).normal(scale=10.0, size=(model.full.nv, 6))
+
+
+def _fd(fd, law, external=False):
     def run(model, data, q, v, a):
         friction = None if law is None else friction_from_config(law, model)
         tau = rd.rnea(model, model.create_data(), q, v, a)
+        if external:
+            return fd(model, data, q, v, tau, friction, on_failure="report", fext=_fext(model, q))
         return fd(model, data, q, v, tau, friction, on_failure="report")
     return run
 
@@ -56,6 +64,15 @@ TWINS = [
     ("forward_dynamics", _fd(rd.forward_dynamics, None), _fd(ref_fd.forward_dynamics, None), 1e-9),
     ("forward_dynamics, load-dependent friction", _fd(rd.forward_dynamics, LOAD),
      _fd(ref_fd.forward_dynamics, LOAD), 1e-8),
+    ("rnea with fext", lambda m, d, q, v, a: rd.rnea(m, d, q, v, a, _fext(m, q)),
+     lambda m, d, q, v, a: ref_dynamics.rnea(m, d, q, v, a, _fext(m, q)), 1e-10),
+    ("joint wrenches with fext",
+     lambda m, d, q, v, a: (rd.rnea(m, d, q, v, a, _fext(m, q)), d.f.copy())[1],
+     lambda m, d, q, v, a: (ref_dynamics.rnea(m, d, q, v, a, _fext(m, q)), d.f.copy())[1], 1e-10),
+    ("forward_dynamics with fext", _fd(rd.forward_dynamics, None, True),
+     _fd(ref_fd.forward_dynamics, None, True), 1e-9),
+    ("forward_dynamics with fext, load-dependent friction", _fd(rd.forward_dynamics, LOAD, True),
+     _fd(ref_fd.forward_dynamics, LOAD, True), 1e-8),
 ]
 
 

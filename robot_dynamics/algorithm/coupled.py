@@ -9,6 +9,11 @@ Every body still moves with its own joint, so the algorithms run on the full tre
 * forward dynamics (§2.8): ``M q̈ = τ − b + Gᵀ τf_full`` with the friction of
   :class:`~robot_dynamics.friction.coupled.CoupledFriction` (a follower sticks with its leader).
 
+External efforts (``fext``) on a mimic model are given per body of the full tree:
+shape ``(n_full, 6)``, row i the wrench on the body of ``model.full_joint_names[i]`` (its frame,
+about its origin; batch: ``FEXT`` (N, n_full, 6)) — a follower's body is a body of its own even
+though it has no coordinate. They enter the full tree's recursions and map back with ``Gᵀ``.
+
 This module is the coupling layer: it imports the algorithms and registers its versions with
 them (``functools.singledispatch`` on the model's class); no algorithm imports it. Importing
 :mod:`robot_dynamics.algorithm` registers them.
@@ -36,11 +41,13 @@ def _expand(model, q, v=None, a=None, where=""):
     return out
 
 
-def rnea(model, data, q, v, a, full=rnea_mod.rnea) -> np.ndarray:
-    """τ = Gᵀ τ_full(G q + o, G q̇, G q̈) + armature ∘ q̈; fills ``data.f`` (every full joint's
-    wrench)."""
+def rnea(model, data, q, v, a, fext=None, full=rnea_mod.rnea) -> np.ndarray:
+    """τ = Gᵀ τ_full(G q + o, G q̇, G q̈, fext) + armature ∘ q̈; fills ``data.f`` (every full
+    joint's wrench). ``fext``: (n_full, 6), per body of the full tree."""
     qf, vf, af = _expand(model, q, v, a, where="rnea")
-    data.tau[:] = model.coupling.T @ full(model.full, data.full, qf, vf, af)
+    tau_full = (full(model.full, data.full, qf, vf, af) if fext is None
+                else full(model.full, data.full, qf, vf, af, fext))
+    data.tau[:] = model.coupling.T @ tau_full
     _add_rotor_effort(model, data, a)
     return data.tau.copy()
 
@@ -100,16 +107,23 @@ def inverse_dynamics(model, data, q, v, a, friction=None, **options) -> np.ndarr
 
 
 def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_iter=50,
-                     velocity_tolerance=1e-9, on_failure="raise", **_ignored) -> np.ndarray:
+                     velocity_tolerance=1e-9, on_failure="raise", fext=None,
+                     **_ignored) -> np.ndarray:
     """Seed 004 §2.8 in the independent coordinates: ``M q̈ = τ − b + Gᵀ τf_full`` with the
     reference stick/slip solver over :class:`CoupledFriction` (a follower sticks with its
     leader) — or, when no follower has friction of its own (``step_pack``), the compiled solve
     on the leaders' loads, equal to it (tested to 1e-10) and faster. Sets
-    ``data.tau_friction`` (coordinates) and ``data.fd_report``."""
+    ``data.tau_friction`` (coordinates) and ``data.fd_report``. ``fext`` (n_full, 6), per body
+    of the full tree, enters b and fn_full(q, q̇, 0)."""
     q = as_vector("q", q, model.nq, where="forward_dynamics")
     v = as_vector("v", v, model.nv, where="forward_dynamics")
     tau = as_vector("tau", tau, model.nv, where="forward_dynamics")
-    bias = efforts_at(model, data, q, v, "bias_forces")
+    if fext is None:
+        bias = efforts_at(model, data, q, v, "bias_forces")
+    else:  # b = Gᵀ rnea_full(q, q̇, 0, fext), and the joint wrenches that carry fext
+        qf, vf = _expand(model, q, v, where="forward_dynamics")
+        bias = model.coupling.T @ rnea_mod.rnea(model.full, data.full, qf, vf,
+                                                np.zeros(model.full.nv), fext)
     W0 = data.full.f.copy()  # fn_full(q, q̇, 0) at the expanded state
     M = mass_matrix(model, data, q)
     fr = coupled_friction(friction, model)
@@ -148,28 +162,30 @@ def _expand_batch(model, Q, V, A, where):
     return Q @ G.T + model.coupling_offset, V @ G.T, A @ G.T, A
 
 
-def rnea_batch(model, Q, V, A) -> np.ndarray:
-    """τ = Gᵀ τ_full + armature ∘ q̈ for every sample: (N, nv)."""
+def rnea_batch(model, Q, V, A, FEXT=None) -> np.ndarray:
+    """τ = Gᵀ τ_full + armature ∘ q̈ for every sample: (N, nv); ``FEXT`` (N, n_full, 6)."""
     Qf, Vf, Af, A = _expand_batch(model, Q, V, A, "rnea_batch")
-    return batch.rnea_batch(model.full, Qf, Vf, Af) @ model.coupling + A * model.armature
+    return batch.rnea_batch(model.full, Qf, Vf, Af, FEXT) @ model.coupling + A * model.armature
 
 
-def joint_wrenches_batch(model, Q, V, A) -> np.ndarray:
+def joint_wrenches_batch(model, Q, V, A, FEXT=None) -> np.ndarray:
     """Every full joint's wrench for every sample: (N, n_full, 6) (as ``data.f`` of a mimic
-    model holds every full joint's)."""
+    model holds every full joint's); ``FEXT`` (N, n_full, 6)."""
     return batch.joint_wrenches_batch(model.full, *_expand_batch(model, Q, V, A,
-                                                                  "joint_wrenches_batch")[:3])
+                                                                  "joint_wrenches_batch")[:3],
+                                      FEXT)
 
 
 def inverse_dynamics_batch(model, Q, V, A, friction=None, *, velocity_tolerance=1e-6,
-                           return_friction=False):
-    """:func:`inverse_dynamics` for every sample: ``Gᵀ (fn∥_full − τf_full) + armature ∘ q̈``."""
+                           return_friction=False, FEXT=None):
+    """:func:`inverse_dynamics` for every sample: ``Gᵀ (fn∥_full − τf_full) + armature ∘ q̈``;
+    ``FEXT`` (N, n_full, 6)."""
     Qf, Vf, Af, A = _expand_batch(model, Q, V, A, "inverse_dynamics_batch")
     fr = coupled_friction(friction, model)
     tau, tauf = batch.inverse_dynamics_batch(model.full, Qf, Vf, Af,
                                              None if fr is None else fr.full,
                                              velocity_tolerance=velocity_tolerance,
-                                             return_friction=True)
+                                             return_friction=True, FEXT=FEXT)
     G = model.coupling
     tau = tau @ G + A * model.armature
     return (tau, tauf @ G) if return_friction else tau

@@ -7,6 +7,11 @@ reactions again from motor + friction, … until it converges. :mod:`robot_dynam
 implements that iteration, a Newton fallback when it does not converge, and what the seed leaves
 open — joints at rest that stick or break away. ``data.fd_report`` says which method answered,
 in how many iterations, with what residual, and which joints are stuck.
+
+External efforts (``fext``, (nv, 6), Pinocchio's convention: see
+:mod:`robot_dynamics.algorithm.rnea`) enter the bias b and the joint wrenches fn(q, q̇, 0) that
+the friction laws read (the stick/slip solve and the articulated solve included); the mass
+matrix and the wrench directors pl_α do not depend on them.
 """
 from __future__ import annotations
 
@@ -18,7 +23,8 @@ from robot_dynamics.algorithm.crba import bias_forces, mass_matrix
 from robot_dynamics.algorithm.directors import wrench_directors
 from robot_dynamics.errors import (InputError, as_vector, check_data, check_friction,
     raise_overflow, real_array)
-from robot_dynamics.kernels.fd import OVERFLOW, fd_checked
+from robot_dynamics.kernels.fd import OVERFLOW, fd_checked, fd_fext_checked
+from robot_dynamics.algorithm.rnea import check_fext, rnea
 from robot_dynamics.algorithm.friction_solve import (FrictionSolveError, FrictionSolveReport,
                                                      report_from_work,
     solve_with_friction)
@@ -26,7 +32,7 @@ from robot_dynamics.algorithm.friction_solve import (FrictionSolveError, Frictio
 
 @singledispatch
 def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_iter=50,
-                     velocity_tolerance=1e-9, on_failure="raise") -> np.ndarray:
+                     velocity_tolerance=1e-9, on_failure="raise", fext=None) -> np.ndarray:
     """Joint accelerations q̈ (nv,) under motor efforts ``tau``, gravity and friction.
 
     Joints with ``|q̇_i| ≤ velocity_tolerance`` are at rest: they stick while friction can hold
@@ -39,6 +45,9 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
 
     Friction made of built-in laws (or none) runs as one compiled call (:mod:`.kernels.fd`);
     other laws run the steps below in Python, which state the same computation.
+
+    ``fext`` (nv, 6), optional: the external wrench on each body, body frame, about its origin
+    (Pinocchio's ``fext``, as ``pin.aba(…, fext)``).
     """
     if getattr(data, "_model", None) is not model:
         check_data(model, data, "forward_dynamics")
@@ -48,6 +57,26 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
         if getattr(friction, "_model", None) is not model:
             check_friction(model, friction, "forward_dynamics")
         packed = friction._packed
+    if fext is not None:
+        if packed is None:
+            return forward_dynamics_steps(model, data, q, v, tau, friction, tol=tol,
+                                          max_iter=max_iter, velocity_tolerance=velocity_tolerance,
+                                          on_failure=on_failure, reference_solver=False, fext=fext)
+        try:  # as below; the kernel checks fext's shape and finiteness too
+            status = fd_fext_checked(model._mb, packed[2], q, v, tau, fext, velocity_tolerance,
+                                     tol, max_iter, data._work)
+        except TypeError:
+            status = 1
+        except np.linalg.LinAlgError:
+            status = OVERFLOW
+        if status == 1 or status == OVERFLOW:
+            status = _fd_converted(model, data, packed[2], q, v, tau, float(velocity_tolerance),
+                                   float(tol), int(max_iter),
+                                   check_fext(model, fext, "forward_dynamics"))
+        data._report = report_from_work
+        if status == 2 and on_failure == "raise":
+            raise FrictionSolveError(data.fd_report)
+        return data._acc.copy()
     if packed is not None:
         try:  # numba's explicit signature takes float64 C vectors only (it converts the
             # scalars as float() / int() do); the kernel checks their length and finiteness
@@ -69,13 +98,16 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
                                   on_failure=on_failure, reference_solver=False)
 
 
-def _fd_converted(model, data, fr, q, v, tau, v_tol, tol, max_iter) -> int:
+def _fd_converted(model, data, fr, q, v, tau, v_tol, tol, max_iter, fext=None) -> int:
     """The compiled forward dynamics on inputs converted to float64 C vectors (as
     :func:`~robot_dynamics.errors.run_converted`: the kernel checks them; only when it refuses
     are they examined, or the culprit of an overflow named)."""
 
     def run(q, v, tau):
         try:
+            if fext is not None:
+                return fd_fext_checked(model._mb, fr, q, v, tau, fext, v_tol, tol, max_iter,
+                                       data._work)
             return fd_checked(model._mb, fr, q, v, tau, v_tol, tol, max_iter, data._work)
         except np.linalg.LinAlgError:  # non-finite matrices in the solve (huge inputs)
             return OVERFLOW
@@ -99,7 +131,7 @@ def _fd_converted(model, data, fr, q, v, tau, v_tol, tol, max_iter) -> int:
 @singledispatch
 def forward_dynamics_steps(model, data, q, v, tau, friction=None, *, tol=1e-10, max_iter=50,
                            velocity_tolerance=1e-9, on_failure="raise",
-                           reference_solver=True) -> np.ndarray:
+                           reference_solver=True, fext=None) -> np.ndarray:
     """:func:`forward_dynamics` step by step in Python: b and fn(q, q̇, 0), M, the directors, the
     friction solve (its Python statement with ``reference_solver``, else the compiled solve when
     the laws allow). The path of friction laws the kernels do not know;
@@ -111,7 +143,9 @@ def forward_dynamics_steps(model, data, q, v, tau, friction=None, *, tol=1e-10, 
     q = as_vector("q", q, model.nq, where="forward_dynamics")
     v = as_vector("v", v, model.nv, where="forward_dynamics")
     tau = as_vector("tau", tau, model.nv, where="forward_dynamics")
-    args = (model, data, friction, tol, max_iter, velocity_tolerance, reference_solver)
+    if fext is not None:
+        fext = check_fext(model, fext, "forward_dynamics")
+    args = (model, data, friction, tol, max_iter, velocity_tolerance, reference_solver, fext)
     try:
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named below
             a, report = _fd_steps(q, v, tau, *args)
@@ -130,8 +164,11 @@ def forward_dynamics_steps(model, data, q, v, tau, friction=None, *, tol=1e-10, 
 
 
 def _fd_steps(q, v, tau, model, data, friction, tol, max_iter, velocity_tolerance,
-              reference_solver):
-    bias = bias_forces(model, data, q, v)
+              reference_solver, fext=None):
+    if fext is None:
+        bias = bias_forces(model, data, q, v)
+    else:  # b and fn(q, q̇, 0) carry the external wrenches (rnea at q̈ = 0)
+        bias = rnea(model, data, q, v, np.zeros(model.nv), fext)
     W0 = data.f.copy()  # fn(q, q̇, 0)
     M = mass_matrix(model, data, q)
     if friction is None or not friction.active.any():

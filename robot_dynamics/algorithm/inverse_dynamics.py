@@ -20,6 +20,10 @@ commanded acceleration ``q̈_i`` — the motion the controller asks for — with
 (stiction) holds whatever it needs, so τf_i = 0 and the motor supplies fn∥. ``velocity_tolerance``
 says what counts as rest. With ``smoothing_velocity = ε > 0`` the direction is instead
 ``tanh(q̇_i / ε)`` (continuous; a common choice against chattering in control).
+
+External efforts (``fext``, (nv, 6), Pinocchio's convention: see
+:mod:`robot_dynamics.algorithm.rnea`) enter step 1: the joint wrenches carry them, so the
+friction laws see the reactions that carry the load (seed 004 §1.3.4–1.3.6, §2.7).
 """
 from __future__ import annotations
 
@@ -28,8 +32,8 @@ from functools import singledispatch
 import numpy as np
 
 from robot_dynamics.errors import F64, InputError, check_data, check_friction, run_converted
-from robot_dynamics.kernels.friction import id_entry
-from robot_dynamics.algorithm.rnea import rnea
+from robot_dynamics.kernels.friction import id_entry, id_fext_entry
+from robot_dynamics.algorithm.rnea import _rnea_fext, check_fext, rnea
 
 
 def friction_directions(v, a, velocity_tolerance=1e-6, smoothing_velocity=0.0) -> np.ndarray:
@@ -41,17 +45,23 @@ def friction_directions(v, a, velocity_tolerance=1e-6, smoothing_velocity=0.0) -
 
 @singledispatch
 def inverse_dynamics(model, data, q, v, a, friction=None, *, velocity_tolerance=1e-6,
-                     smoothing_velocity=0.0) -> np.ndarray:
+                     smoothing_velocity=0.0, fext=None) -> np.ndarray:
     """Motor efforts (nv,) that produce the motion (q, q̇, q̈) against gravity and friction.
 
     Fills ``data.f`` (joint wrenches fn) and ``data.tau_friction`` (signed τf, q̇_i τf_i ≤ 0).
     Inputs too large for a finite result raise :class:`~robot_dynamics.errors.InputError`
     (``overflow: …``, naming them).
+
+    ``fext`` (nv, 6), optional: the external wrench on each body, body frame, about its origin
+    (Pinocchio's ``fext``); the friction laws read the joint wrenches that carry it.
     """
     if getattr(data, "_model", None) is not model:
         check_data(model, data, "inverse_dynamics")
     if friction is None:
-        tau = rnea(model, data, q, v, a)
+        if fext is not None:
+            tau = _rnea_fext(model, data, q, v, a, fext, "inverse_dynamics")
+        else:
+            tau = rnea(model, data, q, v, a)
         data.tau_friction[:] = 0.0
         return tau
     if getattr(friction, "_model", None) is not model:
@@ -60,11 +70,19 @@ def inverse_dynamics(model, data, q, v, a, friction=None, *, velocity_tolerance=
         fr, mb, work = friction._packed[2], model._mb, data._work
         try:  # one compiled call: RNEA + friction map (it checks length and finiteness)
             if (q.dtype is F64 and v.dtype is F64 and a.dtype is F64 and q.flags.carray
-                    and v.flags.carray and a.flags.carray
-                    and id_entry(mb, fr, q, v, a, velocity_tolerance, work)):
-                return data._id_out.copy()
+                    and v.flags.carray and a.flags.carray):
+                if fext is None:
+                    if id_entry(mb, fr, q, v, a, velocity_tolerance, work):
+                        return data._id_out.copy()
+                elif (fext.dtype is F64
+                      and id_fext_entry(mb, fr, q, v, a, fext, velocity_tolerance, work)):
+                    return data._id_out.copy()
         except (AttributeError, TypeError):  # lists, tuples, 2-D arrays, an int tolerance
             pass
+    if fext is not None:
+        return _inverse_dynamics_fext(model, data, q, v, a, friction, velocity_tolerance,
+                                      smoothing_velocity, fext)
+    if friction._packed is not None and smoothing_velocity == 0:
         tol = float(velocity_tolerance)
         run_converted("inverse_dynamics", (("q", q, model.nq), ("v", v, model.nv),
                                            ("a", a, model.nv)),
@@ -85,4 +103,31 @@ def inverse_dynamics(model, data, q, v, a, friction=None, *, velocity_tolerance=
 
     run_converted("inverse_dynamics", (("q", q, model.nq), ("v", v, model.nv),
                                        ("a", a, model.nv)), run)
+    return out
+
+
+def _inverse_dynamics_fext(model, data, q, v, a, friction, velocity_tolerance,
+                           smoothing_velocity, fext) -> np.ndarray:
+    """:func:`inverse_dynamics` with external wrenches (the same steps, RNEA with ``fext``)."""
+    where = "inverse_dynamics"
+    F = check_fext(model, fext, where)
+    specs = (("q", q, model.nq), ("v", v, model.nv), ("a", a, model.nv))
+    if friction._packed is not None and smoothing_velocity == 0:
+        fr, mb, work, tol = friction._packed[2], model._mb, data._work, float(velocity_tolerance)
+        run_converted(where, specs, lambda q, v, a: id_fext_entry(mb, fr, q, v, a, F, tol, work))
+        return data._id_out.copy()
+    out = np.empty(model.nv)
+
+    def run(q, v, a):
+        try:
+            fn_axial = rnea(model, data, q, v, a, F)
+        except InputError:
+            return False
+        d = friction_directions(v, a, velocity_tolerance, smoothing_velocity)
+        magnitude = friction.magnitudes(model, data.f, q, v, np.sign(d))
+        data.tau_friction[:] = -magnitude * d
+        out[:] = fn_axial - data.tau_friction
+        return bool(np.isfinite(out).all() and np.isfinite(data.tau_friction).all())
+
+    run_converted(where, specs, run)
     return out

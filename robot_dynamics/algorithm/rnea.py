@@ -9,6 +9,13 @@ Pinocchio's ``model.armature``) needs ``armature_i q̈_i`` more, so the joint ef
 ``τ_i = S_iᵀ fn_i + armature_i q̈_i``. The joint wrenches exclude it (as Pinocchio's ``data.f``):
 they are the link-side loads the friction laws read.
 
+External efforts (DESIGN.md §1b): ``fext`` (nv, 6), row i the wrench [force; torque] the
+environment applies **on** body i, in body i's frame (the joint frame, as ``data.f``), torque
+about that frame's origin — Pinocchio's ``fext``. It enters body i's balance in the backward
+pass, ``f_i = I_i a_i + v_i ×* I_i v_i − f_i^ext + Σ_children X_cᵀ f_c``, so every joint's wrench
+carries the external loads beyond it. :mod:`robot_dynamics.algorithm.external` builds ``fext``
+from a force at a point of a link, or from a force/torque sensor's reading.
+
 ``rnea`` runs the compiled kernel (:mod:`robot_dynamics.kernels.dynamics`); its readable statement
 is :func:`robot_dynamics.reference.dynamics.rnea`, and the tests hold the two to 1e-10.
 """
@@ -18,12 +25,12 @@ from functools import singledispatch
 
 import numpy as np
 
-from robot_dynamics.errors import F64, check_data, run_converted
-from robot_dynamics.kernels.dynamics import rnea_entry, rnea_kernel
+from robot_dynamics.errors import F64, as_wrenches, check_data, run_converted
+from robot_dynamics.kernels.dynamics import rnea_entry, rnea_fext_entry, rnea_kernel
 
 
 @singledispatch
-def rnea(model, data, q, v, a) -> np.ndarray:
+def rnea(model, data, q, v, a, fext=None) -> np.ndarray:
     """Frictionless inverse dynamics τ = M(q) a + b(q, v) (nv,), the rotors' armature ∘ a
     included (M includes diag(armature)).
 
@@ -31,16 +38,24 @@ def rnea(model, data, q, v, a) -> np.ndarray:
     wrenches fn, see :func:`joint_wrenches`) and ``data.tau``. ``q, v, a`` may be any sequences
     of numbers (converted once); :class:`~robot_dynamics.errors.InputError` names a malformed
     one, or (``overflow: …``) the entries too large for the result to be finite.
+
+    ``fext`` (nv, 6), optional: the external wrench on each body (body frame, about its origin;
+    Pinocchio's convention, see the module docstring); None (or zeros) for none.
     """
     if getattr(data, "_model", None) is not model:
         check_data(model, data, "rnea")
     try:  # float64 C arrays go straight to the kernel (it checks length and finiteness)
         if (q.dtype is F64 and v.dtype is F64 and a.dtype is F64 and q.flags.carray
-                and v.flags.carray and a.flags.carray
-                and rnea_entry(model._mb, q, v, a, data._work)):
-            return data.tau.copy()
+                and v.flags.carray and a.flags.carray):
+            if fext is None:
+                if rnea_entry(model._mb, q, v, a, data._work):
+                    return data.tau.copy()
+            elif fext.dtype is F64 and rnea_fext_entry(model._mb, q, v, a, fext, data._work):
+                return data.tau.copy()  # (a non-C fext: TypeError at dispatch)
     except (AttributeError, TypeError):  # a list, a tuple, a 2-D array: converted below
         pass
+    if fext is not None:
+        return _rnea_fext(model, data, q, v, a, fext, "rnea", fast=False)
     return _rnea_entry(model, data, q, v, a, "rnea")
 
 
@@ -50,6 +65,29 @@ def _rnea_entry(model, data, q, v, a, where) -> np.ndarray:
     run_converted(where, (("q", q, model.nq), ("v", v, n), ("a", a, n)),
                   lambda q, v, a: rnea_entry(mb, q, v, a, work))
     return data.tau.copy()
+
+
+def _rnea_fext(model, data, q, v, a, fext, where, fast=True) -> np.ndarray:
+    """RNEA with external wrenches ``fext`` through the compiled entry point (errors named after
+    ``where``); ``fast=False``: the direct call was already tried."""
+    mb, work, n = model._mb, data._work, model.nv
+    try:  # float64 C inputs straight to the kernel (it checks shapes and finiteness)
+        if (fast and q.dtype is F64 and v.dtype is F64 and a.dtype is F64 and fext.dtype is F64
+                and q.flags.carray and v.flags.carray and a.flags.carray and fext.flags.carray
+                and rnea_fext_entry(mb, q, v, a, fext, work)):
+            return data.tau.copy()
+    except (AttributeError, TypeError):  # lists, tuples, other layouts: converted below
+        pass
+    F = check_fext(model, fext, where)
+    run_converted(where, (("q", q, model.nq), ("v", v, n), ("a", a, n)),
+                  lambda q, v, a: rnea_fext_entry(mb, q, v, a, F, work))
+    return data.tau.copy()
+
+
+def check_fext(model, fext, where) -> np.ndarray:
+    """``fext`` as a finite float64 (nv, 6) C array, or a one-line InputError naming it (and
+    the rows, with their bodies)."""
+    return as_wrenches("fext", fext, model.nv, where=where, names=model.link_names)
 
 
 def _rnea_fast(model, data, q, v, a, gravity=None) -> np.ndarray:

@@ -148,6 +148,40 @@ def world_setup(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, R, p, oMi, I
                 fn[par, k] += fn[i, k]
 
 
+@njit(cache=True)
+def external_world(parents, oMi, fext, beta, fn):
+    """The external wrenches fext (n, 6; body frames, about the body origins) in the world
+    frame at its origin, [R f; R n + p × R f] with (R, p) = oMi[i], taken off each body's bias
+    β_i (its balance: I a + β − f^ext) and off the wrenches fn(q, q̇, 0) of the body and of every
+    joint between it and the base (world frame: no transform along the way)."""
+    n = parents.shape[0]
+    for i in range(n):
+        e0, e1, e2 = fext[i, 0], fext[i, 1], fext[i, 2]
+        e3, e4, e5 = fext[i, 3], fext[i, 4], fext[i, 5]
+        f0 = oMi[i, 0, 0] * e0 + oMi[i, 0, 1] * e1 + oMi[i, 0, 2] * e2
+        f1 = oMi[i, 1, 0] * e0 + oMi[i, 1, 1] * e1 + oMi[i, 1, 2] * e2
+        f2 = oMi[i, 2, 0] * e0 + oMi[i, 2, 1] * e1 + oMi[i, 2, 2] * e2
+        px, py, pz = oMi[i, 0, 3], oMi[i, 1, 3], oMi[i, 2, 3]
+        m0 = oMi[i, 0, 0] * e3 + oMi[i, 0, 1] * e4 + oMi[i, 0, 2] * e5 + py * f2 - pz * f1
+        m1 = oMi[i, 1, 0] * e3 + oMi[i, 1, 1] * e4 + oMi[i, 1, 2] * e5 + pz * f0 - px * f2
+        m2 = oMi[i, 2, 0] * e3 + oMi[i, 2, 1] * e4 + oMi[i, 2, 2] * e5 + px * f1 - py * f0
+        beta[i, 0] -= f0
+        beta[i, 1] -= f1
+        beta[i, 2] -= f2
+        beta[i, 3] -= m0
+        beta[i, 4] -= m1
+        beta[i, 5] -= m2
+        j = i
+        while j >= 0:
+            fn[j, 0] -= f0
+            fn[j, 1] -= f1
+            fn[j, 2] -= f2
+            fn[j, 3] -= m0
+            fn[j, 4] -= m1
+            fn[j, 5] -= m2
+            j = parents[j]
+
+
 @njit(cache=True, inline="always")
 def _joint_effort(Sw, fn, arm, qdd, i):
     """Joint i's effort S_iᵀ fn_i + armature_i q̈_i (what the motor and friction supply)."""
@@ -446,12 +480,13 @@ def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm
 
 
 @njit(cache=True)
-def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
+def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
     """q̈ (vecs[ACC] of kernels/fd.py is the caller's ``qdd``) with friction at an instant by
     the articulated recursions; fills Data's placements, world poses, f = fn(q, q̇, 0) (joint
     frames), tau_friction and the report fields (stuck, at_rest, info, residual). False when
     the general solve must answer (see the module docstring); nothing it reads is left
-    inconsistent then (it recomputes from q, q̇, τ)."""
+    inconsistent then (it recomputes from q, q̇, τ). ``fext`` (n, 6, or 0 rows: none): the
+    external wrenches on the bodies (:func:`external_world`)."""
     n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
     codes, params = laws_views(fr, n)
     R, p, _, _, f, _, tauf, _, _, oMi, _ = work_views(mb, w)
@@ -464,6 +499,8 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
             return False  # Newton can reach a root against the assumed direction there
     qdd = vecs[16]  # kernels/fd.py ACC
     world_setup(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, R, p, oMi, Iw, ab)
+    if fext.shape[0] > 0:
+        external_world(parents, oMi, fext, ab[_BETA], ab[_FN])
     Sw, fn, W = ab[_SW], ab[_FN], ab[_WL]
     direction, hold, phi, excess = abv[_DIR], abv[_HOLD], abv[_PHI], abv[_EXCESS]
     for i in range(n):  # Data's f: fn(q, q̇, 0) in the joint frames

@@ -92,11 +92,22 @@ def rnea_kernel(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, a, R, p, vel
 
 @njit(cache=True)
 def rnea_passes(parents, I6, S, gravity, v, a, R, p, vel, acc, f, tau):
+    """The two RNEA passes on placements R, p already computed for the configuration, no
+    external efforts (:func:`rnea_passes_ext` with an empty ``fext``)."""
+    rnea_passes_ext(parents, I6, S, gravity, v, a, R, p, vel, acc, f, tau, f[:0])
+
+
+@njit(cache=True)
+def rnea_passes_ext(parents, I6, S, gravity, v, a, R, p, vel, acc, f, tau, fext):
     """The two RNEA passes on placements R, p already computed for the configuration.
 
-    Scalar temporaries only: nothing is allocated per call.
+    ``fext`` (n, 6): the external wrench on each body (body frame, about its origin; Pinocchio's
+    convention), subtracted from the body's balance in the backward pass (DESIGN.md §1b):
+    f_i = I_i a_i + v_i ×* I_i v_i − f_i^ext + Σ_children X_cᵀ f_c. An empty ``fext`` (0 rows)
+    means none: nothing is subtracted. Scalar temporaries only: nothing is allocated per call.
     """
     n = v.shape[0]
+    external = fext.shape[0] > 0
     for i in range(n):
         par = parents[i]
         if par >= 0:
@@ -139,6 +150,14 @@ def rnea_passes(parents, I6, S, gravity, v, a, R, p, vel, acc, f, tau):
         fi[5] = e5 + (w0 * g4 - w1 * g3 + l0 * g1 - l1 * g0)
     for i in range(n - 1, -1, -1):
         fi = f[i]
+        if external:  # the environment's wrench on body i (its children's are already in)
+            fx = fext[i]
+            fi[0] -= fx[0]
+            fi[1] -= fx[1]
+            fi[2] -= fx[2]
+            fi[3] -= fx[3]
+            fi[4] -= fx[4]
+            fi[5] -= fx[5]
         tau[i] = _dot6(S[i], fi)
         par = parents[i]
         if par >= 0:
@@ -455,6 +474,24 @@ def rnea_entry(mb, q, v, a, w):
     R, p, vel, acc, f, tau, _, _, _, _, _ = work_views(mb, w)
     rnea_kernel(kinds, parents, axes, R0, p0, I6, S, model_gravity(mb), q, v, a, R, p, vel,
                 acc, f, tau)
+    add_rotor_effort(model_armature(mb), a, tau)
+    return all_finite_array(f) and all_finite(tau, tau, tau)
+
+
+F2 = "float64[:, ::1]"
+
+
+@njit(f"boolean({F1}, {F1}, {F1}, {F1}, {F2}, {F1})", cache=True)
+def rnea_fext_entry(mb, q, v, a, fext, w):
+    """:func:`rnea_entry` with the external wrenches ``fext`` (n, 6) on the bodies (body frames,
+    about their origins): False also when ``fext`` has another shape or a NaN/Inf."""
+    n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
+    if (q.shape[0] != n or v.shape[0] != n or a.shape[0] != n or fext.shape[0] != n
+            or fext.shape[1] != 6 or not all_finite(q, v, a) or not all_finite_array(fext)):
+        return False
+    R, p, vel, acc, f, tau, _, _, _, _, _ = work_views(mb, w)
+    placements_kernel(kinds, axes, R0, p0, q, R, p)
+    rnea_passes_ext(parents, I6, S, model_gravity(mb), v, a, R, p, vel, acc, f, tau, fext)
     add_rotor_effort(model_armature(mb), a, tau)
     return all_finite_array(f) and all_finite(tau, tau, tau)
 

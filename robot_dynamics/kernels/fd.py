@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from robot_dynamics.kernels.dynamics import (F1, add_armature, all_finite, all_finite_array,
+from robot_dynamics.kernels.dynamics import (F1, F2, add_armature, all_finite, all_finite_array,
     composite_inertias,
-    directors_core, mass_from_composite, mass_from_directors, placements_kernel, rnea_passes,
-    world_kernel)
+    directors_core, mass_from_composite, mass_from_directors, placements_kernel,
+    rnea_passes_ext, world_kernel)
 from robot_dynamics.kernels.layout import (laws_views, model_armature, model_gravity,
     model_relations, model_views, scratch_views, work_views)
 from robot_dynamics.kernels.friction import loads_matter
@@ -44,19 +44,26 @@ def _mass_and_directors(loaded, parents, I6, S, R, p, X, Ic, M, D, rel, motion):
 _SIG = "int64({F1}, {F1}, {extra}{F1}, {F1}, {F1}, {h}float64, float64, int64, {F1})"
 
 
-@njit(_SIG.format(F1=F1, extra="", h=""), cache=True)
-def fd_entry(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
+@njit(cache=True)
+def fd_core(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
     """q̈ under motor efforts τ, gravity and friction (seed 004 §2.8 + stiction) into vecs[ACC].
 
     Joints with |q̇| ≤ v_tol are at rest. The articulated recursions answer where they can
     (:func:`.articulated.solve_instant`: O(n) per iteration, no mass matrix); else the general
     solve on M and the directors. Either fills Data's f (= fn(q, q̇, 0)), oMi, tau_friction and
     the solver's report fields (stuck, at_rest, info); the general solve also M, Ic and X.
+
+    ``fext`` (n, 6; 0 rows: none): external wrenches on the bodies (body frames, about their
+    origins). They enter b and fn(q, q̇, 0), which the friction laws read; M and the directors
+    do not depend on them.
     """
     n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
     if q.shape[0] != n or v.shape[0] != n or tau.shape[0] != n or not all_finite(q, v, tau):
         return 1
-    if solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
+    if fext.shape[0] > 0 and (fext.shape[0] != n or fext.shape[1] != 6
+                              or not all_finite_array(fext)):
+        return 1
+    if solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
         return 0
     R, p, vel, acc, f, tau_, tauf, X, Ic, oMi, M = work_views(mb, w)
     codes, params = laws_views(fr, n)
@@ -67,7 +74,7 @@ def fd_entry(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
     for i in range(n):
         zero[i] = 0.0
     placements_kernel(kinds, axes, R0, p0, q, R, p)
-    rnea_passes(parents, I6, S, gravity, v, zero, R, p, vel, acc, f, bias)
+    rnea_passes_ext(parents, I6, S, gravity, v, zero, R, p, vel, acc, f, bias, fext)
     loaded = loads_matter(codes, params)
     _mass_and_directors(loaded, parents, I6, S, R, p, X, Ic, M, D, rel, motion)
     add_armature(model_armature(mb), M)  # rotors: M + diag(armature); D (link wrenches) as is
@@ -87,6 +94,12 @@ def fd_entry(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
         return 2
     sums[0] = res
     return 0
+
+
+@njit(_SIG.format(F1=F1, extra="", h=""), cache=True)
+def fd_entry(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
+    """:func:`fd_core` without external efforts."""
+    return fd_core(mb, fr, q, v, tau, v_tol, tol, max_iter, w, work_views(mb, w)[4][:0])
 
 
 @njit(cache=True)
@@ -232,9 +245,10 @@ def _coupled_mass(mbf, wf, cp, q, loaded, M, D):
 
 
 @njit(cache=True)
-def _coupled_bias(mbf, wf, cp, v, bias, W0):
+def _coupled_bias(mbf, wf, cp, v, bias, W0, fext):
     """RNEA of the full tree at zero acceleration and velocity G q̇ (placements from
-    :func:`_coupled_mass`): b = Gᵀ b_full, and W0 = fn_full(q, q̇, 0) of the leaders."""
+    :func:`_coupled_mass`): b = Gᵀ b_full, and W0 = fn_full(q, q̇, 0) of the leaders; ``fext``
+    the external wrenches on the full tree's bodies (0 rows: none)."""
     _, _, parents, _, _, _, I6, S = model_views(mbf)
     R, p, vel, acc, f, _, _, _, _, _, _ = work_views(mbf, wf)
     vecs = scratch_views(mbf, wf)[6]
@@ -243,7 +257,7 @@ def _coupled_bias(mbf, wf, cp, v, bias, W0):
     _expand(cp, v, vf, False)
     for i in range(nf):
         zero[i] = 0.0
-    rnea_passes(parents, I6, S, model_gravity(mbf), vf, zero, R, p, vel, acc, f, bf)
+    rnea_passes_ext(parents, I6, S, model_gravity(mbf), vf, zero, R, p, vel, acc, f, bf, fext)
     for k in range(nv):
         bias[k] = 0.0
         for e in range(6):
@@ -290,8 +304,12 @@ def _state_code(state, direction):
 
 
 @njit(cache=True)
-def _step(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf):
+def _step(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf, fext):
     """One step of :class:`robot_dynamics.simulation.simulator.Simulator` (see its module docstring).
+
+    ``fext``: external wrenches on the bodies, held over the step (body frames, about their
+    origins; the full tree's bodies with mimic joints), entering b and fn(q, q̇, 0) at every
+    pass; 0 rows: none. (The energy audit does not count their work yet.)
 
     Mimic joints: ``cp`` the packed coupling (empty: none), ``mbf``/``wf`` the full tree's
     packed model and work; ``mb``/``w`` are then the coordinates' (:func:`_coupled_mass`).
@@ -392,9 +410,9 @@ def _step(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf):
             for i in range(n):
                 v_eval[i] = vp[i]
         if coupled:
-            _coupled_bias(mbf, wf, cp, v_eval, bias, W0)
+            _coupled_bias(mbf, wf, cp, v_eval, bias, W0, fext)
         else:
-            rnea_passes(parents, I6, S, gravity, v_eval, zero, R, p, vel, acc, f, bias)
+            rnea_passes_ext(parents, I6, S, gravity, v_eval, zero, R, p, vel, acc, f, bias, fext)
             for i in range(n):
                 for k in range(6):
                     W0[i, k] = f[i, k]
@@ -481,14 +499,39 @@ def _step(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf):
 @njit(f"int64({F1}, {F1}, {F1}, {F1}, {F1}, {F1}, {F1})", cache=True)
 def sim_step_entry(mb, fr, sp, q, v, tau_cmd, w):
     """:func:`_step` behind an explicit signature (one compiled call per step)."""
-    return _step(mb, fr, sp, q, v, tau_cmd, w, mb, sp[:0], w)
+    return _step(mb, fr, sp, q, v, tau_cmd, w, mb, sp[:0], w, work_views(mb, w)[4][:0])
+
+
+@njit(f"int64({F1}, {F1}, {F1}, {F1}, {F1}, {F1}, {F2}, {F1})", cache=True)
+def sim_step_fext_entry(mb, fr, sp, q, v, tau_cmd, fext, w):
+    """:func:`sim_step_entry` with external wrenches ``fext`` (n, 6; body frames, about the
+    body origins) held over the step (status 1 also for another shape or a NaN/Inf in it).
+    The slot for the Simulator; the energy audit does not count their work yet."""
+    if fext.shape[0] != q.shape[0] or fext.shape[1] != 6 or not all_finite_array(fext):
+        return 1
+    return _step(mb, fr, sp, q, v, tau_cmd, w, mb, sp[:0], w, fext)
 
 
 @njit(f"int64({F1}, {F1}, {F1}, {F1}, {F1}, {F1}, {F1}, {F1}, {F1}, {F1})", cache=True)
 def sim_step_mimic_entry(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf):
     """:func:`_step` in mimic coordinates (``mb``/``w`` the coordinates', ``mbf``/``wf`` the full
     tree's, ``cp`` the coupling)."""
-    return _step(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf)
+    return _step(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf, work_views(mbf, wf)[4][:0])
+
+
+@njit(cache=True)
+def _checked(mb, w, status):
+    """fd_checked's verdict on a status of :func:`fd_core` (see there)."""
+    if status == 1:
+        return 1
+    vecs = scratch_views(mb, w)[6]
+    if status == 0:
+        tauf = work_views(mb, w)[6]
+        ok = all_finite(vecs[ACC], tauf, tauf)
+    else:
+        ok = (all_finite(vecs[BIAS], vecs[BIAS], vecs[BIAS])
+              and all_finite_array(work_views(mb, w)[10]))
+    return status if ok else OVERFLOW
 
 
 OVERFLOW = 3  # status of fd_checked: solved, but q̈ or τf is not finite
@@ -500,13 +543,14 @@ def fd_checked(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
     status OVERFLOW when not): finite inputs so large that the dynamics leave the float64 range.
     A friction solve that failed (status 2) on a non-finite M or bias is an overflow too."""
     status = fd_entry(mb, fr, q, v, tau, v_tol, tol, max_iter, w)
-    if status == 1:
+    return _checked(mb, w, status)
+
+
+@njit(f"int64({F1}, {F1}, {F1}, {F1}, {F1}, {F2}, float64, float64, int64, {F1})", cache=True)
+def fd_fext_checked(mb, fr, q, v, tau, fext, v_tol, tol, max_iter, w):
+    """:func:`fd_checked` with external wrenches ``fext`` (n, 6) on the bodies (status 1 also
+    for another shape or a NaN/Inf in it)."""
+    if fext.shape[0] != q.shape[0]:
         return 1
-    vecs = scratch_views(mb, w)[6]
-    if status == 0:
-        tauf = work_views(mb, w)[6]
-        ok = all_finite(vecs[ACC], tauf, tauf)
-    else:
-        ok = (all_finite(vecs[BIAS], vecs[BIAS], vecs[BIAS])
-              and all_finite_array(work_views(mb, w)[10]))
-    return status if ok else OVERFLOW
+    status = fd_core(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext)
+    return _checked(mb, w, status)

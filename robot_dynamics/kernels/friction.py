@@ -15,7 +15,7 @@ import math
 import numpy as np
 from numba import njit
 
-from robot_dynamics.kernels.dynamics import F1, all_finite, rnea_entry
+from robot_dynamics.kernels.dynamics import F1, F2, all_finite, rnea_entry, rnea_fext_entry
 from robot_dynamics.kernels.layout import (LAW_PARAMS, laws_views, model_views, scratch_views,
                                            work_views)
 
@@ -410,3 +410,17 @@ def loads_matter(codes, params):
         elif c >= LOAD_DEPENDENT:
             return True
     return False
+
+
+@njit(f"boolean({F1}, {F1}, {F1}, {F1}, {F1}, {F2}, float64, {F1})", cache=True)
+def id_fext_entry(mb, fr, q, v, a, fext, tol, w):
+    """:func:`id_entry` with external wrenches ``fext`` (n, 6) on the bodies: the friction laws
+    read the joint wrenches that carry them (seed 004 §2.7 with FN_ext, DESIGN.md §1b)."""
+    if not rnea_fext_entry(mb, q, v, a, fext, w):
+        return False
+    n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
+    R, p, vel, acc, f, fn_axial, tauf, _, _, _, _ = work_views(mb, w)
+    codes, params = laws_views(fr, n)
+    out = scratch_views(mb, w)[6][ID_OUT]
+    id_friction_kernel(codes, params, kinds, axes, f, q, v, a, fn_axial, tol, tauf, out)
+    return all_finite(out, tauf, out)

@@ -116,7 +116,7 @@ def sim_run_entry(mb, fr, sp, ctl, q, v, k0, w, out):
         qk = q if k == 0 else out[k - 1, 0]
         vk = v if k == 0 else out[k - 1, 1]
         controller_kernel(mb, ctl, k, qk, vk, w, u)
-        status = _step(mb, fr, sp, qk, vk, u, w, mb, sp[:0], w) & 3
+        status = _step(mb, fr, sp, qk, vk, u, w, mb, sp[:0], w, f[:0]) & 3
         if status != 0:
             return 4 * k + status
         row = out[k]

@@ -59,11 +59,13 @@ def _articulated_solve(model, data, T, mu, held, vel_products, bias):
 
 
 def articulated_motion(model, data, q, v, tau, friction, held, directions, *, tol=1e-12,
-                       max_iter=50):
+                       max_iter=50, fext=None):
     """q̈ (nv,) and the joint wrenches fn (nv, 6, joint frames) with the joints in ``held``
     (bool, nv) stuck and the others sliding, each joint's friction −d_i φ_i(fn_i) against
     ``directions`` (the sign of its motion; a joint at rest that breaks away: its release
-    direction). Newton's method from fn(q, q̇, 0), until q̈ moves by less than tol·(1 + |q̈|)."""
+    direction). Newton's method from fn(q, q̇, 0), until q̈ moves by less than tol·(1 + |q̈|).
+    ``fext`` (nv, 6): external wrenches on the bodies (body frames), taken off each body's bias
+    v ×* I v (and so off fn(q, q̇, 0)), as in kernels/articulated.py's ``external_world``."""
     check_data(model, data, "articulated_motion")
     if friction is not None:
         check_friction(model, friction, "articulated_motion")
@@ -73,7 +75,7 @@ def articulated_motion(model, data, q, v, tau, friction, held, directions, *, to
     n = model.nv
     held = np.asarray(held, dtype=bool)
     d = np.asarray(directions, dtype=float)
-    rnea(model, data, q, v, np.zeros(n))  # fn(q, q̇, 0): the first linearisation
+    rnea(model, data, q, v, np.zeros(n), fext)  # fn(q, q̇, 0): the first linearisation
     fn = data.f.copy()
     placements(model, data, q)
     vel = np.zeros((n, 6))
@@ -83,6 +85,8 @@ def articulated_motion(model, data, q, v, tau, friction, held, directions, *, to
         vel[i] = data.X[i] @ (vel[p] if p >= 0 else np.zeros(6)) + data.S[i] * v[i]
         c[i] = motion_cross(vel[i]) @ (data.S[i] * v[i])
         beta[i] = force_cross(vel[i]) @ (model.spatial_inertias[i] @ vel[i])
+        if fext is not None:
+            beta[i] -= fext[i]
     sliding = ~held & (friction.active if friction is not None else np.zeros(n, bool))
     u = np.abs(v) * d  # the velocity each law reads, signed by the direction of motion
 

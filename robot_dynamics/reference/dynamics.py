@@ -12,25 +12,29 @@ from functools import singledispatch
 import numpy as np
 
 from robot_dynamics.algorithm import coupled
-from robot_dynamics.errors import as_vector, check_data
+from robot_dynamics.errors import as_vector, as_wrenches, check_data
 from robot_dynamics.multibody.coupling import MimicModel
 from robot_dynamics.reference.kinematics import placements
 from robot_dynamics.spatial.algebra import force_cross, motion_cross
 
 
 @singledispatch
-def rnea(model, data, q, v, a) -> np.ndarray:
+def rnea(model, data, q, v, a, fext=None) -> np.ndarray:
     """:func:`robot_dynamics.algorithm.rnea.rnea` written out in NumPy, joint by joint (seed 004
-    §2.2–2.3: forward pass of velocities and accelerations, body efforts, backward pass E → J)."""
+    §2.2–2.3: forward pass of velocities and accelerations, body efforts, backward pass E → J).
+    ``fext`` (nv, 6): the external wrench on each body (body frame, about its origin), taken
+    off the body's balance: f_i = I a_i + v_i ×* I v_i − f_i^ext (DESIGN.md §1b)."""
     if getattr(data, "_model", None) is not model:
         check_data(model, data, "reference rnea")
     q = as_vector("q", q, model.nq, where="rnea")
     v = as_vector("v", v, model.nv, where="rnea")
     a = as_vector("a", a, model.nv, where="rnea")
-    return _rnea(model, data, q, v, a, model.gravity)
+    if fext is not None:
+        fext = as_wrenches("fext", fext, model.nv, where="rnea", names=model.link_names)
+    return _rnea(model, data, q, v, a, model.gravity, fext)
 
 
-def _rnea(model, data, q, v, a, gravity) -> np.ndarray:
+def _rnea(model, data, q, v, a, gravity, fext=None) -> np.ndarray:
     placements(model, data, q)
     a0 = np.concatenate([-gravity, np.zeros(3)])
     for i in range(model.nv):
@@ -43,6 +47,8 @@ def _rnea(model, data, q, v, a, gravity) -> np.ndarray:
         data.a[i] = X @ ap + S * a[i] + motion_cross(data.v[i]) @ (S * v[i])
         inertia = model.spatial_inertias[i]
         data.f[i] = inertia @ data.a[i] + force_cross(data.v[i]) @ (inertia @ data.v[i])
+        if fext is not None:
+            data.f[i] -= fext[i]  # the environment's wrench on body i
     for i in range(model.nv - 1, -1, -1):
         data.tau[i] = data.S[i] @ data.f[i]
         p = model.parents[i]
@@ -112,8 +118,8 @@ def wrench_directors(model, data, q=None) -> np.ndarray:
 
 
 @rnea.register(MimicModel)
-def _(model, data, q, v, a):
-    return coupled.rnea(model, data, q, v, a, full=rnea)
+def _(model, data, q, v, a, fext=None):
+    return coupled.rnea(model, data, q, v, a, fext, full=rnea)
 
 
 @mass_matrix.register(MimicModel)
