@@ -21,7 +21,9 @@ from ros_helpers import RosProbe
 
 UPSTREAM_HASH = {
     "kilted": "RIHS01_ff29901b2693f5deb847e96084a1c2cdb26e70b7c847be21859b70a55fb29cf0",
-    "jazzy": "JAZZY_HASH",
+    # built with the Jazzy wheels from test/interfaces/variants/jazzy, whose fields (comments
+    # aside) are those of control_msgs' jazzy branch, file by file
+    "jazzy": "RIHS01_738ebcb7a2d7cfa42f9f1001cc99ce3a4383d1cfe508015d9be8485e4b1c66f6",
 }
 VARIANT = control_msgs_variant()
 ACTION = "/iface_test/follow_joint_trajectory"
