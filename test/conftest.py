@@ -15,9 +15,30 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # --- test-only control_msgs (scripts/build_test_interfaces.sh) ---------------------------------
-INTERFACES_CURRENT = os.path.join(
+INTERFACES = os.path.join(
     os.environ.get("ROBOT_DYNAMICS_CACHE", os.path.expanduser("~/.cache/robot_dynamics")),
-    "interfaces", "current")
+    "interfaces")
+
+
+def control_msgs_variant() -> str:
+    """The control_msgs variant that matches this interpreter's rclpy, as
+    scripts/build_test_interfaces.sh chooses it: 'jazzy' (FollowJointTrajectory feedback without
+    `index`) for rclpy < 9, else 'kilted'; ROBOT_DYNAMICS_CONTROL_MSGS overrides."""
+    from importlib import metadata
+
+    variant = os.environ.get("ROBOT_DYNAMICS_CONTROL_MSGS", "")
+    if variant:
+        return variant
+    for dist in ("ros-rclpy", "rclpy"):
+        try:
+            return "jazzy" if int(metadata.version(dist).split(".")[0]) < 9 else "kilted"
+        except (metadata.PackageNotFoundError, ValueError):
+            continue
+    return "jazzy" if os.environ.get("ROS_DISTRO") in ("humble", "iron", "jazzy") else "kilted"
+
+
+# the last build for this interpreter's variant (not "current": the other lane's may be newer)
+INTERFACES_CURRENT = os.path.join(INTERFACES, "current-" + control_msgs_variant())
 
 
 def _prepend_env(name: str, value: str) -> None:
@@ -36,7 +57,10 @@ def _use_test_interfaces() -> None:
     """
     if importlib.util.find_spec("control_msgs") is not None:  # env.sh sourced, or a ROS install
         return
-    prefix = os.path.realpath(INTERFACES_CURRENT)
+    current = INTERFACES_CURRENT
+    if not os.path.exists(current):  # a cache from before the variants
+        current = os.path.join(INTERFACES, "current")
+    prefix = os.path.realpath(current)
     sites = glob.glob(os.path.join(prefix, "lib", "python3*", "site-packages"))
     libs = sorted(glob.glob(os.path.join(prefix, "lib", "lib*.so")))
     if not sites or not libs:

@@ -1,8 +1,11 @@
 """The test-only control_msgs (test/interfaces/control_msgs, built by
 scripts/build_test_interfaces.sh) is wire-identical to upstream control_msgs and works over DDS.
 
-Upstream's FollowJointTrajectory type hash (Kilted/rolling, control_msgs >= 6.3) is the contract:
-MoveIt built against the real control_msgs only talks to a server whose types hash the same.
+Upstream's FollowJointTrajectory type hash is the contract: MoveIt built against the real
+control_msgs only talks to a server whose types hash the same. Two variants, as upstream has them
+(scripts/build_test_interfaces.sh builds the one of this interpreter's rclpy): 'kilted'
+(Kilted/rolling, control_msgs >= 6.3, feedback with `index` and `multi_dof_index`) and 'jazzy'
+(control_msgs' jazzy branch, without them).
 """
 from __future__ import annotations
 
@@ -13,9 +16,16 @@ from pathlib import Path
 
 import pytest
 
+from conftest import control_msgs_variant
 from ros_helpers import RosProbe
 
-UPSTREAM_HASH = "RIHS01_ff29901b2693f5deb847e96084a1c2cdb26e70b7c847be21859b70a55fb29cf0"
+UPSTREAM_HASH = {
+    "kilted": "RIHS01_ff29901b2693f5deb847e96084a1c2cdb26e70b7c847be21859b70a55fb29cf0",
+    # built with the Jazzy wheels from test/interfaces/variants/jazzy, whose fields (comments
+    # aside) are those of control_msgs' jazzy branch, file by file
+    "jazzy": "RIHS01_738ebcb7a2d7cfa42f9f1001cc99ce3a4383d1cfe508015d9be8485e4b1c66f6",
+}
+VARIANT = control_msgs_variant()
 ACTION = "/iface_test/follow_joint_trajectory"
 
 
@@ -33,8 +43,9 @@ def _type_hashes(relpath: str, package: str = "control_msgs", prefix: Path | Non
 
 
 def test_action_type_hash_equals_upstream(follow_joint_trajectory):
+    assert (_prefix() / "share" / "control_msgs" / "variant").read_text().strip() == VARIANT
     hashes = _type_hashes("action/FollowJointTrajectory.json")
-    assert hashes["control_msgs/action/FollowJointTrajectory"] == UPSTREAM_HASH
+    assert hashes["control_msgs/action/FollowJointTrajectory"] == UPSTREAM_HASH[VARIANT]
 
 
 def test_referenced_types_hash_as_the_installed_packages(follow_joint_trajectory):
@@ -69,7 +80,11 @@ def test_fields_and_constants(follow_joint_trajectory):
         JointComponentTolerance(joint_name="base", component=JointComponentTolerance.ROTATION)]
     goal.goal_time_tolerance.sec = 2
     assert goal.path_tolerance[0].velocity == -1.0
-    assert list(FJT.Feedback.get_fields_and_field_types())[-1] == "multi_dof_index"
+    fields = list(FJT.Feedback.get_fields_and_field_types())
+    if VARIANT == "kilted":
+        assert fields[-1] == "multi_dof_index" and "index" in fields
+    else:
+        assert fields[-1] == "multi_dof_error" and "index" not in fields
     r = FJT.Result
     assert (r.SUCCESSFUL, r.INVALID_GOAL, r.INVALID_JOINTS, r.OLD_HEADER_TIMESTAMP,
             r.PATH_TOLERANCE_VIOLATED, r.GOAL_TOLERANCE_VIOLATED) == (0, -1, -2, -3, -4, -5)
@@ -110,7 +125,8 @@ class _EchoServer:
             fb = self.fjt.Feedback()
             fb.joint_names = list(goal.trajectory.joint_names)
             fb.desired = point
-            fb.index = i
+            if hasattr(fb, "index"):  # control_msgs >= 6.3 (Kilted)
+                fb.index = i
             handle.publish_feedback(fb)
         result = self.fjt.Result()
         if goal.goal_time_tolerance.sec == 99:  # the "wait for a cancel" goal of the test
@@ -225,7 +241,9 @@ def test_goal_round_trip_over_dds(pair, follow_joint_trajectory):
     while len(ours()) < 3 and time.monotonic() < deadline:
         time.sleep(0.01)
     feedback = ours()
-    assert [f.index for f in feedback] == [0, 1, 2]
+    if VARIANT == "kilted":
+        assert [f.index for f in feedback] == [0, 1, 2]
+    assert [f.desired.positions[0] for f in feedback] == pytest.approx([0.1, 0.2, 0.3])
     assert feedback[2].desired.positions == pytest.approx([0.3, 0.3])
     assert feedback[0].joint_names == ["joint_a1", "joint_a2"]
 
