@@ -19,9 +19,9 @@ The payload parameters (``payload.link``, ``payload.mass``, ``payload.com``,
 ``payload.inertia``, ``payload_file``; :mod:`.payload`) put a load on the model: everything
 published is computed with it (gravity, bias, mass matrix, the reactions and their friction).
 
-``publish_rate``, ``acceleration``, ``markers``, ``marker_scale`` and the payload are live (validated, rejected
-with a reason, applied at once); the robot, its friction and ``joint_states_topic`` are read-only.
-A state the core refuses is logged (throttled) and skipped: the node keeps running.
+``publish_rate``, ``acceleration``, ``markers``, ``marker_scale`` and the payload are live
+(validated, rejected with a reason, applied at once); the robot, its friction and
+``joint_states_topic`` are read-only. A state the core refuses is logged (throttled) and skipped: the node keeps running.
 """
 from __future__ import annotations
 

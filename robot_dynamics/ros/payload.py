@@ -57,7 +57,7 @@ def _checked(model, link, mass, com, inertia, where):
         p = payload_parameters(link, 1.0 if mass == 0 else mass, com, inertia, where)
     except ModelError as exc:
         text = str(exc)
-        if where == "parameter payload":  # "parameter payload: com: …" → "parameter payload.com: …"
+        if where == "parameter payload":  # "…payload: com: …" → "parameter payload.com: …"
             for field in ("mass", "com", "inertia"):
                 text = text.replace(f"{where}: {field}: ", f"parameter payload.{field}: ", 1)
         raise ValueError(text) from None
