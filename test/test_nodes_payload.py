@@ -295,3 +295,60 @@ def test_bad_start_up_payload_is_one_line_exit_2():
     assert out.returncode == 2, (out.stdout, out.stderr)
     assert out.stderr.strip().splitlines()[-1].startswith(
         "dynamics_model: parameter payload.com: 50 m from the link origin"), out.stderr
+
+
+# -- the semantics of the set, in process (no DDS needed to tell them) ------------------------
+def test_payload_set_semantics_in_process(tmp_path):
+    """The model carries what the parameters describe: payload_file's entries plus the
+    payload.* set, which replaces the file's entry on its link; moving the payload one
+    parameter at a time moves it; every value is checked even while the mass is 0; a refused
+    call changes nothing."""
+    import rclpy
+    from rclpy.parameter import Parameter
+
+    from ros_helpers import DOMAIN_ID
+    from robot_dynamics.ros.dynamics_model import DynamicsModelNode
+
+    path = tmp_path / "loads.yaml"
+    path.write_text("payload:\n  - {link: tool, mass: 1.0}\n  - {link: upper_arm, mass: 0.5, "
+                    "com: [0.1, 0.0, 0.0]}\n")
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=int(DOMAIN_ID))
+    try:
+        node = DynamicsModelNode(context=context, parameter_overrides=[
+            Parameter("robot", value=ROBOT), Parameter("payload_file", value=str(path))])
+        model = node.model
+
+        def carried():
+            return {k: (p.mass, p.com.tolist()) for k, p in model.payloads.items()}
+
+        def set_(**values):
+            return node.set_parameters_atomically(
+                [Parameter(k.replace("__", "."), value=v) for k, v in values.items()])
+
+        assert carried() == {"tool": (1.0, [0.0, 0.0, 0.0]), "upper_arm": (0.5, [0.1, 0.0, 0.0])}
+        assert set_(payload__link="tool").successful  # mass 0: the file's entry stays
+        assert carried()["tool"] == (1.0, [0.0, 0.0, 0.0])
+        assert set_(payload__mass=2.0).successful  # the set replaces the file's entry
+        assert carried() == {"tool": (2.0, [0.0, 0.0, 0.0]), "upper_arm": (0.5, [0.1, 0.0, 0.0])}
+        assert set_(payload_file="").successful
+        assert carried() == {"tool": (2.0, [0.0, 0.0, 0.0])}
+        assert set_(payload__link="forearm").successful  # one parameter: the payload moves
+        assert carried() == {"forearm": (2.0, [0.0, 0.0, 0.0])}
+        # what the node computes with is the core's model with the same payload
+        ref = _model()
+        ref.set_payload("forearm", 2.0)
+        q, v, a = np.array([0.3, -0.2]), np.array([0.1, 0.4]), np.array([1.0, -1.0])
+        np.testing.assert_array_equal(rd.rnea(model, model.create_data(), q, v, a),
+                                      rd.rnea(ref, ref.create_data(), q, v, a))
+        assert set_(payload__mass=0.0).successful and carried() == {}
+        before = {n: node.get_parameter(n).value for n in ("payload.link", "payload.mass")}
+        result = set_(payload__inertia=[0.0, 0.0, 0.0, 0.0, 0.0, 1.0])  # mass 0: still checked
+        assert not result.successful and result.reason.startswith("parameter payload.inertia:")
+        result = set_(payload__mass=1.0, payload__com=[0.0, 0.0, 12.0])  # refused as a whole
+        assert not result.successful and "parameter payload.com: 12 m" in result.reason
+        assert carried() == {} and before == {
+            n: node.get_parameter(n).value for n in ("payload.link", "payload.mass")}
+        node.destroy_node()
+    finally:
+        rclpy.shutdown(context=context)
