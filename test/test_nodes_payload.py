@@ -100,9 +100,10 @@ def test_simulator_payload_set_at_run_time_changes_the_motion_as_the_core_predic
     assert sim.wait_log("payload: 2 kg on 'tool'", 10), sim.log
     n_set = len(states)
     assert probe.wait_for(lambda: len(states) > n_set + 300, 60), sim.log
-    verdicts = []  # per consecutive pair: 0 plain, 1 loaded
+    verdicts, before = [], []  # per consecutive pair told apart: 0 plain, 1 loaded
     pairs = _pairs(states, 1e-3)
-    for q, v, a in pairs:
+    n_plain = len(_pairs(states[:n_before], 1e-3))  # received before the request: plain
+    for k, (q, v, a) in enumerate(pairs):
         a0 = rd.forward_dynamics(plain, d0, q, v, zero).copy()
         a1 = rd.forward_dynamics(loaded, d1, q, v, zero).copy()
         # a step's q̈ against q̈ at its midpoint: O(h) of the jerk (the arm whirls at 10 rad/s)
@@ -111,17 +112,23 @@ def test_simulator_payload_set_at_run_time_changes_the_motion_as_the_core_predic
         assert min(e0, e1) < tol, (q, v, a, a0, a1)
         if np.abs(a1 - a0).max() > 4 * tol:  # the payload tells them apart (mostly)
             verdicts.append(int(e1 < e0))
+            before.append(k < n_plain)
     assert len(verdicts) > 0.5 * len(pairs), (len(verdicts), len(pairs))
     verdicts = np.array(verdicts)
     first = int(np.argmax(verdicts))
     assert verdicts[0] == 0 and verdicts[-1] == 1, verdicts
     assert np.all(verdicts[first:] == 1), "the plain dynamics came back after the payload"
-    assert first >= 0.9 * len(_pairs(states[:n_before], 1e-3)) - 1  # not before the request
+    assert not np.any(verdicts[np.array(before)]), "loaded before the request"
     # the audit's reference moved with the energy the change gave the state: still balanced
     n_audits = len(audits)
     assert probe.wait_for(lambda: len(audits) > n_audits + 2, 30), sim.log
-    values = dict(zip(audits[-1].layout.dim[0].label.split("|"), audits[-1].data))
-    assert abs(values["relative_residual"]) < 1e-3, values
+    # (absolute: ~1e-4 J between changes, up to ~1.5e-2 J once the change's step is in —
+    # its velocity products are placed by the q̈ of the unloaded steps before; the payload's
+    # own energy at the change is joules, the arm whirling through ±15 J of potential; the
+    # relative residual is noisy where the flows vanish)
+    labels = audits[-1].layout.dim[0].label.split("|")
+    residuals = [dict(zip(labels, x.data))["residual"] for x in audits]
+    assert max(map(abs, residuals)) < 0.1, residuals
 
 
 def test_simulator_refuses_bad_payload_values_and_keeps_its_payload(sim, probe):
