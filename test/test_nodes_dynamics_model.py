@@ -88,7 +88,14 @@ def test_live_parameters(setup):
            "joint_states_topic": ("/other", "read-only"),
            "publish_rate": (0.0, "out of range"),
            "acceleration": ("bogus", "expected one of zero | forward_dynamics"),
-           "markers": ("yes", "Wrong parameter type"), "marker_scale": (-1.0, "out of range")}
+           "markers": ("yes", "Wrong parameter type"), "marker_scale": (-1.0, "out of range"),
+           "payload.link": ("no_such_link", "parameter payload.link: robot"),
+           "payload.mass": (float("nan"), "parameter payload.mass: expected a number"),
+           "payload.com": ([0.0, 0.0], "parameter payload.com: expected 3 finite numbers"),
+           "payload.inertia": ([1.0, 0.0, 0.0, 1.0, 0.0, 5.0],
+                               "parameter payload.inertia: principal moments"),
+           "payload_file": ("/no/such/load.yaml", "parameter payload_file: /no/such/load.yaml: "
+                                                  "no such payload file")}
     from rcl_interfaces.srv import ListParameters
 
     client = probe.node.create_client(ListParameters, "/dynamics_model/list_parameters")

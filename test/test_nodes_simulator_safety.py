@@ -464,6 +464,11 @@ BAD = {  # every parameter: a value SetParameters must refuse, and a word of the
     "brake_bandwidth": (500.0, "too stiff"),
     "on_error": ("ignore", "expected one of hold | reset"),
     "overrun_threshold": (-1.0, "out of range"),
+    "payload.link": ("no_such_link", "parameter payload.link: robot"),
+    "payload.mass": (-2.0, "parameter payload.mass: expected a number from 0 to"),
+    "payload.com": ([0.0, float("nan"), 0.0], "parameter payload.com: expected 3 finite"),
+    "payload.inertia": ([0.1, 0.2, 0.0, 0.1, 0.0, 0.1], "parameter payload.inertia:"),
+    "payload_file": ("/no/such/load.yaml", "parameter payload_file: /no/such/load.yaml"),
 }
 
 

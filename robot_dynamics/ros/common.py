@@ -73,11 +73,13 @@ def declare(node, name, default=_UNSET):
     return value
 
 
-def on_set_parameters(node, live, apply):
+def on_set_parameters(node, live, apply, check=None):
     """A SetParameters callback: ``live`` maps each live parameter's name to a validator
     (value → the value to apply, or ValueError with the reason); every parameter of a call is
     validated before any is applied (``apply({name: value})``), so a call changes all or none.
-    rclpy itself refuses read-only parameters, wrong types and values out of range."""
+    ``check(updates)`` (optional) then checks the call's values together (ValueError: the call
+    is refused; e.g. the payload set, :mod:`.payload`). rclpy itself refuses read-only
+    parameters, wrong types and values out of range."""
     from rcl_interfaces.msg import SetParametersResult
 
     def callback(params):
@@ -86,6 +88,8 @@ def on_set_parameters(node, live, apply):
             for p in params:
                 if p.name in live:
                     updates[p.name] = live[p.name](p.value)
+            if check is not None and updates:
+                check(updates)
         except ValueError as exc:
             node.get_logger().warning(f"rejected parameter change: {exc}")
             return SetParametersResult(successful=False, reason=str(exc))

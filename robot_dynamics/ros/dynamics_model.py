@@ -15,9 +15,13 @@ Subscribes ``joint_states``; at ``publish_rate`` it takes the newest valid state
 The acceleration that enters the wrenches and friction is ``acceleration``: ``zero`` (quasi-
 static) or ``forward_dynamics`` (q̈ from the measured efforts in the JointState, with friction).
 
-``publish_rate``, ``acceleration``, ``markers`` and ``marker_scale`` are live (validated, rejected
-with a reason, applied at once); the robot, its friction and ``joint_states_topic`` are read-only.
-A state the core refuses is logged (throttled) and skipped: the node keeps running.
+The payload parameters (``payload.link``, ``payload.mass``, ``payload.com``,
+``payload.inertia``, ``payload_file``; :mod:`.payload`) put a load on the model: everything
+published is computed with it (gravity, bias, mass matrix, the reactions and their friction).
+
+``publish_rate``, ``acceleration``, ``markers``, ``marker_scale`` and the payload are live
+(validated, rejected with a reason, applied at once); the robot, its friction and
+``joint_states_topic`` are read-only. A state the core refuses is logged (throttled) and skipped: the node keeps running.
 """
 from __future__ import annotations
 
@@ -36,6 +40,7 @@ from robot_dynamics.algorithm.rnea import joint_wrenches
 from robot_dynamics.ros.common import (STATE_QOS, JointStateMatcher, check_choice, declare,
     declare_robot_parameters, load_robot, on_set_parameters, run_node)
 from robot_dynamics.ros.params import DYNAMICS_MODEL, row
+from robot_dynamics.ros.payload import NAMES as PAYLOAD_NAMES, NodePayload
 
 ACCELERATION_SOURCES = row(DYNAMICS_MODEL, "acceleration").choices
 
@@ -87,6 +92,8 @@ class DynamicsModelNode(Node):
         super().__init__(self.node_name, **kwargs)
         declare_robot_parameters(self)
         self.model, self.friction = load_robot(self)
+        #: the payload parameters (payload.*, payload_file): the reactions published carry it
+        self.payload = NodePayload(self, self.model).declare()
         rate = declare(self, "publish_rate")
         self.acceleration = declare(self, "acceleration")
         self.markers = declare(self, "markers")
@@ -105,13 +112,16 @@ class DynamicsModelNode(Node):
         on_set_parameters(self, {
             "publish_rate": float,
             "acceleration": lambda v: check_choice("acceleration", v, ACCELERATION_SOURCES),
-            "markers": bool, "marker_scale": float}, self.apply_parameters)
+            "markers": bool, "marker_scale": float,
+            **{name: (lambda v, name=name: self.payload.validate(name, v))
+               for name in PAYLOAD_NAMES}}, self.apply_parameters, check=self.payload.check)
 
     def apply_parameters(self, updates):
         """Live parameters, validated by rclpy (type, range) and the callback (choices)."""
         for name in ("acceleration", "markers", "marker_scale"):
             if name in updates:
                 setattr(self, name, updates[name])
+        self.payload.commit(updates)  # (checked with the call: self.payload.check)
         if "publish_rate" in updates:
             self.destroy_timer(self.timer)
             self.timer = self.create_timer(1.0 / updates["publish_rate"], self.tick)

@@ -20,7 +20,11 @@ over its ``time_from_start``; path/goal tolerances and ``goal_time`` from the go
 preempts the active one (aborted with INVALID_GOAL, as JTC).
 
 Parameters are live (validated, rejected with a reason, applied at once) or read-only (a
-SetParameters call on them fails saying so): see :data:`LIVE` and the descriptions.
+SetParameters call on them fails saying so): see :data:`LIVE` and the descriptions. The payload
+parameters (``payload.link``, ``payload.mass``, ``payload.com``, ``payload.inertia``,
+``payload_file``; :mod:`.payload`), as Franka's SetLoad, put the load on the controller's model:
+its feed-forward (gravity, inertia) and its friction compensation (the reactions that carry the
+load) include it from the next state on.
 
 Latency: by default the JointState subscription is served by its own thread
 (:mod:`.state_loop`, parameter ``state_thread``), not by the executor, which keeps the
@@ -62,6 +66,7 @@ from robot_dynamics.multibody.units import units_of
 from robot_dynamics.ros.common import (STATE_QOS, JointStateMatcher, declare,
     declare_robot_parameters, load_robot, per_joint, run_node, seconds_to_stamp, stamp_to_seconds)
 from robot_dynamics.ros.params import ID_CONTROLLER, row
+from robot_dynamics.ros.payload import NAMES as PAYLOAD_NAMES, NodePayload
 from robot_dynamics.ros.state_loop import StateLoop
 from robot_dynamics.ros.trajectory_cdr import parse_trajectory
 
@@ -137,6 +142,12 @@ class IdController(Node):
         super().__init__(self.node_name, **kwargs)
         declare_robot_parameters(self)
         self.model, self.friction = load_robot(self)
+        #: held around each computation with the model and while a payload change writes it
+        #: (the state thread computes, the executor serves SetParameters)
+        self._model_lock = threading.Lock()
+        #: the payload parameters (payload.*, payload_file): feed-forward and friction
+        #: compensation carry it
+        self.payload = NodePayload(self, self.model, lock=self._model_lock).declare()
         n = self.model.nv
         names = list(self.model.joint_names)
         declare(self, "joint_names", names)  # its default: the URDF order
@@ -267,11 +278,18 @@ class IdController(Node):
                 elif name in ("friction_compensation", "allow_partial_joints_goal",
                               "allow_nonzero_velocity_at_trajectory_end"):
                     updates[name] = bool(value)
+                elif name in PAYLOAD_NAMES:
+                    updates[name] = self.payload.validate(name, value)
+            if any(name in PAYLOAD_NAMES for name in updates):  # the set, together
+                self.payload.check(updates)
         except (ValueError, TypeError) as exc:
             self.get_logger().warning(f"rejected parameter change: {exc}")
             return SetParametersResult(successful=False, reason=str(exc))
         constraints_changed = False
+        self.payload.commit(updates)
         for name, value in updates.items():
+            if name in PAYLOAD_NAMES:
+                continue
             if name.startswith("constraints."):
                 key = name[len("constraints."):]
                 if "." in key:
@@ -389,11 +407,12 @@ class IdController(Node):
                 self.get_logger().warning(text)
         self.last_error = qd - q
         compensate = self.friction_compensation  # friction and the URDF's joint damping
-        tau = computed_torque(self.model, self.data, q, v, qd, vd, ad, self.kp, self.kd,
-                              self.friction if compensate else None,
-                              damping=self.model.damping if compensate else None,
-                              direction=ReferenceDirection(self.error_gain, self.blend,
-                                                           self.smoothing))
+        with self._model_lock:  # (a payload change waits: never a half-written model)
+            tau = computed_torque(self.model, self.data, q, v, qd, vd, ad, self.kp, self.kd,
+                                  self.friction if compensate else None,
+                                  damping=self.model.damping if compensate else None,
+                                  direction=ReferenceDirection(self.error_gain, self.blend,
+                                                               self.smoothing))
         sent = self.publish(tau)
         if sent is not None:  # one tuple: ~/controller_state reads it from another thread
             self._snapshot = (t, q, v, qd, vd, ad, sent)
@@ -428,7 +447,9 @@ class IdController(Node):
             f"{'gravity compensation' if self.stale_behavior == 'gravity' else 'zero effort'}",
             throttle_duration_sec=2.0)
         if self.stale_behavior == "gravity" and last_q is not None:
-            self.publish(gravity_torques(self.model, self.data, last_q))
+            with self._model_lock:
+                tau = gravity_torques(self.model, self.data, last_q)
+            self.publish(tau)
         else:
             self.publish(np.zeros(self.model.nv))
 

@@ -141,6 +141,28 @@ ROBOT = (
           "arm7_actuators) or path; empty or 'none' = no actuator model", read_only=True),
 )
 
+#: the payload a node's model carries (issue 32; robot_dynamics.ros.payload): every node has
+#: them, live (``ros2 param set``), as Franka's SetLoad and UR's set_payload
+PAYLOAD = (
+    Param("payload.link", "string", "",
+          "link carrying the payload (any link of the robot; a fixed one, e.g. tool0, loads the "
+          "body that moves it); '' = no payload. The payload is the set payload.link, "
+          "payload.mass, payload.com, payload.inertia: a change (one at a time or several with "
+          "SetParametersAtomically) is applied at once when the set is valid, else refused"),
+    Param("payload.mass", "double", 0.0,
+          "payload mass [kg], 0 to 1e4; 0 = no payload"),
+    Param("payload.com", "double_array", [0.0, 0.0, 0.0],
+          "payload centre of mass [m], 3 numbers in the link frame (each within 10 m)"),
+    Param("payload.inertia", "double_array", [0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+          "payload inertia [kg·m²] about its centre of mass, link-frame axes: ixx ixy ixz iyy "
+          "iyz izz (all 0: a point mass); positive semi-definite, I1 + I2 >= I3, each entry "
+          "within 1e4"),
+    Param("payload_file", "string", "",
+          "YAML file with a 'payload:' section (one entry or a list: link, mass, com, inertia; "
+          "robot_dynamics.payload_from_config), applied with the payload.* set (which replaces "
+          "the file's entry on the same link); '' = none; live: the file is read again when set"),
+)
+
 SIMULATOR = ROBOT + (
     Param("rate", "double", 1000.0, "integration rate [Hz] (step = 1/rate)", 10.0, 100000.0,
           read_only=True),
@@ -183,7 +205,7 @@ SIMULATOR = ROBOT + (
     Param("overrun_threshold", "double", 0.01,
           "realtime: a tick finding the simulation more than this many seconds behind the wall "
           "clock (after one step) is an overrun", 0.0, 10.0),
-)
+) + PAYLOAD
 
 ID_CONTROLLER = ROBOT + (
     Param("joint_names", "string_array", DYNAMIC,
@@ -238,7 +260,7 @@ ID_CONTROLLER = ROBOT + (
     Param(f"constraints.{JOINT}.goal", "double", 0.0,
           f"default goal position tolerance of {JOINT} [rad or m] (0 = not checked)",
           0.0, 1000.0),
-)
+) + PAYLOAD
 
 DYNAMICS_MODEL = ROBOT + (
     Param("publish_rate", "double", 50.0, "outputs per second [Hz] (live)", 0.1, 10000.0),
@@ -249,7 +271,7 @@ DYNAMICS_MODEL = ROBOT + (
     Param("marker_scale", "double", 0.05, "arrow length per N·m (or N) [m] (live)", 0.0, 100.0),
     Param("joint_states_topic", "string", "/joint_states", "JointState input topic",
           read_only=True),
-)
+) + PAYLOAD
 
 #: node name → (one-line summary, topics, parameters)
 NODES = {

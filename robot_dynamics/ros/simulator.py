@@ -52,6 +52,11 @@ Parameters are live (validated in the SetParameters callback, rejected with a re
 once; see :meth:`SimulatorNode.live_validators`) or read-only (``rate``, the robot, the command
 topic, ``wait_for_command``, ``limits``: a SetParameters call on them fails saying so).
 
+The payload parameters (``payload.link``, ``payload.mass``, ``payload.com``,
+``payload.inertia``, ``payload_file``; :mod:`.payload`) load the plant, at start-up or live:
+the state is kept and the motion follows the loaded dynamics from the next step on (the energy
+audit's reference moves by the energy the change gives the state, which no work did).
+
 ``~/reset`` (std_srvs/Trigger) puts the arm back at its initial state; ``~/energy_audit``
 (Float64MultiArray: kinetic, potential, motor_work, friction_dissipation, residual,
 relative_residual) and a log line every ``audit_period`` seconds report the energy balance.
@@ -77,6 +82,7 @@ from robot_dynamics.simulation.simulator import Simulator, check_kinetic
 from robot_dynamics.ros.common import (STATE_QOS, check_choice, declare, declare_robot_parameters,
     load_robot, on_set_parameters, per_joint, run_node, seconds_to_stamp)
 from robot_dynamics.ros.params import SIMULATOR, row
+from robot_dynamics.ros.payload import NAMES as PAYLOAD_NAMES, NodePayload
 
 AUDIT_FIELDS = ("kinetic", "potential", "motor_work", "friction_dissipation", "residual",
                 "relative_residual")
@@ -136,6 +142,8 @@ class SimulatorNode(Node):
         self.on_error = check_choice("on_error", declare(self, "on_error"), ON_ERROR)
         self.overrun_threshold = declare(self, "overrun_threshold")
         self.model, self.friction = load_robot(self)
+        #: the payload parameters (payload.*, payload_file): the plant carries it
+        self.payload = NodePayload(self, self.model, on_change=self._payload_change).declare()
         n = self.model.nv
         q0 = declare(self, "initial_positions")
         v0 = declare(self, "initial_velocities")
@@ -179,7 +187,8 @@ class SimulatorNode(Node):
         self._timer = None
         self.mode = None
         self.set_mode(mode)
-        on_set_parameters(self, self.live_validators(), self.apply_parameters)
+        on_set_parameters(self, self.live_validators(), self.apply_parameters,
+                          check=self.payload.check)
         self.get_logger().info(f"simulating {self.model.name!r} ({n} joints) at {rate:g} Hz, "
                                f"mode {self.mode}, friction "
                                f"{'on' if self.friction is not None else 'off'}"
@@ -209,7 +218,25 @@ class SimulatorNode(Node):
             "stale_command_behavior": stale,
             "brake_bandwidth": bandwidth,
             "on_error": lambda v: check_choice("on_error", v, ON_ERROR),
+            **{name: (lambda v, name=name: self.payload.validate(name, v))
+               for name in PAYLOAD_NAMES},
         }
+
+    def _payload_change(self, when):
+        """Around a payload change: the state (q, q̇) is kept, its energy jumps with the
+        inertia; the audit's reference moves by that jump (no work did it), and a brake in
+        progress holds with the new diag M(q_s)."""
+        sim = getattr(self, "sim", None)
+        if sim is None:  # at start-up, before the Simulator exists
+            return
+        if when == "before":
+            self._energy_before = sim.energy()
+            return
+        (T0, V0), (T1, V1) = self._energy_before, sim.energy()
+        sim._energy0 = (sim._energy0[0] + T1 - T0, sim._energy0[1] + V1 - V0)
+        if self._hold is not None:
+            q_s = self._hold[0]
+            self._hold = (q_s, np.diag(mass_matrix(self.model, self._brake_data, q_s)).copy())
 
     def initial_velocities(self, values):
         """``initial_velocities`` as (nv,), with a finite kinetic energy at the initial
@@ -258,9 +285,10 @@ class SimulatorNode(Node):
         attrs = {"initial_positions": "q0", "initial_velocities": "v0",
                  "stale_command_behavior": "stale_behavior"}
         for name, value in updates.items():
-            if name == "mode":
+            if name == "mode" or name in PAYLOAD_NAMES:
                 continue
             setattr(self, attrs.get(name, name), value)
+        self.payload.commit(updates)  # (checked with the call: self.payload.check)
         if "audit_period" in updates:
             self.next_audit = self.sim.t + self.audit_period
         if "stale_command_behavior" in updates:

@@ -1,0 +1,212 @@
+"""The payload parameters every node has (issue 32), as Franka's ``SetLoad`` / UR's ``set_payload``.
+
+Parameters (``params.PAYLOAD``): ``payload.link`` (string, '' = none), ``payload.mass`` (kg, 0 =
+none), ``payload.com`` (3 numbers, m, link frame), ``payload.inertia`` (ixx ixy ixz iyy iyz izz,
+kg·m², about the com, link-frame axes) and ``payload_file`` (a YAML ``payload:`` section,
+:func:`robot_dynamics.parsers.payload.payloads_in`).
+
+Semantics. The four ``payload.*`` parameters are one set: the node's model carries the payload
+they describe — none while ``payload.link`` is '' or ``payload.mass`` is 0 — plus the entries of
+``payload_file`` (the ``payload.*`` set replaces the file's entry on the same link). A change,
+one parameter at a time (``ros2 param set``) or several at once (SetParametersAtomically), is
+checked together with the values it leaves unchanged: when the resulting set is valid it is
+applied at once (:meth:`Model.set_payload` on the node's own model: every algorithm the node
+runs sees it at its next computation), else the whole call is refused with a one-line reason
+naming the parameter, logged, and the previous payload stays. Each parameter is always checked
+for its own form (a known link, a finite mass, 3 finite com coordinates, a rigid body's inertia),
+even while the set describes no payload, so that a typo is refused when it is made: to move a
+payload to another link or give it another inertia one parameter at a time, every step is a
+valid set. A mass beyond 1e4 kg, a com 10 m or more from its link, or an inertia entry beyond
+1e4 kg·m², is refused as a unit mistake (nothing non-finite can come out of the model).
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from robot_dynamics.errors import ModelError
+from robot_dynamics.multibody.model import payload_parameters, unknown_link
+
+#: the node parameters (params.PAYLOAD), in the order they are declared
+NAMES = ("payload.link", "payload.mass", "payload.com", "payload.inertia", "payload_file")
+#: the set that describes one payload: parameter → field of Model.set_payload
+FIELDS = {"payload.link": "link", "payload.mass": "mass", "payload.com": "com",
+          "payload.inertia": "inertia"}
+#: a mass beyond this [kg], a com this far from its link [m], or an inertia entry this large
+#: [kg·m²]: a unit mistake
+MAX_MASS = 1e4
+MAX_COM = 10.0
+MAX_INERTIA = 1e4
+
+
+def inertia_matrix(values) -> np.ndarray:
+    """ixx ixy ixz iyy iyz izz → the symmetric 3×3 matrix."""
+    xx, xy, xz, yy, yz, zz = values
+    return np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]], dtype=float)
+
+
+def _listed(values) -> list:
+    return [float(x) for x in values]
+
+
+def _checked(model, link, mass, com, inertia, where):
+    """A Payload (mass 1 stands for 0 while checking the forms), or ValueError naming the
+    parameter (``where``: 'parameter payload' or the file's entry)."""
+    try:
+        p = payload_parameters(link, 1.0 if mass == 0 else mass, com, inertia, where)
+    except ModelError as exc:
+        text = str(exc)
+        if where == "parameter payload":  # "…payload: com: …" → "parameter payload.com: …"
+            for field in ("mass", "com", "inertia"):
+                text = text.replace(f"{where}: {field}: ", f"parameter payload.{field}: ", 1)
+        raise ValueError(text) from None
+    far = float(np.abs(p.com).max())
+    if far >= MAX_COM:
+        name = "parameter payload.com" if where == "parameter payload" else f"{where}: com"
+        raise ValueError(f"{name}: {far:g} m from the link origin (at most {MAX_COM:g} m: "
+                         f"metres, not millimetres?), got {p.com.tolist()}")
+    big = float(np.abs(p.inertia).max())
+    if big > MAX_INERTIA:
+        name = "parameter payload.inertia" if where == "parameter payload" else f"{where}: inertia"
+        raise ValueError(f"{name}: entry {big:g} kg·m² beyond {MAX_INERTIA:g} (kg·m², not "
+                         "g·mm²?)")
+    return p
+
+
+class NodePayload:
+    """The payload parameters of ``node`` acting on ``model`` (module docstring).
+
+    ``declare()`` declares them from the node's table, checks the start-up values (ValueError
+    naming the parameter: the node refuses to start) and applies them. In the node's
+    SetParameters callback: :meth:`validate` each payload parameter of the call, then
+    :meth:`check` the call's payload values together (ValueError → refuse the call), then, once
+    the whole call is accepted, :meth:`commit`. ``lock`` (optional) is held while the model
+    changes: a node computing on another thread holds it around its computation. ``on_change``
+    (optional) is called around each change, ``on_change("before")`` and
+    ``on_change("after")`` (the simulator keeps its energy audit balanced)."""
+
+    def __init__(self, node, model, lock=None, on_change=None):
+        self.node, self.model, self.lock, self.on_change = node, model, lock, on_change
+        self.values = {}
+        self.applied = {}  # link → Payload this node set on the model
+
+    def declare(self):
+        from robot_dynamics.ros.common import declare
+
+        self.values = {name: declare(self.node, name) for name in NAMES}
+        for name in NAMES:  # each value's form first: the message names the parameter
+            self.values[name] = self.validate(name, self.values[name])
+        self.commit({})
+        return self
+
+    # -- checks -------------------------------------------------------------------------------
+    def validate(self, name, value):
+        """``value`` of payload parameter ``name`` as kept (lists of floats), or ValueError
+        naming it. Its relation to the other parameters is :meth:`check`'s."""
+        if name == "payload.link":
+            if value and value not in self.model.frames:
+                raise ValueError(f"parameter payload.link: {unknown_link(self.model, value)}")
+            return value
+        if name == "payload.mass":
+            value = float(value)
+            if not np.isfinite(value) or not 0 <= value <= MAX_MASS:
+                raise ValueError(f"parameter payload.mass: expected a number from 0 to "
+                                 f"{MAX_MASS:g} (kg; 0 = no payload), got {value}")
+            return value
+        if name == "payload.com":
+            values = _listed(value)
+            if len(values) != 3 or not np.all(np.isfinite(values)):
+                raise ValueError(f"parameter payload.com: expected 3 finite numbers (m, link "
+                                 f"frame), got {values}")
+            return values
+        if name == "payload.inertia":
+            values = _listed(value)
+            if len(values) != 6 or not np.all(np.isfinite(values)):
+                raise ValueError(f"parameter payload.inertia: expected 6 finite numbers ixx ixy "
+                                 f"ixz iyy iyz izz (kg·m², about the com), got {values}")
+            return values
+        if name == "payload_file":
+            return str(value).strip()
+        raise KeyError(name)
+
+    def desired(self, values) -> dict:
+        """link → Payload that ``values`` (all five parameters) describe, or ValueError."""
+        out = {}
+        path = values["payload_file"]
+        if path:
+            from robot_dynamics.parsers.payload import payloads_in
+
+            try:
+                entries = payloads_in(os.path.expanduser(path), self.model)
+            except ModelError as exc:
+                raise ValueError(f"parameter payload_file: {exc}") from None
+            for p in entries:
+                out[p.link] = _checked(self.model, p.link, p.mass, p.com, p.inertia,
+                                       f"parameter payload_file: {path}: payload on {p.link!r}")
+        link, mass = values["payload.link"], values["payload.mass"]
+        p = _checked(self.model, link or "?", mass, values["payload.com"],
+                     inertia_matrix(values["payload.inertia"]), "parameter payload")
+        if link and mass > 0:
+            out[link] = p
+        return out
+
+    def check(self, updates) -> dict:
+        """The payloads after a call setting ``updates`` (validated payload parameters), or
+        ValueError naming the parameter."""
+        mine = {k: v for k, v in updates.items() if k in NAMES}
+        want = self.desired({**self.values, **mine})
+        self._checked = (mine, want)  # commit applies it: the file is not read twice
+        return want
+
+    # -- applying -----------------------------------------------------------------------------
+    def commit(self, updates):
+        """Apply the payload parameters of ``updates`` (an accepted call): the model carries
+        the payloads the parameters now describe. Logs what changed."""
+        updates = {k: v for k, v in updates.items() if k in NAMES}
+        checked, self._checked = getattr(self, "_checked", None), None
+        want = checked[1] if checked is not None and checked[0] == updates else \
+            self.check(updates)
+        self.values.update(updates)
+        if _same(want, self.applied):
+            if updates and self.values["payload.mass"] > 0 and not self.values["payload.link"]:
+                self.node.get_logger().info("payload.mass is set but payload.link is '': no "
+                                            "payload (set payload.link to apply it)")
+            return
+        if self.on_change is not None:
+            self.on_change("before")
+        if self.lock is not None:
+            with self.lock:
+                self._write(want)
+        else:
+            self._write(want)
+        if self.on_change is not None:
+            self.on_change("after")
+        self.node.get_logger().info(describe(want))
+
+    def _write(self, want):
+        for link in self.applied:
+            if link not in want:
+                self.model.set_payload(link, None)
+        for link, p in want.items():
+            self.model.set_payload(link, p.mass, p.com, p.inertia)
+        self.applied = dict(want)
+
+
+def _same(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(
+        a[k].mass == b[k].mass and np.array_equal(a[k].com, b[k].com)
+        and np.array_equal(a[k].inertia, b[k].inertia) for k in a)
+
+
+def describe(payloads: dict) -> str:
+    """One log line: the payloads now carried."""
+    if not payloads:
+        return "payload: none"
+    parts = []
+    for link, p in payloads.items():
+        I = p.inertia
+        parts.append(f"{p.mass:g} kg on {link!r}, com {np.round(p.com, 6).tolist()} m, inertia "
+                     f"[{I[0, 0]:g}, {I[0, 1]:g}, {I[0, 2]:g}, {I[1, 1]:g}, {I[1, 2]:g}, "
+                     f"{I[2, 2]:g}] kg·m²")
+    return "payload: " + "; ".join(parts)
