@@ -14,6 +14,8 @@ from functools import singledispatch
 
 import numpy as np
 
+from robot_dynamics.errors import ModelError
+
 from robot_dynamics.algorithm.crba import bias_forces, mass_matrix
 from robot_dynamics.algorithm.directors import wrench_directors
 from robot_dynamics.errors import (InputError, as_vector, check_data, check_friction,
@@ -40,6 +42,8 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
     Friction made of built-in laws (or none) runs as one compiled call (:mod:`.kernels.fd`);
     other laws run the steps below in Python, which state the same computation.
     """
+    if getattr(model, "mass_matrix_problem", None):  # no inverse of M: the reason (build_model)
+        raise ModelError(model.mass_matrix_problem)
     if getattr(data, "_model", None) is not model:
         check_data(model, data, "forward_dynamics")
     if friction is None:
@@ -105,6 +109,8 @@ def forward_dynamics_steps(model, data, q, v, tau, friction=None, *, tol=1e-10, 
     the laws allow). The path of friction laws the kernels do not know;
     :func:`robot_dynamics.reference.forward_dynamics.forward_dynamics` is it with the Python
     solve, the statement of the fused kernel."""
+    if getattr(model, "mass_matrix_problem", None):  # no inverse of M: the reason (build_model)
+        raise ModelError(model.mass_matrix_problem)
     if getattr(data, "_model", None) is not model:
         check_data(model, data, "forward_dynamics")
     check_friction(model, friction, "forward_dynamics")
