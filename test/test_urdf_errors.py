@@ -395,3 +395,28 @@ def test_mutated_urdfs_raise_only_model_errors():
             assert "np.float64" not in str(exc)
             outcomes["refused"] += 1
     assert outcomes["loaded"] > 0 and outcomes["refused"] > 0
+
+
+def test_mimic_model_with_a_singular_mass_matrix_loads_and_refuses_forward_dynamics():
+    """mimic=True: the check runs on the independent coordinates (j2 follows j1; j3 moves a
+    massless link); a payload on that link lifts the refusal (re-checked through model.full)."""
+    joint = ('<joint name="{0}" type="revolute"><parent link="{1}"/><child link="{2}"/>'
+             '<origin xyz="0 0 0.2"/><axis xyz="0 1 0"/>'
+             '<limit effort="1" velocity="1" lower="-1" upper="1"/>{3}</joint>')
+    inertial = INERTIAL.format(m=1, ixx=0.01)
+    text = ('<robot name="m"><link name="b"/>'
+            f'<link name="l1">{inertial}</link><link name="l2">{inertial}</link><link name="l3"/>'
+            + joint.format("j1", "b", "l1", "") + joint.format("j2", "l1", "l2", '<mimic joint="j1"/>')
+            + joint.format("j3", "l2", "l3", "") + "</robot>")
+    with pytest.warns(UserWarning, match=r"joint\(s\) \['j3'\] move no inertia") as record:
+        model = rd.load_urdf(text, mimic=True)
+    assert model.coupling is not None and model.joint_names == ["j1", "j3"]
+    assert [str(w.message) for w in record] == [model.mass_matrix_problem]
+    data, zero = model.create_data(), np.zeros(2)
+    assert np.all(np.isfinite(rd.rnea(model, data, zero, zero, np.ones(2))))
+    with pytest.raises(rd.ModelError) as exc:
+        rd.forward_dynamics(model, data, zero, zero, zero)
+    assert str(exc.value) == model.mass_matrix_problem
+    model.set_payload("l3", 0.2, com=(0.0, 0.0, 0.1))
+    assert model.mass_matrix_problem is None
+    assert np.all(np.isfinite(rd.forward_dynamics(model, data, zero, zero, zero)))
