@@ -63,3 +63,29 @@ def test_caches_under_numba_cache_dir(tmp_path, monkeypatch):
     expected = UserProvidedCacheLocator.get_suitable_cache_subpath(str(pkg / "kernels" / "fd.py"))
     assert folders[0] == str(tmp_path / "cache" / expected)
     assert not (pkg / "kernels" / "__pycache__").exists()
+
+
+def test_the_compile_is_announced_on_any_stderr(tmp_path, monkeypatch, capsys):
+    """One line on stderr (here a pytest capture, not a terminal) whenever a compile is about
+    to start — caches cleared, or a stamp without caches — and none when the cache is valid."""
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.delenv("NUMBA_DISABLE_JIT", raising=False)
+    pkg = _fake_package(tmp_path)
+    monkeypatch.setattr(cache_guard, "_KERNELS", str(pkg / "kernels"))
+    folders = cache_guard._cache_folders()
+    cache_guard.guard()  # no stamp: a compile follows
+    err = capsys.readouterr().err
+    assert err == cache_guard.COMPILING + "\n"
+    assert "compiling the dynamics kernels" in err and "minutes" in err
+    cache_guard.guard()  # stamped, but still no cache (an interrupted first run): announced
+    assert capsys.readouterr().err == cache_guard.COMPILING + "\n"
+    _caches(folders)
+    cache_guard.guard()  # stamped and cached: silent
+    assert capsys.readouterr().err == ""
+    (pkg / "kernels" / "fd.py").write_text("# edited\n")
+    cache_guard.guard()  # a source changed: cleared and announced
+    assert capsys.readouterr().err == cache_guard.COMPILING + "\n" and _count(folders) == 0
+    monkeypatch.setenv("NUMBA_DISABLE_JIT", "1")  # nothing compiles: nothing to announce
+    (pkg / "kernels" / "fd.py").write_text("# edited again\n")
+    cache_guard.guard()
+    assert capsys.readouterr().err == ""

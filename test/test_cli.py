@@ -73,8 +73,12 @@ def test_no_command_is_a_usage_mistake():
 
 
 def one_line_error(proc, needle):
-    # the node's own log lines ([INFO] robot ..., as it loaded) are not the error message
-    lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and not ln.startswith("[")]
+    # the node's own log lines ([INFO] robot ..., as it loaded) are not the error message, nor
+    # the line announcing the kernels' compile on a cold cache
+    from robot_dynamics.kernels.cache_guard import COMPILING
+
+    lines = [ln for ln in proc.stderr.splitlines()
+             if ln.strip() and not ln.startswith("[") and ln != COMPILING]
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert len(lines) == 1 and needle in lines[0], proc.stderr
     assert "Traceback" not in proc.stderr, proc.stderr
@@ -890,3 +894,25 @@ def test_a_node_ends_cleanly_under_repeated_signals(wait_up, signals_after):
         assert code == 0, (code, out[-3000:])
         for bad in ("Traceback", "terminate called", "KeyboardInterrupt"):
             assert bad not in out, out[-3000:]
+
+
+@pytest.mark.parametrize("argv", [["sim", "--help"], ["simulator", "--help"],
+                                  ["id_controller", "--help"], ["dynamics_model", "--help"]])
+def test_help_lists_every_bundled_robot(argv, capsys):
+    """--help names the full bundled robot list (the one the unknown-robot error gives), not a
+    few names and '...'."""
+    from robot_dynamics.cli.main import main
+    from robot_dynamics.parsers.resources import bundled_robots, robot_path
+
+    robots = bundled_robots()
+    assert {"arm7", "arm7_gripper", "planar_2r", "rrp"} <= set(robots) and len(robots) > 4
+    try:
+        rc = main(argv)
+    except SystemExit as exc:  # argparse's --help
+        rc = exc.code
+    assert rc in (0, None)
+    text = " ".join(capsys.readouterr().out.split())  # unwrapped
+    assert f"({', '.join(robots)})" in text
+    with pytest.raises(rd.ModelError) as exc:
+        robot_path("no_such_robot")
+    assert f"bundled: {robots}" in str(exc.value)

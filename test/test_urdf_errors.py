@@ -52,17 +52,67 @@ def test_missing_file_named(tmp_path):
         rd.load_urdf(str(tmp_path))
 
 
-def test_massless_end_link_names_the_joint_and_the_fix():
-    """A massless link at the end of the chain: M is singular, the joint moving nothing is named."""
+def test_massless_end_link_loads_and_only_what_inverts_m_refuses():
+    """A massless link at the end of the chain: M is singular. The model loads by default (as
+    Pinocchio loads it) with one warning naming the joint that moves nothing; rnea, inverse
+    dynamics and M work; forward dynamics and the Simulator refuse with that same message."""
     links = {"base": "", "l1": INERTIAL.format(m=1, ixx=0.01), "l2": ""}
-    with pytest.raises(rd.ModelError, match=r"mass matrix is singular.*joint\(s\) \['j2'\] move no "
-                       r"inertia \(link\(s\) \['l2'\].*validate='warn'"):
-        rd.load_urdf(urdf(links=links))
-    with pytest.warns(UserWarning, match=r"\['j2'\] move no inertia") as record:
-        model = rd.load_urdf(urdf(links=links), validate="warn")
+    message = (r"mass matrix is singular.*joint\(s\) \['j2'\] move no inertia \(link\(s\) "
+               r"\['l2'\].*forward dynamics and simulation cannot run")
+    with pytest.warns(UserWarning, match=message) as record:
+        model = rd.load_urdf(urdf(links=links))
     assert len(record) == 1 and model.masses[1] == 0.0
-    with pytest.warns(DeprecationWarning, match="allow_massless"):
+    assert model.mass_matrix_problem == str(record[0].message)
+    assert "\n" not in model.mass_matrix_problem
+    data = model.create_data()
+    q, v, a = np.array([0.3, -0.2]), np.array([0.1, 0.4]), np.array([1.0, -2.0])
+    tau = rd.rnea(model, data, q, v, a)
+    assert np.all(np.isfinite(tau)) and tau[1] == 0.0  # j2 moves nothing
+    np.testing.assert_allclose(rd.inverse_dynamics(model, data, q, v, a), tau)
+    for call in (lambda: rd.forward_dynamics(model, data, q, v, tau),
+                 lambda: rd.Simulator(model)):
+        with pytest.raises(rd.ModelError) as exc:
+            call()
+        assert str(exc.value) == model.mass_matrix_problem
+    with pytest.warns(UserWarning, match=r"\['j2'\] move no inertia") as record:
+        assert rd.load_urdf(urdf(links=links), validate="warn").mass_matrix_problem
+    assert len(record) == 1
+    with pytest.warns(DeprecationWarning, match="allow_massless"), pytest.warns(UserWarning):
         assert rd.load_urdf(urdf(links=links), allow_massless=True).nv == 2
+
+
+def test_armature_or_a_payload_makes_a_singular_mass_matrix_invertible():
+    links = {"base": "", "l1": INERTIAL.format(m=1, ixx=0.01), "l2": ""}
+    with pytest.warns(UserWarning, match="mass matrix is singular"):
+        model = rd.load_urdf(urdf(links=links))
+    data, q, v = model.create_data(), np.array([0.3, -0.2]), np.zeros(2)
+    model.armature = [0.0, 0.01]  # a rotor on j2: M + diag(armature) is positive definite
+    assert model.mass_matrix_problem is None
+    assert np.all(np.isfinite(rd.forward_dynamics(model, data, q, v, np.ones(2))))
+    model.armature = 0.0
+    with pytest.raises(rd.ModelError, match=r"\['j2'\] move no inertia"):
+        rd.forward_dynamics(model, data, q, v, np.ones(2))
+    model.set_payload("l2", 0.5, com=(0.0, 0.0, 0.1))
+    assert model.mass_matrix_problem is None and rd.Simulator(model).model is model
+    model.set_payload("l2", None)
+    with pytest.raises(rd.ModelError, match=r"\['j2'\] move no inertia"):
+        rd.Simulator(model)
+
+
+def test_inverted_limits_mean_no_limits():
+    """lower > upper (pybullet's lower="1" upper="-1") is read as 'no limits', with a warning
+    naming the joints, by default and with validate="warn"."""
+    text = urdf().replace('lower="-3" upper="3"', 'lower="1" upper="-1"', 1)
+    for validate in ("strict", "warn"):
+        with pytest.warns(UserWarning, match=r"joint\(s\) 'j1' \(1 > -1\) have lower limit > "
+                          r"upper limit, read as 'no limits'") as record:
+            model = rd.load_urdf(text, validate=validate)
+        assert len(record) == 1
+        assert model.lower_limits[0] == -np.inf and model.upper_limits[0] == np.inf
+        assert (model.lower_limits[1], model.upper_limits[1]) == (-3, 3)  # j2 untouched
+    both = urdf().replace('lower="-3" upper="3"', 'lower="1" upper="-1"')
+    with pytest.warns(UserWarning, match=r"'j1' \(1 > -1\), 'j2' \(1 > -1\)"):
+        assert np.all(np.isinf(rd.load_urdf(both).upper_limits))
 
 
 def test_massless_virtual_link_is_fine_when_mass_is_downstream():
@@ -240,7 +290,6 @@ def test_self_loop_joint():
     ('rpy="0 0 0"/><axis', 'rpy="0 inf 0"/><axis',
      r"joint 'j1': <origin rpy=\"0 inf 0\"> is not finite"),
     ('lower="-3"', 'lower="low"', r"joint 'j1': <limit lower=\"low\"> is not a number"),
-    ('lower="-3" upper="3"', 'lower="3" upper="-3"', r"joint 'j1': lower limit 3 > upper -3"),
     ('effort="10"', 'effort="-10"', r"joint 'j1': effort must be >= 0, got -10"),
     ('<parent link="base"/>', '', r"joint 'j1': no <parent link="),
     ('type="revolute"', '', r"joint 'j1': no type attribute"),
@@ -346,3 +395,28 @@ def test_mutated_urdfs_raise_only_model_errors():
             assert "np.float64" not in str(exc)
             outcomes["refused"] += 1
     assert outcomes["loaded"] > 0 and outcomes["refused"] > 0
+
+
+def test_mimic_model_with_a_singular_mass_matrix_loads_and_refuses_forward_dynamics():
+    """mimic=True: the check runs on the independent coordinates (j2 follows j1; j3 moves a
+    massless link); a payload on that link lifts the refusal (re-checked through model.full)."""
+    joint = ('<joint name="{0}" type="revolute"><parent link="{1}"/><child link="{2}"/>'
+             '<origin xyz="0 0 0.2"/><axis xyz="0 1 0"/>'
+             '<limit effort="1" velocity="1" lower="-1" upper="1"/>{3}</joint>')
+    inertial = INERTIAL.format(m=1, ixx=0.01)
+    text = ('<robot name="m"><link name="b"/>'
+            f'<link name="l1">{inertial}</link><link name="l2">{inertial}</link><link name="l3"/>'
+            + joint.format("j1", "b", "l1", "") + joint.format("j2", "l1", "l2", '<mimic joint="j1"/>')
+            + joint.format("j3", "l2", "l3", "") + "</robot>")
+    with pytest.warns(UserWarning, match=r"joint\(s\) \['j3'\] move no inertia") as record:
+        model = rd.load_urdf(text, mimic=True)
+    assert model.coupling is not None and model.joint_names == ["j1", "j3"]
+    assert [str(w.message) for w in record] == [model.mass_matrix_problem]
+    data, zero = model.create_data(), np.zeros(2)
+    assert np.all(np.isfinite(rd.rnea(model, data, zero, zero, np.ones(2))))
+    with pytest.raises(rd.ModelError) as exc:
+        rd.forward_dynamics(model, data, zero, zero, zero)
+    assert str(exc.value) == model.mass_matrix_problem
+    model.set_payload("l3", 0.2, com=(0.0, 0.0, 0.1))
+    assert model.mass_matrix_problem is None
+    assert np.all(np.isfinite(rd.forward_dynamics(model, data, zero, zero, zero)))

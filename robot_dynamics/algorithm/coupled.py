@@ -115,6 +115,8 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
     on the leaders' loads, equal to it (tested to 1e-10) and faster. Sets
     ``data.tau_friction`` (coordinates) and ``data.fd_report``. ``fext`` (n_full, 6), per body
     of the full tree, enters b and fn_full(q, q̇, 0)."""
+    if model.mass_matrix_problem is not None:  # no inverse of M: the reason, from build_model
+        raise ModelError(model.mass_matrix_problem)
     q = as_vector("q", q, model.nq, where="forward_dynamics")
     v = as_vector("v", v, model.nv, where="forward_dynamics")
     tau = as_vector("tau", tau, model.nv, where="forward_dynamics")

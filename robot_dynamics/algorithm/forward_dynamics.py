@@ -19,6 +19,8 @@ from functools import singledispatch
 
 import numpy as np
 
+from robot_dynamics.errors import ModelError
+
 from robot_dynamics.algorithm.crba import bias_forces, mass_matrix
 from robot_dynamics.algorithm.directors import wrench_directors
 from robot_dynamics.errors import (InputError, as_vector, check_data, check_friction,
@@ -49,6 +51,8 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
     ``fext`` (nv, 6), optional: the external wrench on each body, body frame, about its origin
     (Pinocchio's ``fext``, as ``pin.aba(…, fext)``).
     """
+    if getattr(model, "mass_matrix_problem", None):  # no inverse of M: the reason (build_model)
+        raise ModelError(model.mass_matrix_problem)
     if getattr(data, "_model", None) is not model:
         check_data(model, data, "forward_dynamics")
     if friction is None:
@@ -137,6 +141,8 @@ def forward_dynamics_steps(model, data, q, v, tau, friction=None, *, tol=1e-10, 
     the laws allow). The path of friction laws the kernels do not know;
     :func:`robot_dynamics.reference.forward_dynamics.forward_dynamics` is it with the Python
     solve, the statement of the fused kernel."""
+    if getattr(model, "mass_matrix_problem", None):  # no inverse of M: the reason (build_model)
+        raise ModelError(model.mass_matrix_problem)
     if getattr(data, "_model", None) is not model:
         check_data(model, data, "forward_dynamics")
     check_friction(model, friction, "forward_dynamics")

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from robot_dynamics.errors import ModelError
-from robot_dynamics.kernels.dynamics import crba_entry
 from robot_dynamics.multibody import joints as jt
 from robot_dynamics.multibody.coupling import couple
 from robot_dynamics.multibody.inertia import add_part, body_parameters, placed
@@ -155,6 +154,7 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81), validate: 
     base = _Body()
     names, lnames, types, kinds, parents, axes, rots, trans = [], [], [], [], [], [], [], []
     lower, upper, effort, velocity, damping, friction = [], [], [], [], [], []
+    inverted = []  # joints whose lower limit exceeds the upper: loaded as unlimited
 
     def add_link_inertia(link, body: _Body, T: np.ndarray):
         body.links.append(link.name)
@@ -179,9 +179,10 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81), validate: 
         norm = float(np.linalg.norm(axis))
         if not np.isfinite(norm) or norm < 1e-12:
             raise ModelError(f"{src}: joint {j.name!r}: axis {_nums(axis)} is not a direction")
-        if j.lower > j.upper:
-            raise ModelError(f"{src}: joint {j.name!r}: lower limit {_num(j.lower)} > upper "
-                             f"{_num(j.upper)}")
+        lo, hi = j.lower, j.upper
+        if lo > hi:  # pybullet's robots write lower="1" upper="-1" for "no limits"
+            inverted.append(f"{j.name!r} ({_num(lo)} > {_num(hi)})")
+            lo, hi = -np.inf, np.inf
         for fname in ("effort", "velocity", "damping", "friction"):
             if getattr(j, fname) < 0:
                 raise ModelError(f"{src}: joint {j.name!r}: {fname} must be >= 0, got "
@@ -199,8 +200,8 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81), validate: 
         axes.append(axis / norm)
         rots.append(T_joint[:3, :3])
         trans.append(T_joint[:3, 3])
-        lower.append(j.lower)
-        upper.append(j.upper)
+        lower.append(lo)
+        upper.append(hi)
         effort.append(j.effort)
         velocity.append(j.velocity)
         damping.append(j.damping)
@@ -225,6 +226,10 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81), validate: 
                 "its <inertial> (mass, origin, inertia) or load with validate='warn'")
         masses[i], coms[i], inertias[i] = m, c, Ic
         spatial[i] = spatial_inertia(m, c, Ic)
+    if inverted:  # not a physics problem: loads under either policy, with a warning
+        warnings.warn(f"{src}: joint(s) {', '.join(inverted)} have lower limit > upper limit, "
+                      "read as 'no limits' (the pybullet convention): loaded without position "
+                      "limits", UserWarning, stacklevel=3)
     if problems and validate == "strict":
         raise ModelError(problems[0] + (f" (and {len(problems) - 1} more moving bodies)"
                                         if len(problems) > 1 else ""))
@@ -274,29 +279,33 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81), validate: 
     model._rel = (*relations(model.parents), np.array(model.parents))  # see kernels/layout
     model._no_friction = pack_laws(np.zeros(n, dtype=np.int64), np.zeros((n, 8)))  # "no laws"
 
-    if degenerate or problems:  # some spatial inertia is singular: is M still invertible?
-        singular = _mass_matrix_problem(model)
-        if singular:
-            if validate == "strict":
-                raise ModelError(f"{src}: {singular}")
-            problems.append(f"{src}: {singular}")
     for problem in problems:  # validate == "warn" here
         warnings.warn(problem, UserWarning, stacklevel=3)
     if mimic and model.mimic:  # followers move with their leaders: independent coordinates
-        return couple(model)
+        model = couple(model)
+    if degenerate or problems:  # some spatial inertia is singular: is M still invertible?
+        # rnea, inverse dynamics and M itself need no inverse: the model loads, and only what
+        # inverts M (forward dynamics, Simulator) refuses, with this message (mass_matrix_problem)
+        model._mass_matrix_checked = True
+        model.mass_matrix_problem = _mass_matrix_problem(model)
+        if model.mass_matrix_problem:
+            warnings.warn(model.mass_matrix_problem, UserWarning, stacklevel=3)
     return model
 
 
 def _mass_matrix_problem(model: Model) -> str | None:
-    """None when M(q) is positive definite at one of a few sample configurations inside the
-    limits; else a message naming the joints of M's null space (the joints moving no inertia)."""
+    """None when M(q) (armature included) is positive definite at one of a few sample
+    configurations inside the limits; else a one-line message, the model's source first, naming
+    the joints of M's null space (the joints moving no inertia): the reason
+    ``model.mass_matrix_problem`` that forward dynamics and the Simulator raise."""
+    from robot_dynamics.algorithm.crba import mass_matrix  # (dispatches mimic models too)
+
     data = model.create_data()
     rng = np.random.default_rng(0)
     lo = np.where(np.isfinite(model.lower_limits), model.lower_limits, -np.pi)
     hi = np.where(np.isfinite(model.upper_limits), model.upper_limits, np.pi)
     for _ in range(_MASS_MATRIX_SAMPLES):
-        crba_entry(model._mb, rng.uniform(lo, hi), data._work)
-        M = data.M
+        M = mass_matrix(model, data, rng.uniform(lo, hi))
         w, V = np.linalg.eigh(0.5 * (M + M.T))
         top = max(float(np.abs(w).max()), 1e-300)
         if w[0] > _MASS_MATRIX_RTOL * top:
@@ -305,8 +314,8 @@ def _mass_matrix_problem(model: Model) -> str | None:
     weight = np.abs(null).max(axis=1)
     idx = np.flatnonzero(weight > 1e-6 * weight.max())
     joints, moved = [model.joint_names[i] for i in idx], [model.link_names[i] for i in idx]
-    return (f"the mass matrix is singular (smallest eigenvalue {_num(w[0])}, largest "
-            f"{_num(top)} at sample configurations): joint(s) {_names(joints)} move no inertia "
-            f"(link(s) {_names(moved)} and what they carry); "
-            "give the links they move mass and inertia, make those joints fixed, or load with "
-            "validate='warn' (forward dynamics and simulation need an invertible mass matrix)")
+    return (f"{model.source}: the mass matrix is singular (smallest eigenvalue {_num(w[0])}, "
+            f"largest {_num(top)} at sample configurations): joint(s) {_names(joints)} move no "
+            f"inertia (link(s) {_names(moved)} and what they carry), so forward dynamics and "
+            "simulation cannot run (rnea, inverse dynamics and the mass matrix can); give the "
+            "links they move mass and inertia, make those joints fixed, or give them armature")

@@ -205,6 +205,7 @@ class MimicModel(Model):
         """:meth:`Model.set_payload` on the full tree (``model.full``), where the bodies are: a
         payload on any link, a follower's included, reaches every algorithm of this model."""
         self.full.set_payload(link, mass, com, inertia)
+        self._recheck_mass_matrix()
 
     def joint_index(self, name: str) -> int:
         if name in getattr(self, "followers", {}):

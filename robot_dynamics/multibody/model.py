@@ -34,6 +34,12 @@ class Model:
     """Constant description of a fixed-base robot. See docs/ARCHITECTURE.md for every field."""
 
     coupling = None  # mimic joints: G of q_full = G q + o on a robot_dynamics.multibody.coupling.MimicModel
+    #: None when the mass matrix is invertible; else the one-line reason (naming the joints that
+    #: move no inertia) that forward dynamics and the Simulator raise — the model loads, and rnea,
+    #: inverse dynamics and M need no inverse. Set by build_model, re-checked when armature or a
+    #: payload changes on a model built with a singular spatial inertia.
+    mass_matrix_problem: str | None = None
+    _mass_matrix_checked = False  # some moving body's spatial inertia was singular at build
 
     def __init__(self):  # filled by build_model
         self.name = ""
@@ -87,6 +93,15 @@ class Model:
             self._arm[:] = a
         a.setflags(write=False)
         self._armature = a
+        self._recheck_mass_matrix()
+
+    def _recheck_mass_matrix(self) -> None:
+        """Armature or a payload may make a singular mass matrix invertible (or singular again
+        when removed): re-check, only for models whose build found a singular spatial inertia."""
+        if self._mass_matrix_checked:
+            from robot_dynamics.multibody.build import _mass_matrix_problem
+
+            self.mass_matrix_problem = _mass_matrix_problem(self)
 
     # -- payloads: masses carried by links, set and removed at run time ------------------------
     @property
@@ -146,6 +161,7 @@ class Model:
             a[body] = value
             a.setflags(write=False)
             setattr(self, name, a)
+        self._recheck_mass_matrix()
 
     def create_data(self) -> "Data":
         """A new :class:`Data` workspace for this model (one per user/thread)."""

@@ -55,6 +55,29 @@ def share_directory() -> str:
     raise ModelError(f"cannot find the bundled robots: looked in {candidates}")
 
 
+def _known(directory: str, suffix: str, also=(), family: str = "") -> list[str]:
+    """The names one can type: 'arm7' for arm7.urdf, a xacro by its file name."""
+    return sorted(f[:-len(suffix)] if f.endswith(suffix) else f
+                  for f in os.listdir(directory) if f.endswith((suffix, *also))
+                  and (not family or f.endswith(f"_{family}{suffix}")))
+
+
+def bundled_robots() -> list[str]:
+    """Every bundled robot by the name :func:`robot_path` takes (``arm7``,
+    ``planar_2r.urdf.xacro``, ...), sorted; [] when the bundled files cannot be found."""
+    try:
+        return _known(os.path.join(share_directory(), "urdf"), ".urdf", (".xacro",))
+    except (ModelError, OSError):
+        return []
+
+
+def robot_help() -> str:
+    """The ``--help`` words for a robot argument: the full bundled list, then paths."""
+    names = bundled_robots()
+    listed = f" ({', '.join(names)})" if names else ""
+    return f"bundled robot name{listed}, URDF path, or .urdf.xacro path (expanded with xacro)"
+
+
 def _resolve(kind: str, name: str, suffix: str, also=(), family: str = "") -> str:
     if os.path.isfile(name):
         return name
@@ -65,10 +88,7 @@ def _resolve(kind: str, name: str, suffix: str, also=(), family: str = "") -> st
         if os.sep in name or (os.altsep and os.altsep in name):
             # a path, not a bundled name: listing the bundled files would only confuse
             raise ModelError(f"{name}: no such file")
-        # the names one can type: 'arm7' for arm7.urdf, a xacro by its file name
-        known = sorted(f[:-len(suffix)] if f.endswith(suffix) else f
-                       for f in os.listdir(directory) if f.endswith((suffix, *also))
-                       and (not family or f.endswith(f"_{family}{suffix}")))
+        known = _known(directory, suffix, also, family)
         close = difflib.get_close_matches(name, known, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         what = f"{family} config" if family else f"{kind} file"

@@ -392,9 +392,14 @@ def load_urdf(source, *, validate: str = "strict", xacro_args: dict | None = Non
 
     ``validate``: ``"strict"`` (default) refuses, with a :class:`ModelError` naming the link and
     the fix, a moving body that no rigid body could have (negative mass, inertia without mass,
-    an indefinite inertia, principal moments breaking the triangle inequality) and a mass
-    matrix that is singular at sample configurations (joints that move no inertia);
+    an indefinite inertia, principal moments breaking the triangle inequality);
     ``"warn"`` loads such a robot anyway and emits one :class:`UserWarning` per problem.
+    A mass matrix singular at sample configurations (joints that move no inertia, e.g.
+    massless fingers) loads under either policy, as in Pinocchio, with a warning naming the
+    joints; ``model.mass_matrix_problem`` keeps that message, which forward dynamics and the
+    Simulator raise (rnea, inverse dynamics and M need no inverse). A joint whose lower limit
+    exceeds its upper (pybullet's ``lower="1" upper="-1"``: no limits) loads unlimited, with
+    a warning naming it.
     Only what the dynamics uses is checked: the merged moving rigid bodies, never the fixed
     base (the root link and the links fixed to it). A moving link without mass is fine when
     the mass matrix stays positive definite. ``allow_massless`` is a deprecated alias

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from robot_dynamics.parsers.resources import robot_help
+
 #: marks a per-joint row: its name (and description) holds this once, one parameter per joint
 JOINT = "<joint>"
 #: marks a default that the node computes from the robot (e.g. the URDF joint order)
@@ -118,11 +120,11 @@ ROBOT = (
     Param("robot_description", "string", "",
           "URDF XML of the robot (as robot_state_publisher takes it); wins over 'robot'",
           read_only=True),
-    Param("robot", "string", "arm7", "bundled robot name (arm7, planar_2r, rrp, ...), URDF path, "
-          "or .urdf.xacro path (expanded with xacro)", read_only=True),
+    Param("robot", "string", "arm7", robot_help(), read_only=True),
     Param("validate", "string", "strict",
-          "URDF physics check: 'strict' refuses unphysical moving bodies and a singular mass "
-          "matrix; 'warn' loads them and logs one warning per problem", read_only=True,
+          "URDF physics check: 'strict' refuses unphysical moving bodies; 'warn' loads them and "
+          "logs one warning per problem (a singular mass matrix loads under both, with a "
+          "warning; the simulator then refuses it)", read_only=True,
           choices=("strict", "warn")),
     Param("mimic", "bool", True,
           "URDF <mimic> joints follow their leaders (one coordinate per independent joint; "

@@ -58,7 +58,7 @@ from robot_dynamics.algorithm.crba import bias_forces, mass_matrix
 from robot_dynamics.algorithm.directors import wrench_directors
 from robot_dynamics.algorithm.energy import (EnergyAudit, kinetic_energy, potential_energy,
     split_friction_dissipation)
-from robot_dynamics.errors import F64, InputError, as_vector, check_friction
+from robot_dynamics.errors import F64, InputError, ModelError, as_vector, check_friction
 from robot_dynamics.kernels.fd import (ACC, ACTED, PASSES, Q_HALF, Q_NEW, SP_DAMPING, SP_FRICTION,
     SP_GROSS, SP_GUESS, SP_H, SP_HISTORY, SP_LIMIT, SP_LIMIT_STEPS, SP_MOTOR, SP_SATURATED,
     V_EVAL, V_NEW, sim_params, sim_step_entry, sim_step_mimic_entry)
@@ -125,6 +125,8 @@ class Simulator:
         ``tau_limit`` is the stops' reaction effort of the last step (impulses as P/h),
         ``at_limit`` flags the joints held on a stop, ``limit_steps`` counts the steps in which
         a stop acted. ``limits=False`` simulates without them."""
+        if model.mass_matrix_problem is not None:  # simulation inverts M: refuse here, once
+            raise ModelError(model.mass_matrix_problem)
         self._coupled = model.coupling is not None  # mimic joints (robot_dynamics/mimic.py)
         if self._coupled:
             friction = coupled_friction(friction, model)

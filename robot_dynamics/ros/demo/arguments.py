@@ -7,6 +7,7 @@ import math
 import sys
 import textwrap
 
+from robot_dynamics.parsers.resources import robot_help
 from robot_dynamics.ros.demo.config import UsageError
 from robot_dynamics.ros.demo.run import DemoOptions, run_demo
 from robot_dynamics.ros.demo.session import Interrupted, Signals
@@ -81,8 +82,7 @@ def build_parser():
             90),
         epilog=MODES_HELP)
     parser.add_argument("--robot", default="arm7",
-                        help="bundled robot name (arm7, arm7_gripper, planar_2r, rrp, ...), URDF "
-                             "path or .urdf.xacro path (default arm7)")
+                        help=f"{robot_help()} (default arm7)")
     parser.add_argument("--validate", default="strict", choices=["strict", "warn"],
                         help="URDF physics check: refuse (strict) or warn about unphysical bodies "
                              "(default strict)")
