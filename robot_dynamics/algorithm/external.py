@@ -95,7 +95,7 @@ def point_force(model, data, q, link, force, point=None, torque=None, *, local=F
         from robot_dynamics.algorithm.kinematics import forward_kinematics
 
         forward_kinematics(model, data, q)
-        oMi = (data.full if model.coupling is not None else data).oMi
+        oMi = data.oMi  # a mimic model's Data views its full tree's poses
         if body < 0:
             return out
         R, p = oMi[body, :3, :3], oMi[body, :3, 3]

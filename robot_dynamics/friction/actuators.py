@@ -32,6 +32,8 @@ mesh and reflected motor friction added as the parts ``gear_mesh`` and ``motor``
 """
 from __future__ import annotations
 
+from functools import singledispatch
+
 import math
 from dataclasses import dataclass
 
@@ -39,6 +41,7 @@ import numpy as np
 
 from robot_dynamics.parsers.config_files import joint_entries, load_mapping
 from robot_dynamics.errors import ModelError
+from robot_dynamics.multibody.coupling import MimicModel
 
 FIELDS = ("gear_ratio", "rotor_inertia", "armature", "efficiency_forward", "efficiency_backward",
           "mesh", "mesh_forward", "mesh_backward", "motor_torque_limit", "motor_coulomb",
@@ -239,9 +242,11 @@ def _actuator(entry, where, urdf_ratio):
 def actuators_from_config(config, model) -> Actuators:
     """:class:`Actuators` for ``model`` from a mapping or a YAML file path (see the module
     docstring); errors are one line naming the file, joint and field."""
-    if getattr(model, "coupling", None) is not None:
-        raise ModelError(f"actuators: robot {model.name!r} has mimic joints; actuator models "
-                         "are supported on models without them (load_urdf(..., mimic=False))")
+    return _from_config(model, config)
+
+
+@singledispatch
+def _from_config(model, config) -> Actuators:
     config, source = load_mapping(config, "actuators")
     if config is None or config == "none":
         config = {}
@@ -250,6 +255,12 @@ def actuators_from_config(config, model) -> Actuators:
     out = [None if entry is None else _actuator(entry, where, ratios[i])
            for i, (entry, where) in enumerate(joint_entries(config, source, model, "actuators"))]
     return Actuators(model, out, source)
+
+
+@_from_config.register(MimicModel)
+def _(model, config):
+    raise ModelError(f"actuators: robot {model.name!r} has mimic joints; actuator models are "
+                     "supported on models without them (load_urdf(..., mimic=False))")
 
 
 def load_actuators(path, model, friction=None):

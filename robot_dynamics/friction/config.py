@@ -13,16 +13,20 @@ recursions never change.
 """
 from __future__ import annotations
 
+from functools import singledispatch
+
 from robot_dynamics.parsers.config_files import joint_entries, load_mapping
 from robot_dynamics.errors import ModelError
 from robot_dynamics.friction.bearing import BearingFriction
 from robot_dynamics.friction.callable_law import CallableFriction
 from robot_dynamics.friction.classic import ClassicFriction
 from robot_dynamics.friction.composite import CompositeFriction
+from robot_dynamics.friction.coupled import coupled_friction
 from robot_dynamics.friction.gear_mesh import GearMeshFriction
 from robot_dynamics.friction.load_dependent import FORMS, LoadDependentFriction
 from robot_dynamics.friction.model import FrictionModel
 from robot_dynamics.friction.none import NoFriction
+from robot_dynamics.multibody.coupling import MimicModel
 
 _REGISTRY = {}
 
@@ -182,12 +186,19 @@ def law_from_config(params, where: str = "friction"):
 
 
 def friction_from_config(config, model) -> FrictionModel:
-    """A :class:`FrictionModel` for ``model`` from a mapping, or a YAML file path."""
-    if getattr(model, "coupling", None) is not None:  # mimic joints: a law per full joint
-        from robot_dynamics.friction.coupled import coupled_friction
+    """A :class:`FrictionModel` for ``model`` from a mapping, or a YAML file path (for a mimic
+    model, a law per joint of its full tree seen from the coordinates: CoupledFriction)."""
+    return _from_config(model, config)
 
-        return coupled_friction(friction_from_config(config, model.full), model)
+
+@singledispatch
+def _from_config(model, config) -> FrictionModel:
     config, source = load_mapping(config, "friction")
     laws = [NoFriction() if entry is None else law_from_config(entry, where)
             for entry, where in joint_entries(config, source, model, "laws")]
     return FrictionModel(model.joint_names, laws, model)
+
+
+@_from_config.register(MimicModel)
+def _(model, config):
+    return coupled_friction(_from_config(model.full, config), model)

@@ -3,6 +3,8 @@
 drives, each from its own reaction wrench (docs/method.md, "coupled joints")."""
 from __future__ import annotations
 
+from functools import singledispatch
+
 import numpy as np
 
 from robot_dynamics.errors import check_friction
@@ -59,11 +61,16 @@ class CoupledFriction:
         return f"CoupledFriction({self.full!r})"
 
 
+@singledispatch
 def python_step_reason(model, friction) -> str:
     """Why a Simulator of ``model`` (mimic joints) with ``friction`` steps through the Python
-    statement rather than the compiled step, or "" when it does not."""
-    if getattr(model, "coupling", None) is None:
-        return ""
+    statement rather than the compiled step, or "" when it does not (a model without mimic
+    joints: never for this reason)."""
+    return ""
+
+
+@python_step_reason.register(MimicModel)
+def _(model, friction) -> str:
     if model._cp is None:
         return ("a follower lies in another branch than its leader's (M couples the branches), "
                 "so its steps run in Python")

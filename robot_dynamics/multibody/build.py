@@ -19,14 +19,13 @@ from robot_dynamics.multibody.coupling import couple
 from robot_dynamics.multibody.inertia import add_part, body_parameters, placed
 from robot_dynamics.multibody.inertia import check_inertia as _check_inertia
 from robot_dynamics.multibody.description import RobotDescription
+from robot_dynamics.multibody.mass_check import mass_matrix_problem
 from robot_dynamics.kernels.layout import (armature_view, gravity_view, inertia_view, pack_laws,
                                            pack_model, relations)
 from robot_dynamics.multibody.model import Model, _frozen, _names, _num, _nums
 from robot_dynamics.spatial.algebra import spatial_inertia
 
 #: The mass matrix is singular when its smallest eigenvalue is below this fraction of its largest.
-_MASS_MATRIX_RTOL = 1e-12
-_MASS_MATRIX_SAMPLES = 3
 VALIDATE_POLICIES = ("strict", "warn")
 
 
@@ -287,35 +286,8 @@ def build_model(desc: RobotDescription, *, gravity=(0.0, 0.0, -9.81), validate: 
         # rnea, inverse dynamics and M itself need no inverse: the model loads, and only what
         # inverts M (forward dynamics, Simulator) refuses, with this message (mass_matrix_problem)
         model._mass_matrix_checked = True
-        model.mass_matrix_problem = _mass_matrix_problem(model)
+        model._mass_check = mass_matrix_problem  # re-run when armature or payloads change
+        model.mass_matrix_problem = mass_matrix_problem(model)
         if model.mass_matrix_problem:
             warnings.warn(model.mass_matrix_problem, UserWarning, stacklevel=3)
     return model
-
-
-def _mass_matrix_problem(model: Model) -> str | None:
-    """None when M(q) (armature included) is positive definite at one of a few sample
-    configurations inside the limits; else a one-line message, the model's source first, naming
-    the joints of M's null space (the joints moving no inertia): the reason
-    ``model.mass_matrix_problem`` that forward dynamics and the Simulator raise."""
-    from robot_dynamics.algorithm.crba import mass_matrix  # (dispatches mimic models too)
-
-    data = model.create_data()
-    rng = np.random.default_rng(0)
-    lo = np.where(np.isfinite(model.lower_limits), model.lower_limits, -np.pi)
-    hi = np.where(np.isfinite(model.upper_limits), model.upper_limits, np.pi)
-    for _ in range(_MASS_MATRIX_SAMPLES):
-        M = mass_matrix(model, data, rng.uniform(lo, hi))
-        w, V = np.linalg.eigh(0.5 * (M + M.T))
-        top = max(float(np.abs(w).max()), 1e-300)
-        if w[0] > _MASS_MATRIX_RTOL * top:
-            return None
-    null = V[:, w <= _MASS_MATRIX_RTOL * top]
-    weight = np.abs(null).max(axis=1)
-    idx = np.flatnonzero(weight > 1e-6 * weight.max())
-    joints, moved = [model.joint_names[i] for i in idx], [model.link_names[i] for i in idx]
-    return (f"{model.source}: the mass matrix is singular (smallest eigenvalue {_num(w[0])}, "
-            f"largest {_num(top)} at sample configurations): joint(s) {_names(joints)} move no "
-            f"inertia (link(s) {_names(moved)} and what they carry), so forward dynamics and "
-            "simulation cannot run (rnea, inverse dynamics and the mass matrix can); give the "
-            "links they move mass and inertia, make those joints fixed, or give them armature")

@@ -99,9 +99,7 @@ class Model:
         """Armature or a payload may make a singular mass matrix invertible (or singular again
         when removed): re-check, only for models whose build found a singular spatial inertia."""
         if self._mass_matrix_checked:
-            from robot_dynamics.multibody.build import _mass_matrix_problem
-
-            self.mass_matrix_problem = _mass_matrix_problem(self)
+            self.mass_matrix_problem = self._mass_check(self)  # set with the flag by build_model
 
     # -- payloads: masses carried by links, set and removed at run time ------------------------
     @property
