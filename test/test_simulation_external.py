@@ -196,3 +196,23 @@ def test_simulator_external_callable_is_evaluated_once_per_step_at_the_step_star
     assert c.audit.external_work == pytest.approx(e.audit.external_work, rel=1e-12)
     with pytest.raises(InputError, match="fext"):
         c.run(steps=2, external=np.zeros((1, 6)))
+
+
+@pytest.mark.parametrize("law", [{"default": {"model": "classic", "coulomb": 0.4,
+                                              "viscous": 0.1}}, LOAD])
+def test_joint_wrenches_of_a_step_carry_the_external_wrench(law):
+    """The loads of the step's answer (sim.joint_wrenches) include fext on both paths — also
+    when the compiled step's law does not read loads and they are recomputed afterwards."""
+    model = rd.load_urdf(bundled("arm7.urdf"))
+    fr = friction_from_config(law, model)
+    F = _fext(model.nv, 11, 10.0)
+    sims = [rd.Simulator(model, fr, compiled=c, limits=False) for c in (True, False)]
+    for sim in sims:
+        sim.reset(np.full(model.nv, 0.2), np.full(model.nv, 0.1))
+        sim.step(np.ones(model.nv), fext=F)
+    W = [sim.joint_wrenches for sim in sims]
+    np.testing.assert_allclose(W[0], W[1], atol=1e-8, rtol=0)
+    plain = rd.Simulator(model, fr, limits=False)
+    plain.reset(np.full(model.nv, 0.2), np.full(model.nv, 0.1))
+    plain.step(np.ones(model.nv))
+    assert np.abs(W[0] - plain.joint_wrenches).max() > 1.0

@@ -207,6 +207,7 @@ class Simulator:
                 self._mb, self._work = model._mb, data._work
         self._ctl_data = None  # Data of controllers run in Python (Simulator.run)
         self._ext_data = None  # Data for the external efforts' generalized effort (audit)
+        self._last_fext = None  # the last step's external efforts (joint_wrenches)
         self._n_bodies = model.full.nv if self._coupled else n  # fext rows
         self.external = external
         self._report = None
@@ -239,7 +240,11 @@ class Simulator:
             if self._rnea_data is None:
                 self._rnea_data = self.model.create_data()
             vecs = self.data._vecs
-            rnea(self.model, self._rnea_data, vecs[Q_HALF], vecs[V_EVAL], vecs[ACC])
+            if self._last_fext is None:
+                rnea(self.model, self._rnea_data, vecs[Q_HALF], vecs[V_EVAL], vecs[ACC])
+            else:  # the step's external efforts are carried by the joints too
+                rnea(self.model, self._rnea_data, vecs[Q_HALF], vecs[V_EVAL], vecs[ACC],
+                     self._last_fext)
             return self._rnea_data.f.copy()
         return None if self._wrenches is None else self._wrenches.copy()
 
@@ -364,6 +369,7 @@ class Simulator:
         """
         q, v = self.q, self.v  # the step replaces, never edits, these
         F = None if fext is None and self._external is None else self._step_fext(fext)
+        self._last_fext = F  # (joint_wrenches)
         if F is not None:
             return self._step_with(tau, F)
         if self._split:  # composite laws: the step's friction dissipation by part, below
@@ -777,6 +783,7 @@ class Simulator:
 
     def _run_compiled(self, N, controller):
         n = self.model.nv
+        self._last_fext = None  # the rollout has no external efforts
         t0 = self.t
         steps0 = self.steps
         ctl = _ZERO_CTL if controller is None else controller.pack(self.model)
