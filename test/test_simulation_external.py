@@ -216,3 +216,47 @@ def test_joint_wrenches_of_a_step_carry_the_external_wrench(law):
     plain.reset(np.full(model.nv, 0.2), np.full(model.nv, 0.1))
     plain.step(np.ones(model.nv))
     assert np.abs(W[0] - plain.joint_wrenches).max() > 1.0
+
+
+def test_fext_driving_joints_onto_their_stops_compiled_equals_python_and_the_audit_closes():
+    """A wrench that throws the arm onto its stops (impulses and held reactions): the fext slot
+    and the Python statement agree, and the audit (external work booked with the step's
+    velocity after the stop's impulse) closes on both paths."""
+    model, fr = _arm7()
+    F = _fext(model.nv, 5, 60.0)
+    sims = [rd.Simulator(model, fr, dt=1e-3, compiled=c) for c in (True, False)]
+    q0 = 0.9 * np.array(model.lower_limits) + 0.1 * np.array(model.upper_limits)
+    for sim in sims:
+        sim.reset(q0)
+        for _ in range(150):
+            sim.step(np.zeros(model.nv), fext=F)
+    assert sims[0].limit_steps > 10 and sims[1].limit_steps == sims[0].limit_steps
+    np.testing.assert_allclose(sims[0].q, sims[1].q, atol=1e-8, rtol=0)
+    for sim in sims:
+        audit = sim.audit
+        assert audit.limit_dissipation > 0 and abs(audit.external_work) > 0.1 * audit.scale
+        assert abs(audit.relative_residual) < 1e-3, str(audit)
+    assert sims[0].audit.external_work == pytest.approx(sims[1].audit.external_work, rel=1e-8)
+
+
+def test_a_contact_on_a_mimic_finger_compiled_equals_python():
+    from robot_dynamics.simulation.contact import PlaneContact
+
+    model, fr = _gripper()
+    q0 = np.array([0.3, 0.5, -0.2, -1.0, 0.4, 0.7, 0.1, 0.02])
+    full = model.full
+    d = full.create_data()
+    rd.forward_kinematics(full, d, model.expand(q0))
+    tip = rd.frame_placement(full, d, "left_finger")[:3, 3]
+    wall = PlaneContact(model, "left_finger", plane_point=tip + [0, 0, 0.003], normal=(0, 0, 1),
+                        stiffness=2e4, damping=20.0, friction=0.3, slip_velocity=1e-2)
+    assert wall(0.0, q0, np.zeros(model.nv)).shape == (full.nv, 6) and wall.normal_force > 0
+    sims = [rd.Simulator(model, fr, dt=5e-4, compiled=c, limits=False, external=wall)
+            for c in (True, False)]
+    for sim in sims:
+        sim.reset(q0)
+        for _ in range(100):
+            sim.step(rd.gravity_torques(model, model.create_data(), sim.q))
+    np.testing.assert_allclose(sims[0].q, sims[1].q, atol=1e-9, rtol=0)
+    assert abs(sims[0].audit.external_work) > 0
+    assert abs(sims[0].audit.relative_residual) < 1e-3, str(sims[0].audit)
