@@ -16,6 +16,8 @@ import pytest
 
 import robot_dynamics as rd
 from robot_dynamics.friction import friction_from_config
+from robot_dynamics.kernels.contact import plane_contact
+from robot_dynamics.reference import contact as ref_contact
 from robot_dynamics.reference import dynamics as ref_dynamics
 from robot_dynamics.reference import forward_dynamics as ref_fd
 from robot_dynamics.reference import kinematics as ref_kinematics
@@ -49,6 +51,25 @@ def _fd(fd, law, external=False):
     return run
 
 
+def _contact(law):
+    """A point–plane contact on the last body of the (full) tree at (q, v): the plane 1 cm
+    beyond the point along a tilted normal, so it pushes (spring, damper and friction)."""
+    def run(model, data, q, v, a):
+        full = model.full
+        if full is not model:
+            q, v = model.expand(q), model.expand_velocity(v)
+        d = full.create_data()
+        rd.forward_kinematics(full, d, q)
+        rd.rnea(full, d, q, v, np.zeros(full.nv))
+        b, c, n = full.nv - 1, np.array([0.01, 0.02, 0.03]), np.array([0.0, 0.6, 0.8])
+        x = d.oMi[b, :3, :3] @ c + d.oMi[b, :3, 3]
+        out = np.zeros((full.nv, 6))
+        law(d.oMi, d.v, b, c, x + 0.01 * n, n, 1e4, 5.0, 0.5, 1e-3, out, np.zeros(3))
+        assert out.any()
+        return out
+    return run
+
+
 #: (name, compiled call, reference call, tolerance); each call takes (model, data, q, v, a)
 TWINS = [
     ("rnea", lambda m, d, q, v, a: rd.rnea(m, d, q, v, a),
@@ -73,6 +94,7 @@ TWINS = [
      _fd(ref_fd.forward_dynamics, None, True), 1e-9),
     ("forward_dynamics with fext, load-dependent friction", _fd(rd.forward_dynamics, LOAD, True),
      _fd(ref_fd.forward_dynamics, LOAD, True), 1e-8),
+    ("plane contact", _contact(plane_contact), _contact(ref_contact.plane_contact), 1e-12),
 ]
 
 

@@ -3,10 +3,12 @@
 Audit: over a run, the change of kinetic plus potential energy must equal the work of the
 motors minus what friction (and URDF viscous damping) dissipated:
 
-    ΔT + ΔV = W_motor − D_friction − D_damping − D_limit
+    ΔT + ΔV = W_motor + W_external − D_friction − D_damping − D_limit
 
 (``D_limit``: what the simulator's hard joint stops dissipate, their inelastic impulses and the
-work of their reactions, ≥ 0.)
+work of their reactions, ≥ 0. ``W_external``: the work of the external efforts on the bodies —
+``fext``, a contact —, each step's ``h τ_ext·q̇_mid`` with ``τ_ext = Σ_i J_iᵀ fext_i``, the
+body-frame power ``fext_i·v_i``, paired with the step's velocity as the motor work is.)
 
 ``residual`` is the left side minus the right; ``relative_residual`` divides it by the largest
 energy flow of the run, so it is comparable across runs and robots — the net terms, or the
@@ -53,11 +55,13 @@ class EnergyAudit:
     friction_dissipation: float = 0.0  # −∫ τf·q̇ dt ≥ 0 [J]
     damping_dissipation: float = 0.0  # ∫ d q̇² dt ≥ 0 [J]
     limit_dissipation: float = 0.0  # taken by the joint stops: impulses, −∫ τl·q̇ dt; ≥ 0 [J]
+    external_work: float = 0.0  # ∫ Σ fext_i·v_i dt: work of the external efforts on the bodies [J]
     friction_parts: dict = field(default_factory=dict)  # part name → its share of friction [J]
 
     @property
     def residual(self) -> float:
-        return (self.kinetic + self.potential - self.motor_work + self.friction_dissipation
+        return (self.kinetic + self.potential - self.motor_work - self.external_work
+                + self.friction_dissipation
                 + self.damping_dissipation + self.limit_dissipation)
 
     @property
@@ -69,12 +73,14 @@ class EnergyAudit:
         """The run's largest energy flow [J]: |ΔT| + |ΔV|, the motor work (net or gross), or the
         dissipation — what ``relative_residual`` divides by."""
         return max(abs(self.kinetic) + abs(self.potential), abs(self.motor_work),
-                   self.motor_gross, self.friction_dissipation + self.damping_dissipation
+                   self.motor_gross, abs(self.external_work), self.friction_dissipation + self.damping_dissipation
                    + abs(self.limit_dissipation))
 
     def __str__(self) -> str:
         return (f"ΔT {self.kinetic:+.6g} J, ΔV {self.potential:+.6g} J, motor work "
-                f"{self.motor_work:+.6g} J, friction dissipation {self.friction_dissipation:.6g} J"
+                f"{self.motor_work:+.6g} J, "
+                + (f"external work {self.external_work:+.6g} J, " if self.external_work else "")
+                + f"friction dissipation {self.friction_dissipation:.6g} J"
                 f", damping dissipation {self.damping_dissipation:.6g} J, limit dissipation "
                 f"{self.limit_dissipation:.6g} J, "
                 + "".join(f"{k} {v:.6g} J, " for k, v in sorted(self.friction_parts.items()))

@@ -309,7 +309,7 @@ def _step(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf, fext):
 
     ``fext``: external wrenches on the bodies, held over the step (body frames, about their
     origins; the full tree's bodies with mimic joints), entering b and fn(q, q̇, 0) at every
-    pass; 0 rows: none. (The energy audit does not count their work yet.)
+    pass; 0 rows: none. (Their work is booked by the Simulator: ``τ_ext(q½)·(q⁺ − q)``.)
 
     Mimic joints: ``cp`` the packed coupling (empty: none), ``mbf``/``wf`` the full tree's
     packed model and work; ``mb``/``w`` are then the coordinates' (:func:`_coupled_mass`).
@@ -506,7 +506,7 @@ def sim_step_entry(mb, fr, sp, q, v, tau_cmd, w):
 def sim_step_fext_entry(mb, fr, sp, q, v, tau_cmd, fext, w):
     """:func:`sim_step_entry` with external wrenches ``fext`` (n, 6; body frames, about the
     body origins) held over the step (status 1 also for another shape or a NaN/Inf in it).
-    The slot for the Simulator; the energy audit does not count their work yet."""
+    The Simulator books their work in its energy audit."""
     if fext.shape[0] != q.shape[0] or fext.shape[1] != 6 or not all_finite_array(fext):
         return 1
     return _step(mb, fr, sp, q, v, tau_cmd, w, mb, sp[:0], w, fext)
@@ -517,6 +517,16 @@ def sim_step_mimic_entry(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf):
     """:func:`_step` in mimic coordinates (``mb``/``w`` the coordinates', ``mbf``/``wf`` the full
     tree's, ``cp`` the coupling)."""
     return _step(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf, work_views(mbf, wf)[4][:0])
+
+
+@njit(f"int64({F1}, {F1}, {F1}, {F1}, {F1}, {F1}, {F2}, {F1}, {F1}, {F1}, {F1})", cache=True)
+def sim_step_mimic_fext_entry(mb, fr, sp, q, v, tau_cmd, fext, w, mbf, cp, wf):
+    """:func:`sim_step_mimic_entry` with external wrenches ``fext`` (n_full, 6; one row per body
+    of the full tree, body frames, about the body origins) held over the step (status 1 also
+    for another shape or a NaN/Inf in it)."""
+    if fext.shape[0] != model_views(mbf)[0] or fext.shape[1] != 6 or not all_finite_array(fext):
+        return 1
+    return _step(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf, fext)
 
 
 @njit(cache=True)

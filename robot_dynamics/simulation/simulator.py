@@ -42,6 +42,17 @@ damping dissipation ``h d q̇_mid·q̇⁺`` and stop dissipation ``T(q̇) − T(
 ``q̇_mid = (q̇' + q̇⁺)/2``, the power pairing consistent with the step, and compares them with
 ΔT + ΔV (:class:`~robot_dynamics.algorithm.energy.EnergyAudit`).
 
+External efforts (``fext``, (nv, 6) — mimic models: (``model.full.nv``, 6) —, Pinocchio's
+convention: row i the wrench [force; torque] on body i, body frame, about its origin; see
+:mod:`robot_dynamics.algorithm.external`) are held constant over a step: they enter b and
+fn(q, q̇, 0) at every pass of step 2 (so the friction laws see the loads they cause), at q½. Their
+work over the step is booked like the motor work: ``h τ_ext·q̇_mid`` with the generalized
+effort ``τ_ext = Σ_i J_i(q½)ᵀ fext_i`` — the body-frame power ``fext_i·v_i`` at (q½, q̇_mid) —
+(compiled path: ``τ_ext·(q⁺ − q)``, the same number up to roundoff, since ``q⁺ − q = h q̇_mid``).
+``Simulator(external=…)`` or ``step(τ, fext=callable)``: a callable ``(t, q, q̇) → fext``,
+evaluated once per step at the step's start (:class:`robot_dynamics.simulation.contact.PlaneContact`
+is one).
+
 A step either advances to a finite state or raises :class:`SimulationError` naming the step,
 time, state and input, and leaves the last good state in place.
 """
@@ -58,10 +69,12 @@ from robot_dynamics.algorithm.crba import bias_forces, mass_matrix
 from robot_dynamics.algorithm.directors import wrench_directors
 from robot_dynamics.algorithm.energy import (EnergyAudit, kinetic_energy, potential_energy,
     split_friction_dissipation)
-from robot_dynamics.errors import F64, InputError, ModelError, as_vector, check_friction
+from robot_dynamics.errors import (F64, InputError, ModelError, as_vector, as_wrenches,
+                                   check_friction)
 from robot_dynamics.kernels.fd import (ACC, ACTED, PASSES, Q_HALF, Q_NEW, SP_DAMPING, SP_FRICTION,
     SP_GROSS, SP_GUESS, SP_H, SP_HISTORY, SP_LIMIT, SP_LIMIT_STEPS, SP_MOTOR, SP_SATURATED,
-    V_EVAL, V_NEW, sim_params, sim_step_entry, sim_step_mimic_entry)
+    V_EVAL, V_NEW, sim_params, sim_step_entry, sim_step_fext_entry, sim_step_mimic_entry,
+    sim_step_mimic_fext_entry)
 from robot_dynamics.kernels.rollout import DONE, RUN_STEP, sim_run_entry
 from robot_dynamics.kernels.friction_solve import TAU_LIMIT
 from robot_dynamics.algorithm.rnea import rnea
@@ -111,7 +124,8 @@ class Simulator:
     """Fixed-step forward simulation. See the module docstring for the scheme."""
 
     def __init__(self, model, friction=None, dt=1e-3, *, damping=True, velocity_tolerance=1e-9,
-                 tol=1e-10, max_iter=50, compiled=True, saturate=True, limits=True):
+                 tol=1e-10, max_iter=50, compiled=True, saturate=True, limits=True,
+                 external=None):
         """``compiled=False`` runs every step through the Python statement of the scheme
         (:meth:`_integrate` with the reference friction solver): the specification the compiled
         step is tested against, and much slower.
@@ -124,7 +138,13 @@ class Simulator:
         ``limits``: the URDF position limits are hard stops (see the module docstring);
         ``tau_limit`` is the stops' reaction effort of the last step (impulses as P/h),
         ``at_limit`` flags the joints held on a stop, ``limit_steps`` counts the steps in which
-        a stop acted. ``limits=False`` simulates without them."""
+        a stop acted. ``limits=False`` simulates without them.
+
+        ``external``: external efforts on the bodies applied at every step — None, a constant
+        ``fext`` array ((nv, 6); mimic models (``model.full.nv``, 6)) or a callable
+        ``external(t, q, q̇) → fext`` evaluated once per step at the step's start (e.g. a
+        :class:`~robot_dynamics.simulation.contact.PlaneContact`); a ``fext`` given to
+        :meth:`step` adds to it. Settable later (``sim.external = …``)."""
         if model.mass_matrix_problem is not None:  # simulation inverts M: refuse here, once
             raise ModelError(model.mass_matrix_problem)
         self._coupled = model.coupling is not None  # mimic joints (robot_dynamics/mimic.py)
@@ -189,6 +209,10 @@ class Simulator:
             else:
                 self._mb, self._work = model._mb, data._work
         self._ctl_data = None  # Data of controllers run in Python (Simulator.run)
+        self._ext_data = None  # Data for the external efforts' generalized effort (audit)
+        self._last_fext = None  # the last step's external efforts (joint_wrenches)
+        self._n_bodies = model.full.nv if self._coupled else n  # fext rows
+        self.external = external
         self._report = None
         self.reset(np.zeros(n) if not self._has_stops else
                    np.clip(np.zeros(n), self.lower, self.upper))
@@ -219,7 +243,11 @@ class Simulator:
             if self._rnea_data is None:
                 self._rnea_data = self.model.create_data()
             vecs = self.data._vecs
-            rnea(self.model, self._rnea_data, vecs[Q_HALF], vecs[V_EVAL], vecs[ACC])
+            if self._last_fext is None:
+                rnea(self.model, self._rnea_data, vecs[Q_HALF], vecs[V_EVAL], vecs[ACC])
+            else:  # the step's external efforts are carried by the joints too
+                rnea(self.model, self._rnea_data, vecs[Q_HALF], vecs[V_EVAL], vecs[ACC],
+                     self._last_fext)
             return self._rnea_data.f.copy()
         return None if self._wrenches is None else self._wrenches.copy()
 
@@ -244,6 +272,7 @@ class Simulator:
         self.t = 0.0
         self.steps = 0
         self._tail[SP_MOTOR:] = 0.0  # energy-audit sums and counters
+        self._external_work = 0.0  # the external efforts' work (audit)
         self.tau_applied = np.zeros(self.model.nv)
         self._audit = EnergyAudit()
         self._energy0 = (kinetic, potential_energy(self.model, self.data))  # (self.energy())
@@ -279,11 +308,62 @@ class Simulator:
         audit.friction_dissipation = float(tail[SP_FRICTION])
         audit.damping_dissipation = float(tail[SP_DAMPING])
         audit.limit_dissipation = float(tail[SP_LIMIT])
+        audit.external_work = self._external_work
         return audit
 
-    def step(self, tau):
+    @property
+    def external(self):
+        """The external efforts applied at every step: None, a constant (checked) ``fext``
+        array, or a callable ``(t, q, q̇) → fext``."""
+        return self._external
+
+    @external.setter
+    def external(self, value):
+        if value is not None and not callable(value):
+            value = self._check_fext(value, "Simulator.external")
+        self._external = value
+
+    def _check_fext(self, fext, where):
+        names = (self.model.full if self._coupled else self.model).link_names
+        return as_wrenches("fext", fext, self._n_bodies, where=where, names=names)
+
+    def _step_fext(self, fext):
+        """The external efforts of the coming step (None: none), checked: the step's ``fext``
+        (array or callable of (t, q, q̇)) plus ``external``."""
+        total = None
+        for source in (self._external, fext):
+            if source is None:
+                continue
+            if callable(source):
+                value = source(self.t, self.q.copy(), self.v.copy())
+                value = self._check_fext(value, "Simulator.step (the external callable's "
+                                         "return)")
+            elif source is self._external:
+                value = source
+            else:
+                value = self._check_fext(source, "Simulator.step")
+            total = value if total is None else total + value
+        return total
+
+    def _tau_ext(self, q_half, F):
+        """The generalized effort of the external wrenches at q½: Σ J_i(q½)ᵀ F_i (coordinates
+        of a mimic model), as g(q½) − rnea(q½, 0, 0, F), on a Data of its own."""
+        if self._ext_data is None:
+            self._ext_data = self.model.create_data()
+        d, zero = self._ext_data, np.zeros(self.model.nv)
+        return rnea(self.model, d, q_half, zero, zero) - rnea(self.model, d, q_half, zero, zero, F)
+
+    def step(self, tau, fext=None):
         """Advance one step under motor efforts ``tau`` (held constant over the step), each
         saturated at the joint's effort limit (see ``saturate``).
+
+        ``fext``: external efforts on the bodies over this step, held constant over it (see the
+        module docstring): an (nv, 6) array (mimic models: (``model.full.nv``, 6)), row i the
+        wrench [force; torque] on body i in its frame about its origin (Pinocchio's ``fext``;
+        :func:`~robot_dynamics.point_force` builds one), or a callable ``(t, q, q̇) → fext``
+        evaluated once, at the step's start; added to ``external``. A wrong shape or a NaN/Inf
+        is refused with a one-line InputError naming ``fext``. None (and no ``external``): the
+        step without external efforts, exactly as before they existed.
 
         If the friction solve of a step fails (compiled path, then the reference path), the step
         is split in two halves, recursively up to 1/16 of a step. If that fails too, or the new
@@ -291,6 +371,10 @@ class Simulator:
         state it had — never a silent wrong state.
         """
         q, v = self.q, self.v  # the step replaces, never edits, these
+        F = None if fext is None and self._external is None else self._step_fext(fext)
+        self._last_fext = F  # (joint_wrenches)
+        if F is not None:
+            return self._step_with(tau, F)
         if self._split:  # composite laws: the step's friction dissipation by part, below
             d0 = float(self._tail[SP_FRICTION])
         if self._packed is not None:  # the common path: one compiled call, four copies
@@ -323,6 +407,46 @@ class Simulator:
         if self._split:
             self._split_losses(q, v, d0, self._acted)
 
+    def _step_with(self, tau, F):
+        """:meth:`step` under external efforts ``F`` (checked): the compiled step with its
+        fext slot (mimic models too), else the Python statement; their work booked."""
+        q, v = self.q, self.v
+        if self._split:
+            d0 = float(self._tail[SP_FRICTION])
+        if self._packed is not None:
+            try:
+                status = (1 if tau.dtype is not F64 else
+                          sim_step_fext_entry(self._mb, self._fr, self._sp, q, v, tau, F,
+                                              self._work)
+                          if not self._coupled else
+                          sim_step_mimic_fext_entry(self._mb, self._fr, self._sp, q, v, tau, F,
+                                                    self._work, *self._full))
+            except (AttributeError, TypeError, np.linalg.LinAlgError):
+                status = 1
+            if not status & 3:
+                self._book_compiled(q, F)
+                self._take_compiled(status)
+                self.tau_applied = self._tau_new.copy()
+                if not status & ACTED and self._stops_shown:
+                    self._hide_stops()
+                self.t += self.dt
+                self.steps += 1
+                if self._split:
+                    self._split_losses(q, v, d0, bool(status & ACTED))
+                return
+            if status == 3:
+                self.tau_applied = self._tau_new.copy()
+                self._fail(_Overflow(), self.tau_applied)
+        self._step_slow(tau, F)
+        if self._split:
+            self._split_losses(q, v, d0, self._acted)
+
+    def _book_compiled(self, q0, F):
+        """Book the work of ``F`` over the compiled (sub-)step just taken from ``q0``:
+        τ_ext(q½)·(q⁺ − q) (= h τ_ext·q̇_mid)."""
+        q_half = self.data._vecs[Q_HALF].copy()
+        self._external_work += float(self._tau_ext(q_half, F) @ (self._q_new - q0))
+
     def _split_losses(self, q0, v0, d0, acted):
         """Book the step's friction dissipation by law part (composite laws: bearing, gear
         mesh, motor), rescaled to the audit's own total when a stop's impulse acted."""
@@ -343,21 +467,23 @@ class Simulator:
         self.at_limit = np.zeros(self.model.nv, dtype=bool)
         self._stops_shown = False
 
-    def _step_slow(self, tau):
+    def _step_slow(self, tau, F=None):
         """The step when the compiled one could not be taken: a converted input, the reference
-        path (Python laws, ``compiled=False``), or a failed friction solve (sub-steps)."""
+        path (Python laws, ``compiled=False``), or a failed friction solve (sub-steps).
+        ``F``: the step's external efforts (checked), or None."""
         self._acted = False
         tau = np.ascontiguousarray(as_vector("tau", tau, self.model.nv, where="Simulator.step"))
         lim = self.effort_limit
         applied = np.clip(tau, -lim, lim)
         n_saturated = int(np.count_nonzero(np.abs(tau) >= lim))
         saved = (self.q, self.v, self.tau_friction, self.tau_limit, self.at_limit,
-                 self._tail.copy())
+                 self._tail.copy(), self._external_work)
         try:
-            self._advance(applied, self.dt, 0)
+            self._advance(applied, self.dt, 0, F)
         except (FrictionSolveError, np.linalg.LinAlgError, ArithmeticError) as exc:
             (self.q, self.v, self.tau_friction, self.tau_limit, self.at_limit) = saved[:5]
             self._tail[:] = saved[5]
+            self._external_work = saved[6]
             self._fail(exc, applied)
         self.tau_applied = applied
         if n_saturated:
@@ -385,28 +511,28 @@ class Simulator:
             step=self.steps + 1, t=self.t, q=self.q.copy(), v=self.v.copy(),
             tau=np.array(applied), report=getattr(exc, "report", None)) from exc
 
-    def _advance(self, tau, h, depth):
+    def _advance(self, tau, h, depth, F=None):
         if self._packed is not None:
-            if self._step_compiled(tau, h) == 0:
+            if self._step_compiled(tau, h, F) == 0:
                 return
             failure = FrictionSolveError(self.data.fd_report)
         elif not self._reference_only:
             try:
-                self._integrate(tau, h, reference=False)
+                self._integrate(tau, h, reference=False, F=F)
                 return
             except FrictionSolveError as exc:
                 failure = exc
         try:
-            self._integrate(tau, h, reference=True)
+            self._integrate(tau, h, reference=True, F=F)
             return
         except FrictionSolveError as exc:
             failure = exc
         if depth >= 4:
             raise failure
-        self._advance(tau, 0.5 * h, depth + 1)
-        self._advance(tau, 0.5 * h, depth + 1)
+        self._advance(tau, 0.5 * h, depth + 1, F)
+        self._advance(tau, 0.5 * h, depth + 1, F)
 
-    def _step_compiled(self, tau, h) -> int:
+    def _step_compiled(self, tau, h, F=None) -> int:
         """A (sub-)step of length h as one compiled call, for :meth:`_advance` (the step's
         counters are kept by the caller). Returns 0 when done; otherwise the state is
         untouched: 1 a non-finite or wrongly sized input, 2 the friction solve failed; an
@@ -415,10 +541,17 @@ class Simulator:
         saved = tail[SP_H], tail[SP_SATURATED], tail[SP_LIMIT_STEPS]
         tail[SP_H] = h
         try:
-            status = (sim_step_mimic_entry(self._mb, self._fr, self._sp, self.q, self.v, tau,
-                                           self._work, *self._full) if self._coupled else
-                      sim_step_entry(self._mb, self._fr, self._sp, self.q, self.v, tau,
-                                     self._work))
+            if F is not None:
+                status = (sim_step_mimic_fext_entry(self._mb, self._fr, self._sp, self.q,
+                                                    self.v, tau, F, self._work, *self._full)
+                          if self._coupled else
+                          sim_step_fext_entry(self._mb, self._fr, self._sp, self.q, self.v, tau,
+                                              F, self._work))
+            else:
+                status = (sim_step_mimic_entry(self._mb, self._fr, self._sp, self.q, self.v,
+                                               tau, self._work, *self._full) if self._coupled
+                          else sim_step_entry(self._mb, self._fr, self._sp, self.q, self.v,
+                                              tau, self._work))
         finally:
             tail[SP_H], tail[SP_SATURATED], tail[SP_LIMIT_STEPS] = saved
         self.data._report = report_from_work
@@ -428,6 +561,8 @@ class Simulator:
             raise _Overflow()
         if status & 3:
             return status & 3
+        if F is not None:
+            self._book_compiled(self.q, F)
         self._take_compiled(status)
         self._acted = self._acted or bool(status & ACTED)
         return 0
@@ -474,7 +609,7 @@ class Simulator:
         q_half = np.where(side < 0, lo, np.where(side > 0, hi, q_half))
         return vp, q_half, lost, P
 
-    def _integrate(self, tau, h, reference):
+    def _integrate(self, tau, h, reference, F=None):
         model, data = self.model, self.data
         n, tail = model.nv, self._tail
         v, lost, P = self.v, 0.0, np.zeros(n)
@@ -507,7 +642,8 @@ class Simulator:
         for ps in range(first, PASSES + 1):
             if ps == PASSES:
                 v_eval, explicit = v, True
-            bias = bias_forces(model, data, q_half, v_eval) + self.damping * v
+            bias = (bias_forces(model, data, q_half, v_eval) if F is None else
+                    rnea(model, data, q_half, v_eval, np.zeros(n), F)) + self.damping * v
             a, tauf, tlim, state = self._solve(tau, q_half, v, M_eff, bias, data.f.copy(), D, h,
                                                reference, u_lo, u_hi, warm, ps == 0,
                                                guess if ps == first else None)
@@ -537,6 +673,8 @@ class Simulator:
         tail[SP_GROSS] += abs(motor)
         tail[SP_FRICTION] -= h * float(tauf @ v_mid)
         tail[SP_DAMPING] += h * float((self.damping * v_new) @ v_mid)
+        if F is not None:  # the external efforts' work, paired as the motor work
+            self._external_work += h * float(self._tau_ext(q_half, F) @ v_mid)
         if acted:
             tail[SP_LIMIT] += lost - h * float(tlim @ v_mid)
             self.tau_limit = tlim + P / h
@@ -565,7 +703,7 @@ class Simulator:
         self._wrenches = report.wrenches
         return a, tauf, report.tau_limit, report.state
 
-    def run(self, duration=None, controller=None, *, steps=None):
+    def run(self, duration=None, controller=None, *, steps=None, external=None):
         """Simulate ``duration`` seconds (or ``steps`` steps) under ``controller``.
 
         ``controller``: None (zero effort), a compiled controller (:class:`~robot_dynamics.PD`,
@@ -575,6 +713,12 @@ class Simulator:
         (:mod:`robot_dynamics.kernels.rollout`), the same step as :meth:`step` —, or any
         callable ``controller(t, q, q̇) → τ``, called before each step.
 
+        ``external``: external efforts over this run (an ``fext`` array or a callable
+        ``(t, q, q̇) → fext``, as :meth:`step`'s ``fext``; added to the Simulator's
+        ``external``). When any external effort applies, the run steps in Python — each step
+        still one compiled call (:meth:`step`) — instead of the compiled rollout, which has no
+        slot for them.
+
         Returns a dict of arrays: t, q, v, tau (the effort applied, after saturation),
         tau_friction, tau_limit (one row per step, after it). A step that cannot be taken raises
         :class:`SimulationError` naming it (step, time) with the state before it kept.
@@ -583,9 +727,13 @@ class Simulator:
         N = self._run_length(duration, steps)
         compiled_ctl = controller is None or isinstance(controller, _Controller)
         t0 = self.t
+        if external is not None and not callable(external):
+            external = self._check_fext(external, "Simulator.run")
+        pushed = external is not None or self._external is not None
         # composite laws book their loss split per step (step()): they take the loop below
         # (mimic joints: each step compiled, the loop in Python)
-        if self._packed is not None and compiled_ctl and not self._split and not self._coupled:
+        if (self._packed is not None and compiled_ctl and not self._split and not self._coupled
+                and not pushed):
             rows = self._run_compiled(N, controller)
         else:
             rows = np.empty((N, 5, n))
@@ -594,7 +742,7 @@ class Simulator:
                     tau = self._python_torque(controller, k)
                 else:
                     tau = controller(self.t, self.q, self.v)
-                self.step(tau)
+                self.step(tau, external)
                 rows[k] = (self.q, self.v, self.tau_applied, self.tau_friction, self.tau_limit)
         # the clock as step() advances it: ((t₀ + dt) + dt) + … (a sequential sum)
         t = np.cumsum(np.concatenate([[t0], np.full(N, self.dt)]))[1:]
@@ -638,6 +786,7 @@ class Simulator:
 
     def _run_compiled(self, N, controller):
         n = self.model.nv
+        self._last_fext = None  # the rollout has no external efforts
         t0 = self.t
         steps0 = self.steps
         ctl = _ZERO_CTL if controller is None else controller.pack(self.model)
