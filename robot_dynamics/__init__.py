@@ -27,6 +27,7 @@ _EXPORTS = {
     "joint_wrenches": "algorithm.rnea", "rnea": "algorithm.rnea",
     "point_force": "algorithm.external", "sensor_wrench": "algorithm.external",
     "SimulationError": "simulation.simulator", "Simulator": "simulation.simulator",
+    "PlaneContact": "simulation.contact",
     "PD": "control.controllers", "ComputedTorque": "control.controllers",
     "FrictionSolveError": "algorithm.friction_solve",
     "FrictionSolveReport": "algorithm.friction_solve",
