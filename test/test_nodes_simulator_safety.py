@@ -464,6 +464,7 @@ BAD = {  # every parameter: a value SetParameters must refuse, and a word of the
     "brake_bandwidth": (500.0, "too stiff"),
     "on_error": ("ignore", "expected one of hold | reset"),
     "overrun_threshold": (-1.0, "out of range"),
+    "external_wrench_duration": (-1.0, "out of range"),
 }
 
 
