@@ -45,7 +45,7 @@ from robot_dynamics.algorithm.inverse_dynamics import inverse_dynamics
 from robot_dynamics.algorithm.rnea import joint_wrenches
 from robot_dynamics.ros.common import (STATE_QOS, JointStateMatcher, check_choice, declare,
     declare_robot_parameters, load_robot, on_set_parameters, run_node)
-from robot_dynamics.ros.external_wrench import ExternalWrenches
+from robot_dynamics.ros.external_wrench import ExternalWrenches, RejectLog
 from robot_dynamics.ros.external_wrench import markers as wrench_markers
 from robot_dynamics.ros.params import DYNAMICS_MODEL, row
 
@@ -133,6 +133,7 @@ class DynamicsModelNode(Node):
     # -- external wrenches (issue 32) -------------------------------------------------------
     def _setup_external_wrench(self):
         self.wrenches = ExternalWrenches(self.model)
+        self._reject_wrench = RejectLog(self.get_logger())
         self.create_subscription(WrenchStamped, "~/external_wrench", self.on_external_wrench, 10)
         self.wrench_marker_pub = self.create_publisher(MarkerArray, "~/external_wrench_markers",
                                                        10)
@@ -141,8 +142,7 @@ class DynamicsModelNode(Node):
         try:
             what = self.wrenches.set(msg)
         except InputError as exc:
-            self.get_logger().warning(f"rejected external wrench: {exc}",
-                                      throttle_duration_sec=1.0)
+            self._reject_wrench(exc)
             return
         self.get_logger().info(what)
 

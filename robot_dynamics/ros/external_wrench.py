@@ -158,5 +158,23 @@ def markers(entries, stamp, scale):
     return arr
 
 
+class RejectLog:
+    """One warning per refused message: a repeat of the same refusal at most once a second (a
+    publisher at 1 kHz must not flood the log), a different one at once (a throttle per call
+    site would hide the second fault behind the first)."""
+
+    def __init__(self, logger, period=1.0):
+        self.logger, self.period = logger, period
+        self.last, self.when = None, -math.inf
+
+    def __call__(self, exc):
+        import time
+
+        text, now = f"rejected external wrench: {exc}", time.monotonic()
+        if text != self.last or now - self.when >= self.period:
+            self.logger.warning(text)
+            self.last, self.when = text, now
+
+
 def _fmt(x):
     return "[" + ", ".join(f"{v:g}" for v in x) + "]"

@@ -89,7 +89,7 @@ from robot_dynamics.algorithm.crba import gravity_torques, mass_matrix
 from robot_dynamics.simulation.simulator import Simulator, check_kinetic
 from robot_dynamics.ros.common import (STATE_QOS, check_choice, declare, declare_robot_parameters,
     load_robot, on_set_parameters, per_joint, run_node, seconds_to_stamp)
-from robot_dynamics.ros.external_wrench import ExternalWrenches
+from robot_dynamics.ros.external_wrench import ExternalWrenches, RejectLog
 from robot_dynamics.ros.params import SIMULATOR, row
 
 AUDIT_FIELDS = ("kinetic", "potential", "motor_work", "friction_dissipation", "residual",
@@ -369,6 +369,7 @@ class SimulatorNode(Node):
     def _setup_external_wrench(self):
         self.external_wrench_duration = declare(self, "external_wrench_duration")
         self.wrenches = ExternalWrenches(self.model)
+        self._reject_wrench = RejectLog(self.get_logger())
         #: the core Simulator of this installation takes fext (the issue's contract)
         self._step_fext = "fext" in inspect.signature(Simulator.step).parameters
         self.create_subscription(WrenchStamped, "~/external_wrench", self.on_external_wrench, 10)
@@ -382,8 +383,7 @@ class SimulatorNode(Node):
                                  "wrenches cannot be simulated")
             what = self.wrenches.set(msg, self.sim.t, self.external_wrench_duration)
         except InputError as exc:
-            self.get_logger().warning(f"rejected external wrench: {exc}",
-                                      throttle_duration_sec=1.0)
+            self._reject_wrench(exc)
             return
         self.get_logger().info(f"t={self.sim.t:.3f} s: {what}")
 
