@@ -214,9 +214,14 @@ def test_wrench_moves_the_arm_as_forward_dynamics_predicts(sim):
 
 
 # -- over DDS: dynamics_model ---------------------------------------------------------------------
+STATES = "/wrench_test/joint_states"
+
+
 @pytest.fixture(scope="module")
 def model_node():
-    node = NodeProcess("dynamics_model", {"robot": "arm7", "publish_rate": 20.0})
+    # its own state topic: the simulator above (module scope) floods /joint_states
+    node = NodeProcess("dynamics_model", {"robot": "arm7", "publish_rate": 20.0,
+                                          "joint_states_topic": STATES})
     probe = RosProbe("wrench_model_probe")
     yield node, probe
     probe.close()
@@ -234,7 +239,7 @@ def test_dynamics_model_reactions_include_the_wrench(model_node):
     wrenches = probe.collect(WrenchStamped, f"/dynamics_model/wrench/{joint}", 10)
     marks = probe.collect(MarkerArray, "/dynamics_model/external_wrench_markers", 10)
     state = JointState(name=list(model.joint_names), position=q.tolist(), velocity=v.tolist())
-    spub = probe.node.create_publisher(JointState, "/joint_states", STATE_QOS)
+    spub = probe.node.create_publisher(JointState, STATES, STATE_QOS)
     wpub = probe.node.create_publisher(WrenchStamped, "/dynamics_model/external_wrench", 10)
     local = wrench("tool0", force=(0.0, 0.0, -30.0), torque=(0.5, 0.0, 0.0))
     world = wrench("link_4@world", force=(10.0, 0.0, 0.0))
