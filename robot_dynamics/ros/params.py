@@ -163,7 +163,7 @@ SIMULATOR = ROBOT + (
     Param("publish_clock", "bool", True, "publish /clock (sim time)"),
     Param("external_wrench_duration", "double", 0.0,
           "seconds of simulated time a wrench on ~/external_wrench is applied (0: until "
-          "replaced or cleared) (live)", 0.0, 1e6),
+          "replaced or cleared) (live: for the wrenches received after the change)", 0.0, 1e6),
     Param("command_topic", "string", "/effort_controller/commands",
           "effort command input (Float64MultiArray, URDF joint order)", read_only=True),
     Param("command_timeout", "double", 0.1,

@@ -57,7 +57,8 @@ as Gazebo's apply-link-wrench does. ``header.frame_id`` = ``<link>`` (force and 
 link's axes) or ``<link>@world`` (world axes), applied at the link frame's origin, the torque about
 it (see :mod:`robot_dynamics.ros.external_wrench`). One wrench per link, held for
 ``external_wrench_duration`` seconds of simulated time (0: until replaced); an all-zero wrench
-clears the link's, ``~/clear_external_wrench`` (std_srvs/Trigger) clears all. Each step passes
+clears the link's, ``~/clear_external_wrench`` (std_srvs/Trigger) clears all (``~/reset`` keeps
+them: it resets the arm, not the environment). Each step passes
 them as ``Simulator.step(tau, fext=fext)`` (fext (nv, 6), Pinocchio's convention); with none held
 the step is called without it (today's path). A bad message (empty frame_id, unknown link, a
 non-finite component) is refused with one log line naming the field; the node keeps running.
