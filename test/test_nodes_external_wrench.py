@@ -1,8 +1,8 @@
 """External wrenches over ROS (issue 32): ``~/external_wrench`` on the simulator and dynamics_model.
 
 In-process (the node's methods called directly): the simulator node passes the held wrench to
-``Simulator.step`` as ``fext`` — the core's point_force/sensor_wrench of the message — and nothing
-when none is held; duration, replacement, zero and the clear service. Over real DDS: the arm moves
+``Simulator.step`` as ``fext`` — the core's point_force/sensor_wrench of the message — and
+nothing when none is held; duration, replacement, zero and the clear service. Over real DDS: the arm moves
 as forward dynamics with ``fext`` predicts (needs ``Simulator.step(tau, fext)``, skipped until it
 lands); dynamics_model's joint reactions change as rnea with ``fext`` predicts and its markers are
 published; bad messages are refused with a log line naming the field and the nodes keep running.
