@@ -469,6 +469,7 @@ BAD = {  # every parameter: a value SetParameters must refuse, and a word of the
     "payload.com": ([0.0, float("nan"), 0.0], "parameter payload.com: expected 3 finite"),
     "payload.inertia": ([0.1, 0.2, 0.0, 0.1, 0.0, 0.1], "parameter payload.inertia:"),
     "payload_file": ("/no/such/load.yaml", "parameter payload_file: /no/such/load.yaml"),
+    "external_wrench_duration": (-1.0, "out of range"),
 }
 
 

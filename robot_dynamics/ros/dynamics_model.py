@@ -12,6 +12,16 @@ Subscribes ``joint_states``; at ``publish_rate`` it takes the newest valid state
 * ``~/friction_markers`` (visualization_msgs/MarkerArray, when ``markers`` is true): an arrow
   along each joint axis, length proportional to its friction effort.
 
+External wrenches (issue 32): ``~/external_wrench`` (geometry_msgs/WrenchStamped) takes the
+simulator's messages (``frame_id`` = ``<link>`` in link axes or ``<link>@world`` in world axes,
+applied at the link frame's origin; :mod:`robot_dynamics.ros.external_wrench`); one per link,
+held until replaced, an all-zero wrench clears the link's. The joint wrenches, friction (and
+the forward-dynamics acceleration) are computed with them (``inverse_dynamics(…, fext=…)``: the
+reactions that carry the load), and ``~/external_wrench_markers`` (MarkerArray, when ``markers``
+is true) draws an ARROW per held force (blue, ``marker_scale`` m per N) and torque (purple) at its
+link. Remap it to ``/simulator/external_wrench`` to see what the simulator is pushed with. A bad
+message is logged (naming the field) and refused.
+
 The acceleration that enters the wrenches and friction is ``acceleration``: ``zero`` (quasi-
 static) or ``forward_dynamics`` (q̈ from the measured efforts in the JointState, with friction).
 
@@ -39,6 +49,8 @@ from robot_dynamics.algorithm.inverse_dynamics import inverse_dynamics
 from robot_dynamics.algorithm.rnea import joint_wrenches
 from robot_dynamics.ros.common import (STATE_QOS, JointStateMatcher, check_choice, declare,
     declare_robot_parameters, load_robot, on_set_parameters, run_node)
+from robot_dynamics.ros.external_wrench import ExternalWrenches, RejectLog
+from robot_dynamics.ros.external_wrench import markers as wrench_markers
 from robot_dynamics.ros.params import DYNAMICS_MODEL, row
 from robot_dynamics.ros.payload import NAMES as PAYLOAD_NAMES, NodePayload
 
@@ -61,15 +73,16 @@ def matrix_msg(M):
     return msg
 
 
-def compute_outputs(model, data, q, v, friction, acceleration="zero", effort=None):
-    """Everything the node publishes, computed by the core (the test reuses it as the oracle)."""
+def compute_outputs(model, data, q, v, friction, acceleration="zero", effort=None, fext=None):
+    """Everything the node publishes, computed by the core (the test reuses it as the oracle);
+    ``fext`` (nv, 6) the external wrenches on the bodies (None: none)."""
     if acceleration == "forward_dynamics":
         if effort is None:
             raise InputError("acceleration=forward_dynamics needs JointState.effort")
-        a = forward_dynamics(model, data, q, v, effort, friction=friction)
+        a = forward_dynamics(model, data, q, v, effort, friction=friction, fext=fext)
     else:
         a = np.zeros(model.nv)
-    inverse_dynamics(model, data, q, v, a, friction=friction)
+    inverse_dynamics(model, data, q, v, a, friction=friction, fext=fext)
     tau_f = data.tau_friction.copy() if friction is not None else np.zeros(model.nv)
     wrenches = joint_wrenches(model, data)
     if model.coupling is not None:  # mimic joints: the rows of the independent joints
@@ -109,6 +122,7 @@ class DynamicsModelNode(Node):
                             for j in self.model.joint_names]
         self.marker_pub = self.create_publisher(MarkerArray, "~/friction_markers", 10)
         self.timer = self.create_timer(1.0 / rate, self.tick)
+        self._setup_external_wrench()
         on_set_parameters(self, {
             "publish_rate": float,
             "acceleration": lambda v: check_choice("acceleration", v, ACCELERATION_SOURCES),
@@ -125,6 +139,26 @@ class DynamicsModelNode(Node):
         if "publish_rate" in updates:
             self.destroy_timer(self.timer)
             self.timer = self.create_timer(1.0 / updates["publish_rate"], self.tick)
+
+    # -- external wrenches (issue 32) -------------------------------------------------------
+    def _setup_external_wrench(self):
+        self.wrenches = ExternalWrenches(self.model)
+        self._reject_wrench = RejectLog(self.get_logger())
+        self.create_subscription(WrenchStamped, "~/external_wrench", self.on_external_wrench, 10)
+        self.wrench_marker_pub = self.create_publisher(MarkerArray, "~/external_wrench_markers",
+                                                       10)
+
+    def on_external_wrench(self, msg):
+        try:
+            what = self.wrenches.set(msg)
+        except InputError as exc:
+            self._reject_wrench(exc)
+            return
+        self.get_logger().info(what)
+
+    def publish_wrench_markers(self, stamp, q):
+        self.wrench_marker_pub.publish(
+            wrench_markers(self.wrenches.in_link_axes(q), stamp, self.marker_scale))
 
     def on_state(self, msg):
         need_effort = self.acceleration == "forward_dynamics"
@@ -146,7 +180,7 @@ class DynamicsModelNode(Node):
             return
         try:
             out = compute_outputs(self.model, self.data, q, v, self.friction, self.acceleration,
-                                  effort)
+                                  effort, fext=self.wrenches.fext(q))
         except Exception as exc:  # noqa: BLE001 - a state the core refuses must not end the node
             self.get_logger().error(f"dynamics at the state of "
                                     f"t={stamp.sec + 1e-9 * stamp.nanosec:.3f} s failed "
@@ -170,6 +204,7 @@ class DynamicsModelNode(Node):
             pub.publish(w)
         if self.markers:
             self.marker_pub.publish(self.friction_markers(stamp, out["friction"]))
+            self.publish_wrench_markers(stamp, q)
 
     def friction_markers(self, stamp, tau_f):
         arr = MarkerArray()

@@ -185,6 +185,9 @@ SIMULATOR = ROBOT + (
           "fast mode: steps integrated per published state (a JointState per 1 kHz step caps "
           "fast mode at the rate rclpy can publish)", 1, 100000),
     Param("publish_clock", "bool", True, "publish /clock (sim time)"),
+    Param("external_wrench_duration", "double", 0.0,
+          "seconds of simulated time a wrench on ~/external_wrench is applied (0: until "
+          "replaced or cleared) (live: for the wrenches received after the change)", 0.0, 1e6),
     Param("command_topic", "string", "/effort_controller/commands",
           "effort command input (Float64MultiArray, URDF joint order)", read_only=True),
     Param("command_timeout", "double", 0.1,
@@ -279,9 +282,10 @@ DYNAMICS_MODEL = ROBOT + (
 NODES = {
     "simulator": (
         "friction-aware forward simulation of the robot under effort commands",
-        "subscribes /effort_controller/commands (std_msgs/Float64MultiArray); publishes "
-        "/joint_states, /clock, /diagnostics (diagnostic_msgs/DiagnosticArray), ~/energy_audit; "
-        "service ~/reset (std_srvs/Trigger)",
+        "subscribes /effort_controller/commands (std_msgs/Float64MultiArray) and "
+        "~/external_wrench (geometry_msgs/WrenchStamped: frame_id <link> or <link>@world); "
+        "publishes /joint_states, /clock, /diagnostics (diagnostic_msgs/DiagnosticArray), "
+        "~/energy_audit; services ~/reset, ~/clear_external_wrench (std_srvs/Trigger)",
         SIMULATOR),
     "id_controller": (
         "friction-aware computed-torque control (seed 004 §2.7 in the loop)",
@@ -292,8 +296,10 @@ NODES = {
         ID_CONTROLLER),
     "dynamics_model": (
         "the robot's dynamics at the measured state, for monitoring and RViz",
-        "subscribes /joint_states; publishes ~/gravity, ~/bias, ~/mass_matrix, ~/friction, "
-        "~/wrench/<joint>, ~/friction_markers",
+        "subscribes /joint_states and ~/external_wrench (geometry_msgs/WrenchStamped, as the "
+        "simulator's); publishes ~/gravity, ~/bias, ~/mass_matrix, ~/friction, "
+        "~/wrench/<joint> (with the external wrenches), ~/friction_markers, "
+        "~/external_wrench_markers",
         DYNAMICS_MODEL),
 }
 

@@ -57,6 +57,17 @@ The payload parameters (``payload.link``, ``payload.mass``, ``payload.com``,
 the state is kept and the motion follows the loaded dynamics from the next step on (the energy
 audit's reference moves by the energy the change gives the state, which no work did).
 
+External wrenches (issue 32): ``~/external_wrench`` (geometry_msgs/WrenchStamped) pushes a link,
+as Gazebo's apply-link-wrench does. ``header.frame_id`` = ``<link>`` (force and torque in the
+link's axes) or ``<link>@world`` (world axes), applied at the link frame's origin, the torque about
+it (see :mod:`robot_dynamics.ros.external_wrench`). One wrench per link, held for
+``external_wrench_duration`` seconds of simulated time (0: until replaced); an all-zero wrench
+clears the link's, ``~/clear_external_wrench`` (std_srvs/Trigger) clears all (``~/reset`` keeps
+them: it resets the arm, not the environment). Each step passes
+them as ``Simulator.step(tau, fext=fext)`` (fext (nv, 6), Pinocchio's convention); with none held
+the step is called without it (today's path). A bad message (empty frame_id, unknown link, a
+non-finite component) is refused with one log line naming the field; the node keeps running.
+
 ``~/reset`` (std_srvs/Trigger) puts the arm back at its initial state; ``~/energy_audit``
 (Float64MultiArray: kinetic, potential, motor_work, friction_dissipation, residual,
 relative_residual) and a log line every ``audit_period`` seconds report the energy balance.
@@ -64,6 +75,7 @@ relative_residual) and a log line every ``audit_period`` seconds report the ener
 from __future__ import annotations
 
 import array
+import inspect
 import math
 import time
 
@@ -73,14 +85,17 @@ from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+from geometry_msgs.msg import WrenchStamped
 from std_srvs.srv import Trigger
 
+from robot_dynamics.errors import InputError
 from robot_dynamics.friction.coupled import python_step_reason
 from robot_dynamics.multibody.coupling import joint_state
 from robot_dynamics.algorithm.crba import gravity_torques, mass_matrix
 from robot_dynamics.simulation.simulator import Simulator, check_kinetic
 from robot_dynamics.ros.common import (STATE_QOS, check_choice, declare, declare_robot_parameters,
     load_robot, on_set_parameters, per_joint, run_node, seconds_to_stamp)
+from robot_dynamics.ros.external_wrench import ExternalWrenches, RejectLog
 from robot_dynamics.ros.params import SIMULATOR, row
 from robot_dynamics.ros.payload import NAMES as PAYLOAD_NAMES, NodePayload
 
@@ -183,6 +198,7 @@ class SimulatorNode(Node):
         self._cmd_topic = self.resolve_topic_name(cmd_topic)
         self._told_waiting = False  # lockstep: the wait for a command was logged
         self.create_service(Trigger, "~/reset", self.on_reset)
+        self._setup_external_wrench()
         self.create_timer(DIAGNOSTICS_PERIOD, self.publish_diagnostics)
         self._timer = None
         self.mode = None
@@ -220,6 +236,7 @@ class SimulatorNode(Node):
             "on_error": lambda v: check_choice("on_error", v, ON_ERROR),
             **{name: (lambda v, name=name: self.payload.validate(name, v))
                for name in PAYLOAD_NAMES},
+            "external_wrench_duration": float,
         }
 
     def _payload_change(self, when):
@@ -377,6 +394,43 @@ class SimulatorNode(Node):
         if self.mode == "lockstep" and self.waiting:
             self.advance(1)
 
+    # -- external wrenches (issue 32) -------------------------------------------------------
+    def _setup_external_wrench(self):
+        self.external_wrench_duration = declare(self, "external_wrench_duration")
+        self.wrenches = ExternalWrenches(self.model)
+        self._reject_wrench = RejectLog(self.get_logger())
+        #: the core Simulator of this installation takes fext (the issue's contract)
+        self._step_fext = "fext" in inspect.signature(Simulator.step).parameters
+        self.create_subscription(WrenchStamped, "~/external_wrench", self.on_external_wrench, 10)
+        self.create_service(Trigger, "~/clear_external_wrench", self.on_clear_external_wrench)
+
+    def on_external_wrench(self, msg):
+        """Hold (or clear) a wrench on a link; a bad message is logged and refused."""
+        try:
+            if not self._step_fext:
+                raise InputError("this robot_dynamics' Simulator.step takes no fext: external "
+                                 "wrenches cannot be simulated")
+            what = self.wrenches.set(msg, self.sim.t, self.external_wrench_duration)
+        except InputError as exc:
+            self._reject_wrench(exc)
+            return
+        self.get_logger().info(f"t={self.sim.t:.3f} s: {what}")
+
+    def on_clear_external_wrench(self, request, response):
+        n = self.wrenches.clear()
+        response.success, response.message = True, f"{n} external wrench(es) cleared"
+        return response
+
+    def external_fext(self):
+        """``fext`` for the next step at the current state, or None when no wrench is held
+        (wrenches whose duration is over are dropped, and said so, first)."""
+        if not self.wrenches:
+            return None
+        for link in self.wrenches.expire(self.sim.t):
+            self.get_logger().info(f"t={self.sim.t:.3f} s: external wrench on {link!r} ended "
+                                   f"({self.external_wrench_duration:g} s)")
+        return self.wrenches.fext(self.sim.q)
+
     def on_reset(self, request, response):
         t = self.sim.t
         self.reset_sim()
@@ -425,7 +479,11 @@ class SimulatorNode(Node):
             q, v, t = sim.q, sim.v, sim.t
             try:
                 tau = self.effort()
-                sim.step(tau)
+                fext = self.external_fext()
+                if fext is None:
+                    sim.step(tau)
+                else:
+                    sim.step(tau, fext=fext)
                 # one dot product per step: a NaN, or |q̇| beyond 1e154, makes it non-finite
                 # (q advances by h q̇: finite while q̇ is)
                 if not math.isfinite(sim.v @ sim.v):
