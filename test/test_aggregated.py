@@ -1,11 +1,13 @@
 """Seed 004's aggregated objects: eq. 2.3.7 reproduces RNEA, S A = M, the isomorphism inverts,
 and the maintaining map returns the reactions RNEA finds."""
+import os
+
 import numpy as np
 import pytest
 
 import robot_dynamics as rd
 from robot_dynamics.algorithm.aggregated import aggregate, efforts_to_joints, joints_to_efforts
-from conftest import PANDA, erd_urdf, random_state
+from conftest import PANDA, REPO, erd_urdf, random_state
 
 TREE = "talos_data/robots/talos_reduced.urdf"  # 32 dof, branched
 
@@ -69,3 +71,36 @@ def test_maintaining_map_returns_rnea_reactions():
     assert coords.shape == (model.nv, 5)
     np.testing.assert_allclose(np.linalg.norm(coords, axis=1), np.linalg.norm(normal, axis=1),
                                atol=1e-9 * np.abs(W).max())
+
+
+@pytest.mark.parametrize("robot", ["planar_2r", PANDA])
+def test_perfect_reaction_1_3_5_7_is_the_recursions_joint_wrench_under_external_efforts(robot):
+    """Seed 004 §1.3.4–1.3.5 against the recursions: with external efforts FN_ext and no motor
+    effort, FN_vin = FN_* − FN_ext⊥ maps (E → J) to the joint wrenches rnea gives at the
+    acceleration forward dynamics gives; those have no axial part (a perfect reaction), and
+    FN_ext + FN_vin maintains that motion (= Σ q̈_α PL_α + FN(q, q̇, 0))."""
+    model = rd.load_urdf(erd_urdf(robot) if robot == PANDA else
+                         os.path.join(REPO, "urdf", "planar_2r.urdf"))
+    assert not np.any(model.armature)
+    data, rec = model.create_data(), model.create_data()
+    rng = np.random.default_rng(3)
+    for seed in range(3):
+        q, v, _ = random_state(model, seed)
+        fext = rng.uniform(-20, 20, (model.nv, 6))
+        agg = aggregate(model, data, q, v, fext=fext)
+        FN_vin = agg.perfect_reaction()
+        fn_vin = efforts_to_joints(model, data, FN_vin).reshape(-1, 6)
+        qdd = rd.forward_dynamics(model, rec, q, v, np.zeros(model.nv), fext=fext)
+        rd.rnea(model, rec, q, v, qdd, fext=fext)
+        scale = np.abs(rec.f).max()
+        np.testing.assert_allclose(fn_vin, rec.f, atol=1e-9 * scale)
+        axial = agg.S @ efforts_to_joints(model, data, FN_vin)
+        assert np.abs(axial).max() < 1e-9 * scale  # no work along the joints: perfect
+        np.testing.assert_allclose(agg.FN_ext + FN_vin, agg.PL @ qdd + agg.FN0,
+                                   atol=1e-9 * np.abs(agg.FN0).max())
+        assert np.abs(agg.FN_ext).max() > 1.0  # the external efforts are there
+        # without them the reaction is the maintaining-normal effort FN_*
+        np.testing.assert_allclose(agg.perfect_reaction(np.zeros_like(agg.FN_ext)),
+                                   agg.maintaining_normal, atol=1e-12 * scale)
+        np.testing.assert_allclose(agg.velocity_basis.T @ agg.maintaining_normal, 0,
+                                   atol=1e-9 * scale)

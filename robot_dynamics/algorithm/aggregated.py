@@ -29,7 +29,7 @@ from functools import singledispatch
 import numpy as np
 
 from robot_dynamics.multibody import joints as jt
-from robot_dynamics.errors import as_vector, check_data, raise_overflow
+from robot_dynamics.errors import as_vector, as_wrenches, check_data, raise_overflow
 from robot_dynamics.algorithm.crba import mass_matrix
 from robot_dynamics.algorithm.rnea import rnea
 from robot_dynamics.spatial.algebra import force_cross
@@ -123,6 +123,36 @@ class Aggregated:
     S: np.ndarray  # (n, 6n) axial selector
     N: np.ndarray  # (5n, 6n) normal selector
     armature: np.ndarray = None  # (n,) the rotors' reflected inertia (model.armature)
+    FN_ext: np.ndarray = None  # (6n,): FN_ext ∈ E, the external efforts given to aggregate()
+
+    # -- external efforts and perfect reactions (seed 004 §1.3.4–1.3.5) ----------------------
+    def tangential_part(self, FN) -> np.ndarray:
+        """FN∥ ∈ E∥ = M_q(0) = span(PL_α): ``PL c`` with ``Bᵀ PL c = Bᵀ FN`` (the part of FN that
+        does work on the velocity basis B; §1.3.5.1, the power pairing of V and E)."""
+        B = self.velocity_basis
+        return self.PL @ np.linalg.solve(B.T @ self.PL, B.T @ np.asarray(FN, dtype=float))
+
+    def normal_part(self, FN) -> np.ndarray:
+        """FN⊥ ∈ E⊥: the part of FN that does no work for any virtual velocity (``Bᵀ FN⊥ = 0``)."""
+        FN = np.asarray(FN, dtype=float)
+        return FN - self.tangential_part(FN)
+
+    @property
+    def maintaining_normal(self) -> np.ndarray:
+        """FN_*: the unique maintaining effort of the state that is normal (§1.3.5), the normal
+        part of FN(q, q̇, 0)."""
+        return self.normal_part(self.FN0)
+
+    def perfect_reaction(self, FN_ext=None) -> np.ndarray:
+        """FN_vin = FN_* − FN_ext⊥ (eq. 1.3.5.7): the constraint reaction without friction, for
+        the external efforts ``FN_ext`` (default: those given to :func:`aggregate`, else none).
+        FN_ext + FN_vin is then a maintaining effort of the state; its image in J
+        (:func:`efforts_to_joints`) has no axial part."""
+        if FN_ext is None:
+            FN_ext = self.FN_ext
+        if FN_ext is None:
+            return self.maintaining_normal
+        return self.maintaining_normal - self.normal_part(FN_ext)
 
     def fn(self, qdd) -> np.ndarray:
         """Eq. 2.3.7: the joint efforts (n, 6) that maintain the motion (q, q̇, q̈)."""
@@ -194,9 +224,28 @@ def _subtree(model, alpha):
     return np.flatnonzero(inside)
 
 
+def external_efforts(model, data, fext) -> np.ndarray:
+    """FN_ext ∈ E (seed 004 eq. 1.3.4.1) of body wrenches ``fext`` (nv, 6) in Pinocchio's
+    convention (row i on body i, body frame, torque about its origin), at the pose in ``data``:
+    per body the force and the torque about its centre of mass, world axes."""
+    if getattr(data, "_model", None) is not model:
+        check_data(model, data, "external_efforts")
+    fext = as_wrenches("fext", fext, model.nv, where="external_efforts", names=model.link_names)
+    R = data.oMi[:, :3, :3]
+    out = np.zeros(6 * model.nv)
+    for i in range(model.nv):
+        f, n_origin = fext[i, :3], fext[i, 3:]
+        out[6 * i:6 * i + 3] = R[i] @ f
+        out[6 * i + 3:6 * i + 6] = R[i] @ (n_origin - np.cross(model.coms[i], f))
+    return out
+
+
 @singledispatch
-def aggregate(model, data, q, v) -> Aggregated:
+def aggregate(model, data, q, v, fext=None) -> Aggregated:
     """Build the :class:`Aggregated` objects at (q, q̇). One RNEA pass (q̈ = 0) gives FN(q, q̇, 0).
+    ``fext`` (nv, 6), Pinocchio's convention: the external efforts, kept as ``FN_ext`` ∈ E for
+    :meth:`Aggregated.perfect_reaction` (FN(q, q̇, 0) itself has only gravity, as a base
+    acceleration).
 
     Inputs too large for finite objects raise :class:`~robot_dynamics.errors.InputError`
     (``overflow: …``, naming them)."""
@@ -213,6 +262,8 @@ def aggregate(model, data, q, v) -> Aggregated:
             return all(np.isfinite(x).all() for x in (b.FN0, b.pl, b.fn0, b.velocity_basis))
 
         raise_overflow("aggregate", [("q", q), ("v", v)], finite)
+    if fext is not None:
+        agg.FN_ext = external_efforts(model, data, fext)
     return agg
 
 

@@ -193,7 +193,7 @@ def inverse_dynamics_batch(model, Q, V, A, friction=None, *, velocity_tolerance=
     return (tau, tauf @ G) if return_friction else tau
 
 
-def aggregate(model, data, q, v):
+def aggregate(model, data, q, v, fext=None):
     raise ModelError(
         f"aggregate: robot {model.name!r} has mimic joints, and seed 004's aggregated vectors are "
         "per body of a tree of independent joints: use the full tree, "
