@@ -131,12 +131,12 @@ def build_parser():
                         help="max tracking error of prismatic joints [m] (default 0.001)")
     parser.add_argument("--scenario", default="none", choices=["none", "payload"],
                         help="see 'scenarios' below (default none)")
-    parser.add_argument("--payload-mass", type=number(float, 0.0), default=3.0,
+    parser.add_argument("--payload-mass", type=number(float, 0.0), default=None,
                         help="payload scenario: mass picked up [kg] (default 3)")
     parser.add_argument("--payload-link", default=None,
                         help="payload scenario: link carrying it (default the robot's last "
                              "link)")
-    parser.add_argument("--payload-com", type=number(float), nargs=3, default=[0.0, 0.0, 0.0],
+    parser.add_argument("--payload-com", type=number(float), nargs=3, default=None,
                         metavar=("X", "Y", "Z"),
                         help="payload scenario: its centre of mass in the link frame [m] "
                              "(default 0 0 0)")
@@ -159,12 +159,18 @@ def options_from_args(args) -> DemoOptions:
         controller_config=args.controller_config, tolerance=args.tolerance,
         tolerance_prismatic=args.tolerance_prismatic, global_topics=args.global_topics,
         validate=args.validate, actuators=args.actuators, rate=args.rate,
-        scenario=args.scenario, payload_mass=args.payload_mass, payload_link=args.payload_link,
-        payload_com=tuple(args.payload_com))
+        scenario=args.scenario, payload_link=args.payload_link,
+        payload_mass=3.0 if args.payload_mass is None else args.payload_mass,
+        payload_com=tuple(args.payload_com or (0.0, 0.0, 0.0)))
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    given = [name for name in ("payload_mass", "payload_link", "payload_com")
+             if getattr(args, name) is not None]
+    if given and args.scenario != "payload":
+        parser.error(f"--{given[0].replace('_', '-')} needs --scenario payload")
     try:
         with Signals() as signals:
             from robot_dynamics.errors import InputError, ModelError
