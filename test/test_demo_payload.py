@@ -5,7 +5,7 @@ one not told does not, and the friction share of the motor effort changes with t
 (arm7's gear-mesh friction grows with the transmitted torque, and so does the effort: with
 0.5 s moves the share rises by ~3 points, with the default 2 s moves it falls by ~4).
 Lockstep; the margins asserted are far above the ~1e-5 rad by which a told run differs when
-its command for the pick-up state misses the payload (seen now and then)."""
+its controller is told one state early (a race, seen in about one run in three)."""
 import re
 import subprocess
 import sys

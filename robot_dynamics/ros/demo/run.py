@@ -158,9 +158,10 @@ def _run_once(o, model, traj, gains, actuators, model_spec, plant_spec, t_end, p
     """One run of the composition: the summary of :func:`.summarize` (data, verdict, ...).
     ``events``: :class:`.ParameterEvent` to apply during the run (the controller then serves
     its states on the executor, so that an event lands between a state and the command computed
-    from it). Not yet bit-for-bit deterministic with an event: in about one process in three the
-    controller's command for the pick-up state was computed without the payload (the runs then
-    differ from that step on, ~1e-5 rad); not understood yet."""
+    from it). Not yet bit-for-bit deterministic with an event: the step after the pick-up
+    applies the command the controller computed from the state before it, and in about one
+    run in three the controller serves that state only after the event (told one state early:
+    the runs differ from that step on, ~1e-5 rad); not resolved."""
     rclpy = _import_rclpy()
     # a context of our own (whatever the caller has), with our own SIGINT/SIGTERM handling
     # (stop, destroy the nodes, exit 130/143) and, unless global_topics, the composition's
