@@ -153,6 +153,11 @@ def test_mistakes_are_refused_before_importing_the_kernels(args, needle):
     (["sim", "--controller-config", "."], "controller config .: is a directory"),
     (["sim", "--controller-config", "arm7_controler"], "no bundled controller config "
      "'arm7_controler' (and no such file); did you mean 'arm7_controller'?"),
+    (["sim", "--scenario", "tool"], "invalid choice"),
+    (["sim", "--payload-mass", "0", "--scenario", "payload"], "must be > 0"),
+    (["sim", "--payload-mass", "2"], "--payload-mass needs --scenario payload"),
+    (["sim", "--scenario", "payload", "--robot", "planar_2r", "--payload-link", "tol"],
+     "--payload-link: "),
     # outputs that cannot be written: refused before the fit or the derivation
     (["identify", "arm7", "log.npz", "-o", "/nonexistent-folder/f.yaml"],
      "-o /nonexistent-folder/f.yaml: folder /nonexistent-folder does not exist"),

@@ -17,6 +17,8 @@ process, through the node's ``state_observers``), so none is lost to a slow subs
 One module per concern:
 
 * :mod:`.scenario` — the demo: poses, timing, the trajectory and its message;
+* :mod:`.scenarios` — ``--scenario``: what happens to the plant during the demo (a payload
+  picked up, the controller told or not) and the numbers comparing the runs;
 * :mod:`.config` — what the user names (friction, actuators, controller gains, plot path),
   checked before anything loads;
 * :mod:`.session` — what a run of nodes in this process needs (also ``robot-dynamics record``):

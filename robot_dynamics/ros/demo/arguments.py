@@ -38,6 +38,17 @@ validity (exit 1 with the reason when the run is not valid): max tracking error 
   (the URDF's, or N·motor_torque_limit of --actuators when lower); a joint at its position
   limit; in realtime mode overruns, stale commands or more than 5 % of the steps dropped; any
   step error.
+scenarios (--scenario):
+  none      the demo trajectory on the plain robot (the default).
+  payload   the plant (simulator node) picks up --payload-mass kg on --payload-link (default
+            the robot's last link) at the start of the second move, set through its
+            parameters payload.link, payload.mass, payload.com (as `ros2 param set` would). The
+            demo runs three times: without a payload (the reference), with the controller not
+            told, and with the controller and dynamics_model told at the same instant. Reported
+            for each from the pick-up on: tracking error (max, RMS) and the friction share of
+            the motor effort (friction effort RMS / motor effort RMS); --plot draws the not-told
+            and told runs side by side. The exit status judges the reference and told runs.
+
 exit codes: 0 valid run, 1 invalid run, 2 usage error, 130/143 interrupted by SIGINT/SIGTERM."""
 
 
@@ -118,6 +129,17 @@ def build_parser():
                              "controller answers every state (default 1000)")
     parser.add_argument("--tolerance-prismatic", type=number(float, 0.0), default=0.001,
                         help="max tracking error of prismatic joints [m] (default 0.001)")
+    parser.add_argument("--scenario", default="none", choices=["none", "payload"],
+                        help="see 'scenarios' below (default none)")
+    parser.add_argument("--payload-mass", type=number(float, 0.0), default=None,
+                        help="payload scenario: mass picked up [kg] (default 3)")
+    parser.add_argument("--payload-link", default=None,
+                        help="payload scenario: link carrying it (default the robot's last "
+                             "link)")
+    parser.add_argument("--payload-com", type=number(float), nargs=3, default=None,
+                        metavar=("X", "Y", "Z"),
+                        help="payload scenario: its centre of mass in the link frame [m] "
+                             "(default 0 0 0)")
     parser.add_argument("--plot", default=None, help="save a plot here (.png, .pdf, .svg)")
     parser.add_argument("--global-topics", action="store_true",
                         help="use /joint_states, /effort_controller/commands, ... as "
@@ -136,11 +158,19 @@ def options_from_args(args) -> DemoOptions:
         plot=args.plot, plant_friction=args.plant_friction, model_friction=args.model_friction,
         controller_config=args.controller_config, tolerance=args.tolerance,
         tolerance_prismatic=args.tolerance_prismatic, global_topics=args.global_topics,
-        validate=args.validate, actuators=args.actuators, rate=args.rate)
+        validate=args.validate, actuators=args.actuators, rate=args.rate,
+        scenario=args.scenario, payload_link=args.payload_link,
+        payload_mass=3.0 if args.payload_mass is None else args.payload_mass,
+        payload_com=tuple(args.payload_com or (0.0, 0.0, 0.0)))
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    given = [name for name in ("payload_mass", "payload_link", "payload_com")
+             if getattr(args, name) is not None]
+    if given and args.scenario != "payload":
+        parser.error(f"--{given[0].replace('_', '-')} needs --scenario payload")
     try:
         with Signals() as signals:
             from robot_dynamics.errors import InputError, ModelError

@@ -66,3 +66,58 @@ def save_plot(path, model, data, qd, title=""):
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     fig.savefig(path, dpi=90)
     plt.close(fig)
+
+
+def save_scenario_plot(path, model, runs, t_event, title=""):
+    """The payload scenario's runs side by side (``runs``: label → summary, with 'not told'
+    and 'told'; 'no payload', when there, drawn grey in the error panels as the reference).
+    Per joint: the tracking error of each run, then the motor effort and its friction part of
+    each run, panels of a kind sharing their y axis; a dotted line at ``t_event`` (the pick-up)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    units = joint_units(model)
+    pair = [label for label in ("not told", "told") if label in runs]
+    ref = runs.get("no payload")
+    n = model.nv
+    fig, axes = plt.subplots(n, 2 * len(pair), figsize=(16, 1.9 * n + 1.4), sharex=True,
+                             squeeze=False)
+    for i in range(n):
+        u, name = units[i], model.joint_names[i]
+        for k, label in enumerate(pair):
+            s = runs[label]
+            data, qd = s["data"], s["reference"]
+            ax = axes[i, k]
+            if ref is not None:
+                ax.plot(ref["data"]["t"], ref["reference"][:, i] - ref["data"]["q"][:, i],
+                        color="0.6", lw=0.8, label="no payload")
+            ax.plot(data["t"], qd[:, i] - data["q"][:, i], "C3", lw=1, label="q_d − q")
+            ax.set_ylabel(f"error [{u.position}]", fontsize=8)
+            ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 3))
+            ax = axes[i, len(pair) + k]
+            ax.plot(data["t"], data["tau"][:, i], "k", lw=1, label="motor")
+            ax.plot(data["t"], -data["tau_friction"][:, i], "C2", lw=1, label="friction")
+            ax.set_ylabel(f"effort [{u.effort}]", fontsize=8)
+        for col in range(2 * len(pair)):  # each kind of panel on one y scale per joint
+            if col % len(pair):
+                axes[i, col].sharey(axes[i, col - col % len(pair)])
+        for ax in axes[i]:
+            ax.axvline(t_event, color="k", ls=":", lw=0.8)
+            ax.set_title(name, fontsize=8, loc="right", pad=2)
+            ax.tick_params(labelsize=7)
+            ax.grid(alpha=0.3)
+    for k, label in enumerate(pair):
+        for col, heading in ((k, f"tracking error, controller {label}"),
+                             (len(pair) + k, f"motor effort, controller {label}")):
+            axes[0, col].legend(fontsize=7, loc="lower left", bbox_to_anchor=(0.0, 1.15),
+                                ncol=2, frameon=False, title=heading, title_fontproperties={
+                                    "size": 9, "weight": "bold"}, alignment="left")
+    for ax in axes[-1]:
+        ax.set_xlabel("t [s]")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
