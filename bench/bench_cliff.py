@@ -22,30 +22,19 @@ Measured on 2 shared, heavily loaded cores (wall ms per step, failed of 5, seed 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 
 import numpy as np
 
-import robot_dynamics as rd
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test"))
+
+import robot_dynamics as rd  # noqa: E402
+from conftest import chain_urdf  # noqa: E402
 
 FRICTION = {"default": {"model": "load_dependent", "coulomb": 0.5, "viscous": 0.0, "k1": 0.01,
                         "k2": 0.002, "k3": 0.001}}
-
-
-def chain_urdf(n: int) -> str:
-    """A serial chain of ``n`` revolute joints, 1 kg / 0.1 m links, axes cycling x, y, z (as
-    bench_dynamics.chain_urdf)."""
-    links = '<link name="l0"/>'
-    joints = ""
-    for i in range(1, n + 1):
-        links += (f'<link name="l{i}"><inertial><origin xyz="0 0 0.05"/><mass value="1"/>'
-                  '<inertia ixx="0.01" iyy="0.01" izz="0.005" ixy="0" ixz="0" iyz="0"/>'
-                  '</inertial></link>')
-        axis = ["1 0 0", "0 1 0", "0 0 1"][i % 3]
-        joints += (f'<joint name="j{i}" type="revolute"><parent link="l{i-1}"/>'
-                   f'<child link="l{i}"/><origin xyz="0 0 0.1"/><axis xyz="{axis}"/>'
-                   '<limit effort="100" velocity="2" lower="-3" upper="3"/></joint>')
-    return f'<robot name="chain{n}">{links}{joints}</robot>'
 
 
 def chain(n: int):

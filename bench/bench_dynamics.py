@@ -25,7 +25,7 @@ import pinocchio as pin  # noqa: E402
 
 import robot_dynamics as rd  # noqa: E402
 from robot_dynamics.algorithm.batch import inverse_dynamics_batch  # noqa: E402
-from conftest import PANDA, UR5, PinMap, erd_urdf  # noqa: E402
+from conftest import PANDA, UR5, PinMap, chain_urdf, erd_urdf  # noqa: E402
 
 FRICTION = {"default": {"model": "load_dependent", "coulomb": 0.5, "viscous": 0.1, "k1": 0.01,
                         "k2": 0.002, "k3": 0.001}}
@@ -56,20 +56,6 @@ def paired(ours, ref, reps, blocks=9):
             out.append((time.perf_counter() - t0) / reps)
     a, b = np.array(a), np.array(b)
     return float(np.median(a)) * 1e6, float(np.median(b)) * 1e6, float(np.median(a / b))
-
-
-def chain_urdf(n: int) -> str:
-    links = '<link name="l0"/>'
-    joints = ""
-    for i in range(1, n + 1):
-        links += (f'<link name="l{i}"><inertial><origin xyz="0 0 0.05"/><mass value="1"/>'
-                  '<inertia ixx="0.01" iyy="0.01" izz="0.005" ixy="0" ixz="0" iyz="0"/>'
-                  '</inertial></link>')
-        axis = ["1 0 0", "0 1 0", "0 0 1"][i % 3]
-        joints += (f'<joint name="j{i}" type="revolute"><parent link="l{i-1}"/><child link="l{i}"/>'
-                   f'<origin xyz="0 0 0.1"/><axis xyz="{axis}"/>'
-                   '<limit effort="100" velocity="2" lower="-3" upper="3"/></joint>')
-    return f'<robot name="chain{n}">{links}{joints}</robot>'
 
 
 def bench_robot(name, path):

@@ -216,3 +216,19 @@ def pytest_collection_modifyitems(config, items):
         fixtures = " ".join(getattr(item, "fixturenames", ()))
         if module_ros[module] or _mentions_ros(own) or _mentions_ros(fixtures):
             item.add_marker(pytest.mark.ros)
+
+
+def chain_urdf(n: int) -> str:
+    """A serial chain of ``n`` revolute joints, 1 kg / 0.1 m links, axes cycling x, y, z (the
+    long chains of the benches and of test_long_chains)."""
+    links = '<link name="l0"/>'
+    joints = ""
+    for i in range(1, n + 1):
+        links += (f'<link name="l{i}"><inertial><origin xyz="0 0 0.05"/><mass value="1"/>'
+                  '<inertia ixx="0.01" iyy="0.01" izz="0.005" ixy="0" ixz="0" iyz="0"/>'
+                  '</inertial></link>')
+        axis = ["1 0 0", "0 1 0", "0 0 1"][i % 3]
+        joints += (f'<joint name="j{i}" type="revolute"><parent link="l{i-1}"/><child link="l{i}"/>'
+                   f'<origin xyz="0 0 0.1"/><axis xyz="{axis}"/>'
+                   '<limit effort="100" velocity="2" lower="-3" upper="3"/></joint>')
+    return f'<robot name="chain{n}">{links}{joints}</robot>'

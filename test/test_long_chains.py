@@ -15,6 +15,7 @@ import pytest
 import robot_dynamics as rd
 from robot_dynamics.algorithm.friction_solve import WORK, solve_with_friction
 from robot_dynamics.friction.config import friction_from_config
+from conftest import chain_urdf
 
 LOAD_DEPENDENT = {"default": {"model": "load_dependent", "coulomb": 0.5, "viscous": 0.0,
                               "k1": 0.01, "k2": 0.002, "k3": 0.001}}
@@ -23,17 +24,7 @@ LOAD_DEPENDENT = {"default": {"model": "load_dependent", "coulomb": 0.5, "viscou
 def chain(n, law=LOAD_DEPENDENT):
     """A serial chain of ``n`` revolute joints, 1 kg / 0.1 m links, axes cycling x, y, z (the
     chain of bench/bench_cliff.py)."""
-    links = '<link name="l0"/>'
-    joints = ""
-    for i in range(1, n + 1):
-        links += (f'<link name="l{i}"><inertial><origin xyz="0 0 0.05"/><mass value="1"/>'
-                  '<inertia ixx="0.01" iyy="0.01" izz="0.005" ixy="0" ixz="0" iyz="0"/>'
-                  '</inertial></link>')
-        axis = ["1 0 0", "0 1 0", "0 0 1"][i % 3]
-        joints += (f'<joint name="j{i}" type="revolute"><parent link="l{i-1}"/>'
-                   f'<child link="l{i}"/><origin xyz="0 0 0.1"/><axis xyz="{axis}"/>'
-                   '<limit effort="100" velocity="2" lower="-3" upper="3"/></joint>')
-    model = rd.build_model(rd.parse_urdf(f'<robot name="chain{n}">{links}{joints}</robot>'))
+    model = rd.build_model(rd.parse_urdf(chain_urdf(n)))
     return model, friction_from_config(law, model)
 
 

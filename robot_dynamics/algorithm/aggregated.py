@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from functools import singledispatch
+from robot_dynamics.multibody.dispatch import by_model
 
 import numpy as np
 
@@ -240,7 +240,7 @@ def external_efforts(model, data, fext) -> np.ndarray:
     return out
 
 
-@singledispatch
+@by_model
 def aggregate(model, data, q, v, fext=None) -> Aggregated:
     """Build the :class:`Aggregated` objects at (q, q̇). One RNEA pass (q̈ = 0) gives FN(q, q̇, 0).
     ``fext`` (nv, 6), Pinocchio's convention: the external efforts, kept as ``FN_ext`` ∈ E for

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from functools import singledispatch
+from robot_dynamics.multibody.dispatch import by_model
 
 import numpy as np
 from robot_dynamics.errors import (InputError, as_batch, as_wrenches, check_friction,
@@ -79,21 +79,21 @@ def _overflow(model, Q, V, A, friction, tol, where, *outputs, FEXT=None):
                    [("Q", Q[k]), ("V", V[k]), ("A", A[k])], finite, batch_row=k)
 
 
-@singledispatch
+@by_model
 def rnea_batch(model, Q, V, A, FEXT=None) -> np.ndarray:
     """Frictionless inverse dynamics for every sample: (N, nv); ``FEXT`` (N, nv, 6) the
     external wrenches (see the module docstring)."""
     return _run(model, Q, V, A, where="rnea_batch", FEXT=FEXT)[3]
 
 
-@singledispatch
+@by_model
 def joint_wrenches_batch(model, Q, V, A, FEXT=None) -> np.ndarray:
     """Joint wrenches fn (seed 004) for every sample: (N, nv, 6), joint frames; ``FEXT``
     (N, nv, 6) the external wrenches (see the module docstring)."""
     return _run(model, Q, V, A, where="joint_wrenches_batch", FEXT=FEXT)[4]
 
 
-@singledispatch
+@by_model
 def inverse_dynamics_batch(model, Q, V, A, friction=None, *, velocity_tolerance=1e-6,
                            return_friction=False, FEXT=None):
     """Friction-aware inverse dynamics (seed 004 §2.7) for every sample: (N, nv) motor efforts.

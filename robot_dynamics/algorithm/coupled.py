@@ -15,7 +15,7 @@ about its origin; batch: ``FEXT`` (N, n_full, 6)) — a follower's body is a bod
 though it has no coordinate. They enter the full tree's recursions and map back with ``Gᵀ``.
 
 This module is the coupling layer: it imports the algorithms and registers its versions with
-them (``functools.singledispatch`` on the model's class); no algorithm imports it. Importing
+them (``multibody.dispatch.by_model`` on the model's class); no algorithm imports it. Importing
 :mod:`robot_dynamics.algorithm` registers them.
 """
 from __future__ import annotations

@@ -9,7 +9,7 @@ for users who want it.
 """
 from __future__ import annotations
 
-from functools import singledispatch
+from robot_dynamics.multibody.dispatch import by_model
 
 import numpy as np
 
@@ -18,7 +18,7 @@ from robot_dynamics.kernels.dynamics import crba_entry, rnea_entry
 from robot_dynamics.algorithm.rnea import _rnea_entry, _rnea_fast
 
 
-@singledispatch
+@by_model
 def mass_matrix(model, data, q) -> np.ndarray:
     """Joint-space mass matrix M(q) (nv, nv), symmetric positive definite, including the
     rotors' ``diag(model.armature)``.
@@ -38,7 +38,7 @@ def mass_matrix(model, data, q) -> np.ndarray:
     return data.M.copy()
 
 
-@singledispatch
+@by_model
 def bias_forces(model, data, q, v) -> np.ndarray:
     """b(q, q̇) = C(q, q̇) q̇ + g(q) (nv,): the efforts at zero acceleration (rnea with a = 0;
     the armature does not enter)."""
@@ -50,7 +50,7 @@ def bias_forces(model, data, q, v) -> np.ndarray:
     return _rnea_entry(model, data, q, v, zero, "bias_forces")
 
 
-@singledispatch
+@by_model
 def gravity_torques(model, data, q) -> np.ndarray:
     """g(q) (nv,): the joint efforts that hold the robot still against gravity."""
     if getattr(data, "_model", None) is not model:
@@ -68,7 +68,7 @@ def _rnea_plain(model, data, q, v, a) -> bool:
         return False
 
 
-@singledispatch
+@by_model
 def coriolis_torques(model, data, q, v) -> np.ndarray:
     """C(q, q̇) q̇ (nv,): velocity-product efforts without gravity."""
     if getattr(data, "_model", None) is not model:

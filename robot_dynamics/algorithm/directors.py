@@ -14,7 +14,7 @@ of :mod:`robot_dynamics.algorithm.aggregated`; forward dynamics with friction ne
 """
 from __future__ import annotations
 
-from functools import singledispatch
+from robot_dynamics.multibody.dispatch import by_model
 
 import numpy as np
 
@@ -23,7 +23,7 @@ from robot_dynamics.errors import check_data
 from robot_dynamics.kernels.dynamics import directors_kernel
 
 
-@singledispatch
+@by_model
 def wrench_directors(model, data, q=None) -> np.ndarray:
     """``D`` (nv, nv, 6) with ``D[α, i] = pl_α`` at joint i (joint frame).
 

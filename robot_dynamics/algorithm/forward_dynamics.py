@@ -15,7 +15,7 @@ matrix and the wrench directors pl_α do not depend on them.
 """
 from __future__ import annotations
 
-from functools import singledispatch
+from robot_dynamics.multibody.dispatch import by_model
 
 import numpy as np
 
@@ -32,7 +32,7 @@ from robot_dynamics.algorithm.friction_solve import (FrictionSolveError, Frictio
     solve_with_friction)
 
 
-@singledispatch
+@by_model
 def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_iter=50,
                      velocity_tolerance=1e-9, on_failure="raise", fext=None) -> np.ndarray:
     """Joint accelerations q̈ (nv,) under motor efforts ``tau``, gravity and friction.
@@ -132,7 +132,7 @@ def _fd_converted(model, data, fr, q, v, tau, v_tol, tol, max_iter, fext=None) -
     return status
 
 
-@singledispatch
+@by_model
 def forward_dynamics_steps(model, data, q, v, tau, friction=None, *, tol=1e-10, max_iter=50,
                            velocity_tolerance=1e-9, on_failure="raise",
                            reference_solver=True, fext=None) -> np.ndarray:

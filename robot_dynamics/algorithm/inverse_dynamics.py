@@ -27,7 +27,7 @@ friction laws see the reactions that carry the load (seed 004 §1.3.4–1.3.6, �
 """
 from __future__ import annotations
 
-from functools import singledispatch
+from robot_dynamics.multibody.dispatch import by_model
 
 import numpy as np
 
@@ -43,7 +43,7 @@ def friction_directions(v, a, velocity_tolerance=1e-6, smoothing_velocity=0.0) -
     return np.where(np.abs(v) > velocity_tolerance, np.sign(v), np.sign(a))
 
 
-@singledispatch
+@by_model
 def inverse_dynamics(model, data, q, v, a, friction=None, *, velocity_tolerance=1e-6,
                      smoothing_velocity=0.0, fext=None) -> np.ndarray:
     """Motor efforts (nv,) that produce the motion (q, q̇, q̈) against gravity and friction.

@@ -6,14 +6,14 @@ starts here.
 """
 from __future__ import annotations
 
-from functools import singledispatch
+from robot_dynamics.multibody.dispatch import by_model
 
 import numpy as np
 
 from robot_dynamics.errors import ModelError, as_vector, check_data
 
 
-@singledispatch
+@by_model
 def forward_kinematics(model, data, q) -> None:
     """Place every body at configuration ``q`` (nq,): ``data.liMi_R/liMi_p`` and ``data.oMi``.
 

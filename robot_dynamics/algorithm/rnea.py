@@ -9,7 +9,7 @@ Pinocchio's ``model.armature``) needs ``armature_i q̈_i`` more, so the joint ef
 ``τ_i = S_iᵀ fn_i + armature_i q̈_i``. The joint wrenches exclude it (as Pinocchio's ``data.f``):
 they are the link-side loads the friction laws read.
 
-External efforts (DESIGN.md §1b): ``fext`` (nv, 6), row i the wrench [force; torque] the
+External efforts (docs/method.md §1b): ``fext`` (nv, 6), row i the wrench [force; torque] the
 environment applies **on** body i, in body i's frame (the joint frame, as ``data.f``), torque
 about that frame's origin — Pinocchio's ``fext``. It enters body i's balance in the backward
 pass, ``f_i = I_i a_i + v_i ×* I_i v_i − f_i^ext + Σ_children X_cᵀ f_c``, so every joint's wrench
@@ -21,7 +21,7 @@ is :func:`robot_dynamics.reference.dynamics.rnea`, and the tests hold the two to
 """
 from __future__ import annotations
 
-from functools import singledispatch
+from robot_dynamics.multibody.dispatch import by_model
 
 import numpy as np
 
@@ -29,7 +29,7 @@ from robot_dynamics.errors import F64, as_wrenches, check_data, run_converted
 from robot_dynamics.kernels.dynamics import rnea_entry, rnea_fext_entry, rnea_kernel
 
 
-@singledispatch
+@by_model
 def rnea(model, data, q, v, a, fext=None) -> np.ndarray:
     """Frictionless inverse dynamics τ = M(q) a + b(q, v) (nv,), the rotors' armature ∘ a
     included (M includes diag(armature)).

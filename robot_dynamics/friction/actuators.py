@@ -32,7 +32,7 @@ mesh and reflected motor friction added as the parts ``gear_mesh`` and ``motor``
 """
 from __future__ import annotations
 
-from functools import singledispatch
+from robot_dynamics.multibody.dispatch import by_model
 
 import math
 from dataclasses import dataclass
@@ -245,7 +245,7 @@ def actuators_from_config(config, model) -> Actuators:
     return _from_config(model, config)
 
 
-@singledispatch
+@by_model
 def _from_config(model, config) -> Actuators:
     config, source = load_mapping(config, "actuators")
     if config is None or config == "none":

@@ -13,7 +13,7 @@ recursions never change.
 """
 from __future__ import annotations
 
-from functools import singledispatch
+from robot_dynamics.multibody.dispatch import by_model
 
 from robot_dynamics.parsers.config_files import joint_entries, load_mapping
 from robot_dynamics.errors import ModelError
@@ -191,7 +191,7 @@ def friction_from_config(config, model) -> FrictionModel:
     return _from_config(model, config)
 
 
-@singledispatch
+@by_model
 def _from_config(model, config) -> FrictionModel:
     config, source = load_mapping(config, "friction")
     laws = [NoFriction() if entry is None else law_from_config(entry, where)

@@ -3,7 +3,7 @@
 drives, each from its own reaction wrench (docs/method.md, "coupled joints")."""
 from __future__ import annotations
 
-from functools import singledispatch
+from robot_dynamics.multibody.dispatch import by_model
 
 import numpy as np
 
@@ -61,7 +61,7 @@ class CoupledFriction:
         return f"CoupledFriction({self.full!r})"
 
 
-@singledispatch
+@by_model
 def python_step_reason(model, friction) -> str:
     """Why a Simulator of ``model`` (mimic joints) with ``friction`` steps through the Python
     statement rather than the compiled step, or "" when it does not (a model without mimic

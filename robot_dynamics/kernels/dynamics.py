@@ -102,7 +102,7 @@ def rnea_passes_ext(parents, I6, S, gravity, v, a, R, p, vel, acc, f, tau, fext)
     """The two RNEA passes on placements R, p already computed for the configuration.
 
     ``fext`` (n, 6): the external wrench on each body (body frame, about its origin; Pinocchio's
-    convention), subtracted from the body's balance in the backward pass (DESIGN.md §1b):
+    convention), subtracted from the body's balance in the backward pass (docs/method.md §1b):
     f_i = I_i a_i + v_i ×* I_i v_i − f_i^ext + Σ_children X_cᵀ f_c. An empty ``fext`` (0 rows)
     means none: nothing is subtracted. Scalar temporaries only: nothing is allocated per call.
     """

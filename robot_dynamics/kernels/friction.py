@@ -223,6 +223,18 @@ def id_friction_kernel(codes, params, kinds, axes, W, q, v, a, fn_axial, tol, ta
 ID_OUT = 23
 
 
+@njit(cache=True, inline="always")
+def _id_friction_step(mb, fr, q, v, a, tol, w):
+    """Steps 2–4 of seed 004 §2.7 on the joint wrenches an RNEA pass left in ``w``: τ into row
+    ID_OUT of ``vecs``, False when it or τf is not finite."""
+    n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
+    R, p, vel, acc, f, fn_axial, tauf, _, _, _, _ = work_views(mb, w)
+    codes, params = laws_views(fr, n)
+    out = scratch_views(mb, w)[6][ID_OUT]
+    id_friction_kernel(codes, params, kinds, axes, f, q, v, a, fn_axial, tol, tauf, out)
+    return all_finite(out, tauf, out)
+
+
 @njit(f"boolean({F1}, {F1}, {F1}, {F1}, {F1}, float64, {F1})", cache=True)
 def id_entry(mb, fr, q, v, a, tol, w):
     """Friction-aware inverse dynamics in one call (RNEA + seed 004 §2.7 steps 2–4) on the packed
@@ -230,12 +242,8 @@ def id_entry(mb, fr, q, v, a, tol, w):
     Returns False when an input is not finite (nothing computed) or the result overflows."""
     if not rnea_entry(mb, q, v, a, w):
         return False
-    n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
-    R, p, vel, acc, f, fn_axial, tauf, _, _, _, _ = work_views(mb, w)
-    codes, params = laws_views(fr, n)
-    out = scratch_views(mb, w)[6][ID_OUT]
-    id_friction_kernel(codes, params, kinds, axes, f, q, v, a, fn_axial, tol, tauf, out)
-    return all_finite(out, tauf, out)
+    return _id_friction_step(mb, fr, q, v, a, tol, w)
+
 
 
 @njit(cache=True, inline="always")
@@ -415,12 +423,7 @@ def loads_matter(codes, params):
 @njit(f"boolean({F1}, {F1}, {F1}, {F1}, {F1}, {F2}, float64, {F1})", cache=True)
 def id_fext_entry(mb, fr, q, v, a, fext, tol, w):
     """:func:`id_entry` with external wrenches ``fext`` (n, 6) on the bodies: the friction laws
-    read the joint wrenches that carry them (seed 004 §2.7 with FN_ext, DESIGN.md §1b)."""
+    read the joint wrenches that carry them (seed 004 §2.7 with FN_ext, docs/method.md §1b)."""
     if not rnea_fext_entry(mb, q, v, a, fext, w):
         return False
-    n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
-    R, p, vel, acc, f, fn_axial, tauf, _, _, _, _ = work_views(mb, w)
-    codes, params = laws_views(fr, n)
-    out = scratch_views(mb, w)[6][ID_OUT]
-    id_friction_kernel(codes, params, kinds, axes, f, q, v, a, fn_axial, tol, tauf, out)
-    return all_finite(out, tauf, out)
+    return _id_friction_step(mb, fr, q, v, a, tol, w)

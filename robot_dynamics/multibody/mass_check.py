@@ -3,7 +3,7 @@ spatial inertia is singular (massless links): forward dynamics and the Simulator
 and inverse dynamics do not (the reason is kept in ``model.mass_matrix_problem``)."""
 from __future__ import annotations
 
-from functools import singledispatch
+from robot_dynamics.multibody.dispatch import by_model
 
 import numpy as np
 
@@ -16,7 +16,7 @@ _MASS_MATRIX_RTOL = 1e-12
 _MASS_MATRIX_SAMPLES = 3
 
 
-@singledispatch
+@by_model
 def sampled_mass_matrix(model, data, q) -> np.ndarray:
     """M(q), armature included, by the compiled CRBA."""
     crba_entry(model._mb, q, data._work)

@@ -7,7 +7,7 @@ A mimic model goes through the coupling as the public functions do
 """
 from __future__ import annotations
 
-from functools import singledispatch
+from robot_dynamics.multibody.dispatch import by_model
 
 import numpy as np
 
@@ -18,12 +18,12 @@ from robot_dynamics.reference.kinematics import placements
 from robot_dynamics.spatial.algebra import force_cross, motion_cross
 
 
-@singledispatch
+@by_model
 def rnea(model, data, q, v, a, fext=None) -> np.ndarray:
     """:func:`robot_dynamics.algorithm.rnea.rnea` written out in NumPy, joint by joint (seed 004
     §2.2–2.3: forward pass of velocities and accelerations, body efforts, backward pass E → J).
     ``fext`` (nv, 6): the external wrench on each body (body frame, about its origin), taken
-    off the body's balance: f_i = I a_i + v_i ×* I v_i − f_i^ext (DESIGN.md §1b)."""
+    off the body's balance: f_i = I a_i + v_i ×* I v_i − f_i^ext (docs/method.md §1b)."""
     if getattr(data, "_model", None) is not model:
         check_data(model, data, "reference rnea")
     q = as_vector("q", q, model.nq, where="rnea")
@@ -58,7 +58,7 @@ def _rnea(model, data, q, v, a, gravity, fext=None) -> np.ndarray:
     return data.tau.copy()
 
 
-@singledispatch
+@by_model
 def mass_matrix(model, data, q) -> np.ndarray:
     """The composite rigid body algorithm written out in NumPy: the statement of
     :func:`robot_dynamics.algorithm.crba.mass_matrix`."""
@@ -85,7 +85,7 @@ def mass_matrix(model, data, q) -> np.ndarray:
     return M.copy()
 
 
-@singledispatch
+@by_model
 def wrench_directors(model, data, q=None) -> np.ndarray:
     """:func:`robot_dynamics.algorithm.directors.wrench_directors` written out in NumPy: the wrench
     of every joint for a unit q̈_α (eq. 2.3.7), with the composite inertias of

@@ -390,22 +390,30 @@ class Simulator:
                 status = 1
             except np.linalg.LinAlgError:  # non-finite matrices (an overflow): named below
                 status = 1
-            if not status & 3:
-                self._take_compiled(status)
-                self.tau_applied = self._tau_new.copy()
-                if not status & ACTED and self._stops_shown:  # no stop acted in this step
-                    self._hide_stops()
-                self.t += self.dt
-                self.steps += 1
-                if self._split:
-                    self._split_losses(q, v, d0, bool(status & ACTED))
+            if self._compiled_step_done(status, q, v, d0 if self._split else None):
                 return
-            if status == 3:
-                self.tau_applied = self._tau_new.copy()
-                self._fail(_Overflow(), self.tau_applied)
         self._step_slow(tau)
         if self._split:
             self._split_losses(q, v, d0, self._acted)
+
+    def _compiled_step_done(self, status, q, v, d0) -> bool:
+        """After a compiled step from (q, v): take its state and return True, or (status 1: an
+        input the kernel refused) return False for the Python statement; an overflow (3) raises
+        SimulationError. ``d0``: the friction dissipation before the step (composite laws)."""
+        if not status & 3:
+            self._take_compiled(status)
+            self.tau_applied = self._tau_new.copy()
+            if not status & ACTED and self._stops_shown:  # no stop acted in this step
+                self._hide_stops()
+            self.t += self.dt
+            self.steps += 1
+            if self._split:
+                self._split_losses(q, v, d0, bool(status & ACTED))
+            return True
+        if status == 3:
+            self.tau_applied = self._tau_new.copy()
+            self._fail(_Overflow(), self.tau_applied)
+        return False
 
     def _step_with(self, tau, F):
         """:meth:`step` under external efforts ``F`` (checked): the compiled step with its
@@ -425,18 +433,8 @@ class Simulator:
                 status = 1
             if not status & 3:
                 self._book_compiled(q, F)
-                self._take_compiled(status)
-                self.tau_applied = self._tau_new.copy()
-                if not status & ACTED and self._stops_shown:
-                    self._hide_stops()
-                self.t += self.dt
-                self.steps += 1
-                if self._split:
-                    self._split_losses(q, v, d0, bool(status & ACTED))
+            if self._compiled_step_done(status, q, v, d0 if self._split else None):
                 return
-            if status == 3:
-                self.tau_applied = self._tau_new.copy()
-                self._fail(_Overflow(), self.tau_applied)
         self._step_slow(tau, F)
         if self._split:
             self._split_losses(q, v, d0, self._acted)
