@@ -39,48 +39,43 @@ def test_from_python_and_actuator_examples_run(tmp_path):
     assert "3.584" in out.stdout.split("README-OK", 1)[1]
 
 
-def test_external_efforts_example_runs(tmp_path):
-    blocks = [b for b in python_blocks() if "rd.point_force(" in b and "rd.sensor_wrench(" in b]
-    assert blocks, "README: the 'External efforts' example is missing"
-    script = tmp_path / "readme_fext.py"
-    script.write_text(blocks[0] + "\nassert np.abs(qdd - a).max() < 1e-8\n"
-                      "assert TAU.shape == (10, 7)\nprint('README-FEXT-OK')\n")
+def _run_block(tmp_path, has, missing, checks):
+    """Run the first README python block containing every string of ``has``, followed by the
+    ``checks`` lines, in a fresh interpreter using this checkout; its stdout."""
+    blocks = [b for b in python_blocks() if all(x in b for x in has)]
+    assert blocks, f"README: {missing}"
+    script = tmp_path / "readme_block.py"
+    script.write_text(blocks[0] + "\n" + checks)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.path.dirname(README) + os.pathsep + env.get("PYTHONPATH", "")
     out = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert "README-FEXT-OK" in out.stdout
+    return out.stdout
+
+
+def test_external_efforts_example_runs(tmp_path):
+    out = _run_block(tmp_path, ["rd.point_force(", "rd.sensor_wrench("],
+                     "the 'External efforts' example is missing",
+                     "assert np.abs(qdd - a).max() < 1e-8\nassert TAU.shape == (10, 7)\n"
+                     "print('README-FEXT-OK')\n")
+    assert "README-FEXT-OK" in out
 
 
 def test_external_efforts_simulator_example_runs(tmp_path):
     """The Simulator block of "External efforts" runs as printed: a constant wrench, a contact."""
-    blocks = [b for b in python_blocks() if "PlaneContact(" in b]
-    assert blocks, "README: the Simulator's external-efforts example is missing"
-    script = tmp_path / "readme_sim_fext.py"
-    script.write_text(blocks[0] + "\nassert table.normal_force > 0 and table.depth > 0\n"
-                      "assert sim.audit.external_work != 0\n"
-                      "assert abs(sim.audit.relative_residual) < 1e-3\n"
-                      "print('README-SIM-FEXT-OK')\n")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.dirname(README) + os.pathsep + env.get("PYTHONPATH", "")
-    out = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert "README-SIM-FEXT-OK" in out.stdout
+    out = _run_block(tmp_path, ["PlaneContact("],
+                     "the Simulator's external-efforts example is missing",
+                     "assert table.normal_force > 0 and table.depth > 0\n"
+                     "assert sim.audit.external_work != 0\n"
+                     "assert abs(sim.audit.relative_residual) < 1e-3\n"
+                     "print('README-SIM-FEXT-OK')\n")
+    assert "README-SIM-FEXT-OK" in out
 
 
 def test_payloads_example_runs(tmp_path):
     """The "Payloads" block runs as printed: set, read, remove (bit for bit), set from a mapping."""
-    blocks = [b for b in python_blocks() if "model.set_payload(" in b]
-    assert blocks, "README: the 'Payloads' example is missing"
-    script = tmp_path / "readme_payload.py"
-    script.write_text(blocks[0] + "\nprint('README-OK', model.payloads['tool0'].mass, "
-                      "model.payloads['tool0'].inertia[2, 2])\n")
-    env = dict(os.environ)
-    repo = os.path.dirname(README)
-    env["PYTHONPATH"] = repo + os.pathsep + env.get("PYTHONPATH", "")
-    out = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split("README-OK", 1)[1].split() == ["3.0", "0.002"]
+    out = _run_block(tmp_path, ["model.set_payload("], "the 'Payloads' example is missing",
+                     "print('README-OK', model.payloads['tool0'].mass, "
+                     "model.payloads['tool0'].inertia[2, 2])\n")
+    assert out.split("README-OK", 1)[1].split() == ["3.0", "0.002"]
