@@ -28,25 +28,17 @@ from scipy.stats import binom
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.join(HERE, "..")
+sys.path.insert(0, os.path.join(HERE, "..", "test"))
 
 import robot_dynamics as rd  # noqa: E402
-from robot_dynamics.control.trajectory import JointTrajectory  # noqa: E402
 from robot_dynamics.identification import fit, fourier_excitation  # noqa: E402
+from test_identification_coverage import record  # noqa: E402
 
 
-def simulate(model, friction, duration, seed, dt=1e-3):
+def simulate(model, friction, duration, seed):
+    """A noise-free computed-torque log along a Fourier excitation (the test's recorder)."""
     t, Q, V, A = fourier_excitation(model, duration=duration + 0.5, rate=50.0, seed=seed)
-    traj = JointTrajectory(t, Q, V, A)
-    sim = rd.Simulator(model, friction, dt)
-    sim.reset(Q[0], V[0])
-    data = model.create_data()
-
-    def ctrl(tt, q, v):
-        qd, vd, ad = traj.sample(tt)
-        return rd.inverse_dynamics(model, data, q, v, ad + 40 * (vd - v) + 400 * (qd - q),
-                                   friction)
-
-    return sim.run(duration, ctrl)
+    return record(model, friction, t, Q, V, A, duration)
 
 
 def main():
