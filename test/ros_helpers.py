@@ -78,6 +78,41 @@ def _param(value):
     return str(value)
 
 
+def action_client(node, action_type, name):
+    """An rclpy ActionClient that may be called from the test's thread while the probe's executor
+    thread takes the responses.
+
+    rclpy before 8 (Jazzy's 7.1) registers a request's sequence number only after sending it, so a
+    response the executor thread takes in between is dropped ("Ignoring unexpected goal response")
+    and the request's future never completes: ros2/rclpy#1123, fixed by a lock in #1308 (Kilted).
+    The same lock here, around sending and registering and around taking a response; on Kilted it
+    only repeats the client's own."""
+    from rclpy.action import ActionClient
+
+    class LockedActionClient(ActionClient):
+        def __init__(self, *args, **kwargs):
+            self._request_lock = threading.RLock()
+            super().__init__(*args, **kwargs)
+
+        def send_goal_async(self, *args, **kwargs):
+            with self._request_lock:
+                return super().send_goal_async(*args, **kwargs)
+
+        def _cancel_goal_async(self, *args, **kwargs):
+            with self._request_lock:
+                return super()._cancel_goal_async(*args, **kwargs)
+
+        def _get_result_async(self, *args, **kwargs):
+            with self._request_lock:
+                return super()._get_result_async(*args, **kwargs)
+
+        async def execute(self, taken_data):
+            with self._request_lock:  # the base's execute never suspends: the lock is held whole
+                return await super().execute(taken_data)
+
+    return LockedActionClient(node, action_type, name)
+
+
 class RosProbe:
     """An rclpy node in the test process on the same domain, spun in a background thread."""
 

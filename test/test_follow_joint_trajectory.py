@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from ros_helpers import NodeProcess, RosProbe, effort_steps
+from ros_helpers import NodeProcess, RosProbe, action_client, effort_steps
 
 fjt = pytest.importorskip(
     "control_msgs.action",
@@ -39,13 +39,11 @@ def rig():
     ctrl = NodeProcess("id_controller", {"robot": ROBOT, "stale_timeout": 5.0, "kd": [KD],
                                          "action_monitor_rate": 50.0})
     probe = RosProbe("fjt_probe")
-    from rclpy.action import ActionClient
-
     rig = type("Rig", (), {})()
     rig.sim, rig.ctrl, rig.probe = sim, ctrl, probe
     rig.states = probe.collect(JointState, "/joint_states", STATE_QOS)
-    rig.client = ActionClient(probe.node, FollowJointTrajectory,
-                              "/id_controller/follow_joint_trajectory")
+    rig.client = action_client(probe.node, FollowJointTrajectory,
+                               "/id_controller/follow_joint_trajectory")
     try:
         assert probe.wait_for(lambda: len(rig.states) > 50, timeout=60), sim.log + ctrl.log
         assert rig.client.wait_for_server(timeout_sec=30), ctrl.log

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import control_msgs_variant
-from ros_helpers import RosProbe
+from ros_helpers import RosProbe, action_client
 
 UPSTREAM_HASH = {
     "kilted": "RIHS01_ff29901b2693f5deb847e96084a1c2cdb26e70b7c847be21859b70a55fb29cf0",
@@ -153,12 +153,10 @@ def _wait(future, timeout=10.0):
 def pair(follow_joint_trajectory):
     """Server and client in two separate participants (two rclpy contexts), same DDS domain;
     discovered once for the module."""
-    from rclpy.action import ActionClient
-
     server_probe, client_probe = RosProbe("fjt_server"), RosProbe("fjt_client")
     try:
         server = _EchoServer(server_probe, follow_joint_trajectory, ["joint_a1", "joint_a2"])
-        client = ActionClient(client_probe.node, follow_joint_trajectory, ACTION)
+        client = action_client(client_probe.node, follow_joint_trajectory, ACTION)
         feedback = []
         client_probe.node.create_subscription(follow_joint_trajectory.Impl.FeedbackMessage,
                                               ACTION + "/_action/feedback", feedback.append, 10)

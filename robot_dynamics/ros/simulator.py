@@ -75,7 +75,6 @@ relative_residual) and a log line every ``audit_period`` seconds report the ener
 from __future__ import annotations
 
 import array
-import inspect
 import math
 import time
 
@@ -399,17 +398,12 @@ class SimulatorNode(Node):
         self.external_wrench_duration = declare(self, "external_wrench_duration")
         self.wrenches = ExternalWrenches(self.model)
         self._reject_wrench = RejectLog(self.get_logger())
-        #: the core Simulator of this installation takes fext (the issue's contract)
-        self._step_fext = "fext" in inspect.signature(Simulator.step).parameters
         self.create_subscription(WrenchStamped, "~/external_wrench", self.on_external_wrench, 10)
         self.create_service(Trigger, "~/clear_external_wrench", self.on_clear_external_wrench)
 
     def on_external_wrench(self, msg):
         """Hold (or clear) a wrench on a link; a bad message is logged and refused."""
         try:
-            if not self._step_fext:
-                raise InputError("this robot_dynamics' Simulator.step takes no fext: external "
-                                 "wrenches cannot be simulated")
             what = self.wrenches.set(msg, self.sim.t, self.external_wrench_duration)
         except InputError as exc:
             self._reject_wrench(exc)
