@@ -17,8 +17,9 @@ from robot_dynamics.ros.demo.plot import (plot_title, save_plot, save_press_plot
 from robot_dynamics.ros.demo.scenario import (START, demo_timing, demo_trajectory,
     loop_closure_note, trajectory_msg)
 from robot_dynamics.ros.demo.scenarios import (PAYLOAD_RUNS, PRESS_FORCES, PRESS_SURFACES,
-    PRESS_TABLE, SCENARIOS, ParameterEvent, payload_link, payload_parameters, press_link, press_numbers,
-    press_reasons, press_slide, press_table, report_payload, report_press, run_numbers)
+    PRESS_TABLE, SCENARIOS, ParameterEvent, payload_link, payload_parameters, press_link,
+    press_numbers, press_reasons, press_slide, press_table, report_payload, report_press,
+    run_numbers)
 from robot_dynamics.ros.demo.session import (Progress, Signals, private_namespace,
     private_remaps, record_modes, record_normal_force, record_published_states)
 from robot_dynamics.ros.demo.verdict import report, summarize
@@ -185,7 +186,8 @@ def _press_scenario(run_args, labels, log):
     move_time = o.move_time or 1.0
     settle = 0.5 if o.settle is None else o.settle
     press_traj, levels = press_reference(model, table, q_start, o.press_forces, kp,
-                                         slide=press_slide(model, table), move_time=move_time)
+                                         slide=press_slide(model, table, q_start),
+                                         move_time=move_time)
     t_end = press_traj.duration + settle
 
     def plant_table(sim_model):  # on the simulator node's own model

@@ -135,12 +135,17 @@ PRESS_WINDOW = (0.2, 0.8)
 
 def press_link(model, link=None) -> str:
     """``link`` checked against the model (UsageError naming it); default the robot's
-    ``tool0`` when it has one, else its last link."""
+    ``tool0`` when it has one, else the link fixed to its last body farthest from that body's
+    origin (a tool frame; its last link itself when none is)."""
     from robot_dynamics.multibody.model import unknown_link
     from robot_dynamics.ros.demo.config import UsageError
 
     if link is None or link == "":
-        return "tool0" if "tool0" in model.frames else model.link_names[-1]
+        if "tool0" in model.frames:
+            return "tool0"
+        last = model.nv - 1  # the link fixed to the last body farthest from its origin
+        return max((name for name, (body, _) in model.frames.items() if body == last),
+                   key=lambda name: float(np.linalg.norm(model.frames[name][1][:3, 3])))
     if link not in model.frames:
         raise UsageError(f"--press-link: {unknown_link(model, link)}")
     return link
@@ -164,13 +169,26 @@ def press_table(model, link, q_start, surface="overhead", table=None):
                         **(PRESS_TABLE if table is None else table))
 
 
-def press_slide(model, contact) -> np.ndarray:
+def press_slide(model, contact, q_start) -> np.ndarray:
     """The slide: :data:`PRESS_SLIDE` along the surface, at 37° from the line from the base
-    to the start point (out and sideways: the arm's joints all move)."""
+    to the start point (out and sideways: the arm's joints all move), within what the contact
+    point can move along at ``q_start`` (a planar arm: along its plane's trace on the
+    surface). InputError when it cannot move along the surface at all."""
+    from robot_dynamics.control.press import point_jacobian
+    from robot_dynamics.errors import InputError
+
     n = contact.normal
     x = contact.plane_point - (contact.plane_point @ n) * n  # from the base's foot, on the table
     radial = x / np.linalg.norm(x) if np.linalg.norm(x) > 1e-9 else np.array([1.0, 0.0, 0.0])
     way = 0.6 * np.cross(n, radial) + 0.8 * radial
+    J = point_jacobian(model, model.create_data(), q_start, contact)
+    reach = J @ np.linalg.pinv(J, rcond=1e-9)  # projector on the point's velocities
+    tangent = np.eye(3) - np.outer(n, n)
+    for _ in range(50):  # alternating projections: into both subspaces
+        way = tangent @ (reach @ way)
+    if np.linalg.norm(way) < 1e-6:
+        raise InputError(f"press: the point on {contact.link!r} cannot move along the surface "
+                         "from the start pose")
     return PRESS_SLIDE * way / np.linalg.norm(way)
 
 
