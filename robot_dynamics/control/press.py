@@ -6,22 +6,24 @@ Cartesian path: down onto the plane, into it to the depth at which the plane pus
 the level's force, along the plane and back at that depth (sliding: the joints move, so their
 friction is the law's, seed 004 §2.5, not the indeterminate friction of joints at rest), for
 each force level in turn, then up again. The joint reference is the inverse kinematics of that
-path (least-norm Newton steps from the previous sample, :func:`inverse_position`), sampled
-every ``sample`` seconds: rest-to-rest minimum-jerk timing on each piece.
+path (least-norm Newton steps from the previous sample, :func:`inverse_position`) plus, while
+pressing, the offset that makes the controller press (below), sampled every ``sample`` seconds:
+rest-to-rest minimum-jerk timing on each piece (the force blended as the position).
 
-Depth of a level. The controller does not model the contact: its computed torque (seed 004
-§2.7, ``τ = ID(q, q̇, q̈_d + K_d ė + K_p e)``, docs/method.md §2.7) holds the joints around the
-reference like a spring ``M K_p`` (M its mass matrix with the rotors), which seen at the tool
-along the plane normal n is the compliance ``c = nᵀ J (M K_p)⁻¹ Jᵀ n`` (J the point's
-Jacobian); the plane is a spring k in series with it (docs/method.md §1b: the contact's force
-is an external effort on the tool's body, its joint torque Jᵀ F). At rest, a reference δ_d
-below the surface leaves the tool at depth δ with ``k δ = F`` and ``δ_d − δ = c F``, so::
+Reference of a level. The controller does not model the contact: its computed torque (seed
+004 §2.7, ``τ = ID(q, q̇, q̈_d + K_d ė + K_p e)``, docs/method.md §2.7) holds the joints around the
+reference like a spring ``M(q) K_p`` (M its mass matrix with the rotors). At rest, the surface
+pushes with F when the point is at depth ``δ = F/k`` (pose q*, the inverse kinematics of that
+point); the push is an external effort on the tool's body (docs/method.md §1b) whose joint
+torque is ``J(q*)ᵀ n F`` (J the point's Jacobian, n the surface's normal, out of it), and the
+arm stays at q* when the controller's spring balances it, ``M(q*) K_p (q_d − q*) = −J(q*)ᵀ n F``::
 
-    δ_d = F (1/k + c)                                                  (:func:`press_depth`)
+    q_d = q* − K_p⁻¹ M(q*)⁻¹ J(q*)ᵀ n F                               (:func:`press_offset`)
 
-The friction of the joints at rest and the controller's friction compensation shift the force
-actually reached by a few newtons: the scenario measures it (the contact's own F_n), it does
-not assume it.
+exact at rest without friction (``test/test_press_reference.py``). The friction of the joints at
+rest, the controller's friction compensation and, while sliding, the surface's own friction
+shift the force actually reached by some newtons: the scenario measures it (the contact's own
+F_n), it does not assume it.
 """
 from __future__ import annotations
 
@@ -75,27 +77,22 @@ def inverse_position(model, data, q0, contact, target, *, tol=1e-10, iterations=
                      f"(still {np.linalg.norm(err):.3g} m off): out of reach")
 
 
-def normal_compliance(model, data, q, contact, kp) -> float:
-    """``c = nᵀ J (M K_p)⁻¹ Jᵀ n`` [m/N]: the computed-torque controller's compliance at the
-    contact point along the plane's normal, at ``q`` (module docstring)."""
+def press_offset(model, data, q, contact, kp, force) -> np.ndarray:
+    """``q_d − q* = −K_p⁻¹ M(q*)⁻¹ J(q*)ᵀ n F``: how far the computed-torque controller's
+    reference must lie beyond the pose ``q`` (= q*) for the arm to press there with ``force``
+    [N] along the surface's normal (module docstring)."""
     from robot_dynamics.algorithm.crba import mass_matrix
 
-    J = point_jacobian(model, data, q, contact)
-    Jn = J.T @ contact.normal
-    M = mass_matrix(model, data, np.asarray(q, dtype=float))
-    return float(Jn @ np.linalg.solve(M * np.asarray(kp, dtype=float)[:, None], Jn))
-
-
-def press_depth(force, stiffness, compliance) -> float:
-    """The reference's depth below the surface [m] for ``force`` [N]: ``F (1/k + c)``."""
-    return float(force) * (1.0 / stiffness + compliance)
+    q = np.asarray(q, dtype=float)
+    tau = point_jacobian(model, data, q, contact).T @ contact.normal * float(force)
+    return -np.linalg.solve(mass_matrix(model, data, q), tau) / np.asarray(kp, dtype=float)
 
 
 @dataclass
 class PressLevel:
-    """One force level of the press reference: ``force`` [N] asked, the reference's ``depth``
-    [m] below the surface, and the two slides (out and back), ``slides`` [(t0, t1), ...] in
-    the reference's time."""
+    """One force level of the press reference: ``force`` [N] asked, the point's ``depth`` [m]
+    in the surface at which it pushes with that force (F/k), and the two slides (out and
+    back), ``slides`` [(t0, t1), ...] in the reference's time."""
     force: float
     depth: float
     slides: list
@@ -108,54 +105,52 @@ def _blend(s):
 def press_reference(model, contact, q_start, forces, kp, *, slide, move_time=1.0,
                     sample=0.01):
     """The press path's joint reference from ``q_start`` (module docstring): (JointTrajectory,
-    [PressLevel]). ``slide`` (3,): the slide's displacement along the plane [m] (its normal
-    part is removed); ``move_time``: seconds of each slide and of the approach (pressing to a
-    level takes half, dwelling at a level a quarter, before and after its slides); ``kp``:
-    the controller's position gains (per joint), for :func:`press_depth`."""
+    [PressLevel]). ``slide`` (3,): the slide's displacement along the surface [m] (its normal
+    part is removed); ``move_time``: seconds of each slide and of the approach and the retreat
+    (pressing to a level takes half, dwelling at a level a quarter, before and after its
+    slides); ``kp``: the controller's position gains (per joint), for :func:`press_offset`."""
     from robot_dynamics.control.trajectory import JointTrajectory
 
     forces = [float(f) for f in forces]
     if not forces or not all(np.isfinite(f) and f >= 0 for f in forces):
         raise InputError(f"press: forces must be numbers ≥ 0 [N], got {forces}")
     data = model.create_data()
-    n = contact.normal
+    n, k = contact.normal, contact.stiffness
     slide = np.asarray(slide, dtype=float)
     slide = slide - (slide @ n) * n
     x0 = contact_point(model, data, q_start, contact)
     height = float((x0 - contact.plane_point) @ n)
     if height < 0:
         raise InputError(f"press: the point on {contact.link!r} starts {-height:.3g} m inside "
-                         "the plane")
-    surface = x0 - height * n  # the point right below the start, on the plane
+                         "the surface")
+    surface = x0 - height * n  # the point's foot on the surface
     T = float(move_time)
-    # pieces: (duration, start offset, end offset) of the point, offset = (along, depth)
-    pieces, levels = [(T, (0.0, -height), (0.0, 0.0))], []
-    t, depth = T, 0.0
-    q_surface = inverse_position(model, data, q_start, contact, surface)
+    # pieces: (duration, start, end) of (along the slide, beyond the surface [m], force [N])
+    pieces, levels = [(T, (0.0, -height, 0.0), (0.0, 0.0, 0.0))], []
+    t, f0 = T, 0.0
     for f in forces:
-        c = normal_compliance(model, data, q_surface, contact, kp)
-        d = press_depth(f, contact.stiffness, c)
-        pieces += [(0.5 * T, (0.0, depth), (0.0, d)), (0.25 * T, (0.0, d), (0.0, d)),
-                   (T, (0.0, d), (1.0, d)), (T, (1.0, d), (0.0, d)),
-                   (0.25 * T, (0.0, d), (0.0, d))]
+        here, out = (0.0, 0.0, f), (1.0, 0.0, f)
+        pieces += [(0.5 * T, (0.0, 0.0, f0), here), (0.25 * T, here, here), (T, here, out),
+                   (T, out, here), (0.25 * T, here, here)]
         t0 = t + 0.75 * T
-        levels.append(PressLevel(f, d, [(t0, t0 + T), (t0 + T, t0 + 2 * T)]))
-        t, depth = t + 3.0 * T, d
-    pieces.append((T, (0.0, depth), (0.0, -height)))
-    times, points = [0.0], [x0]
+        levels.append(PressLevel(f, f / k, [(t0, t0 + T), (t0 + T, t0 + 2 * T)]))
+        t, f0 = t + 3.0 * T, f
+    pieces.append((T, (0.0, 0.0, f0), (0.0, -height, 0.0)))
+    times, path = [0.0], [(0.0, -height, 0.0)]
     t = 0.0
-    for duration, (a0, d0), (a1, d1) in pieces:
+    for duration, start, end in pieces:
         steps = max(2, int(round(duration / sample)))
-        for k in range(1, steps + 1):
-            b = _blend(k / steps)
-            along, dep = a0 + b * (a1 - a0), d0 + b * (d1 - d0)
-            times.append(t + duration * k / steps)
-            points.append(surface + along * slide - dep * n)
+        for i in range(1, steps + 1):
+            b = _blend(i / steps)
+            times.append(t + duration * i / steps)
+            path.append(tuple(s0 + b * (s1 - s0) for s0, s1 in zip(start, end)))
         t += duration
-    Q = np.empty((len(points), model.nv))
+    Q = np.empty((len(path), model.nv))
     q = np.array(q_start, dtype=float)
-    for k, x in enumerate(points):
-        q = Q[k] = inverse_position(model, data, q, contact, x)
+    for i, (along, beyond, f) in enumerate(path):
+        q = inverse_position(model, data, q, contact, surface + along * slide
+                             - (beyond + f / k) * n)  # q*: the point where it pushes with f
+        Q[i] = q + press_offset(model, data, q, contact, kp, f) if f > 0 else q
     times = np.asarray(times)
     V = np.gradient(Q, times, axis=0)
     A = np.gradient(V, times, axis=0)
