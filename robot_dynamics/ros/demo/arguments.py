@@ -49,7 +49,7 @@ scenarios (--scenario):
             for each from the pick-up on: tracking error (max, RMS) and the friction share of
             the motor effort (friction effort RMS / motor effort RMS); --plot draws the not-told
             and told runs side by side. The exit status judges the reference and told runs.
-  press     the tool (--press-link, default tool0, else the robot's last link) goes onto a
+  press     the tool (--press-link, default tool0, else the link farthest out) goes onto a
             flat surface (a compliant plane with its own Coulomb friction, 3 cm from it at
             the start; --press-surface overhead: above the tool, pressed up against, the
             default; table: below it, pressed down on), presses with each of --press-forces
@@ -164,7 +164,7 @@ def build_parser():
                              "default) or below it (table)")
     parser.add_argument("--press-link", default=None,
                         help="press scenario: the link whose origin presses (default tool0, "
-                             "else the robot's last link)")
+                             "else the link fixed farthest out on the robot's last body)")
     parser.add_argument("--plot", default=None, help="save a plot here (.png, .pdf, .svg)")
     parser.add_argument("--global-topics", action="store_true",
                         help="use /joint_states, /effort_controller/commands, ... as "

@@ -62,7 +62,7 @@ class DemoOptions:
     payload_link: str | None = None  # None: the robot's last link
     payload_com: tuple = (0.0, 0.0, 0.0)
     press_forces: tuple = PRESS_FORCES
-    press_link: str | None = None  # None: the robot's tool0, else its last link
+    press_link: str | None = None  # None: tool0, else the link farthest out (press_link)
     press_surface: str = "overhead"  # or 'table' (scenarios.PRESS_SURFACES)
 
 
