@@ -125,3 +125,24 @@ def test_press_options_need_the_press_scenario(capsys):
         main(["--press-forces", "10", "20"])
     assert exc.value.code == 2
     assert "--press-forces needs --scenario press" in capsys.readouterr().err
+
+
+def test_press_surfaces_face_the_tool():
+    """overhead: above the tool's start point by PRESS_APPROACH, normal down (out of the
+    surface, towards the tool); table: below it, normal up."""
+    import robot_dynamics as rd
+    from robot_dynamics.parsers.resources import robot_path
+    from robot_dynamics.ros.demo.scenarios import PRESS_APPROACH, press_link, press_table
+
+    model = rd.load_urdf(robot_path("arm7"))
+    q = np.array([0.0, 0.3, 0.0, -1.2, 0.0, 0.9, 0.0])
+    data = model.create_data()
+    rd.forward_kinematics(model, data, q)
+    x0 = rd.frame_placement(model, data, "tool0")[:3, 3]
+    assert press_link(model) == "tool0"
+    for surface, side in (("overhead", -1.0), ("table", 1.0)):
+        c = press_table(model, "tool0", q, surface)
+        np.testing.assert_allclose(c.normal, [0.0, 0.0, side])
+        np.testing.assert_allclose(c.plane_point, x0 - PRESS_APPROACH * c.normal, atol=1e-12)
+        c.wrench(q, np.zeros(model.nv))
+        assert c.depth == pytest.approx(-PRESS_APPROACH) and c.normal_force == 0.0
