@@ -158,6 +158,12 @@ def test_mistakes_are_refused_before_importing_the_kernels(args, needle):
     (["sim", "--payload-mass", "2"], "--payload-mass needs --scenario payload"),
     (["sim", "--scenario", "payload", "--robot", "planar_2r", "--payload-link", "tol"],
      "--payload-link: "),
+    (["sim", "--press-forces", "10", "20"], "--press-forces needs --scenario press"),
+    (["sim", "--press-surface", "table"], "--press-surface needs --scenario press"),
+    (["sim", "--scenario", "press", "--press-forces", "-5"], "must be ≥ 0"),
+    (["sim", "--scenario", "press", "--press-surface", "wall"], "invalid choice"),
+    (["sim", "--scenario", "press", "--robot", "planar_2r", "--press-link", "tol"],
+     "--press-link: "),
     # outputs that cannot be written: refused before the fit or the derivation
     (["identify", "arm7", "log.npz", "-o", "/nonexistent-folder/f.yaml"],
      "-o /nonexistent-folder/f.yaml: folder /nonexistent-folder does not exist"),

@@ -163,14 +163,14 @@ class RejectLog:
     publisher at 1 kHz must not flood the log), a different one at once (a throttle per call
     site would hide the second fault behind the first)."""
 
-    def __init__(self, logger, period=1.0):
-        self.logger, self.period = logger, period
+    def __init__(self, logger, what="external wrench", period=1.0):
+        self.logger, self.what, self.period = logger, what, period
         self.last, self.when = None, -math.inf
 
     def __call__(self, exc):
         import time
 
-        text, now = f"rejected external wrench: {exc}", time.monotonic()
+        text, now = f"rejected {self.what}: {exc}", time.monotonic()
         if text != self.last or now - self.when >= self.period:
             self.logger.warning(text)
             self.last, self.when = text, now

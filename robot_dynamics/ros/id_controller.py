@@ -24,7 +24,13 @@ SetParameters call on them fails saying so): see :data:`LIVE` and the descriptio
 parameters (``payload.link``, ``payload.mass``, ``payload.com``, ``payload.inertia``,
 ``payload_file``; :mod:`.payload`), as Franka's SetLoad, put the load on the controller's model:
 its feed-forward (gravity, inertia) and its friction compensation (the reactions that carry the
-load) include it from the next state on.
+load) include it from the next state on. ``~/payload`` (geometry_msgs/InertiaStamped:
+``header.frame_id`` the link, ``inertia.m``, ``inertia.com``, ``ixx``..``izz`` about the com in
+the link's axes; ``inertia.m`` 0 clears) sets the same parameters in one call, with the same
+checks (a bad message: one warning naming the message's field, the payload kept), and
+``~/clear_payload`` (std_srvs/Trigger) clears them (:class:`~robot_dynamics.ros.payload.PayloadTopic`:
+a standard message, since a pip-installable package cannot ship a custom .srv such as Franka's
+SetLoad).
 
 Latency: by default the JointState subscription is served by its own thread
 (:mod:`.state_loop`, parameter ``state_thread``), not by the executor, which keeps the
@@ -66,7 +72,7 @@ from robot_dynamics.multibody.units import units_of
 from robot_dynamics.ros.common import (STATE_QOS, JointStateMatcher, declare,
     declare_robot_parameters, load_robot, per_joint, run_node, seconds_to_stamp, stamp_to_seconds)
 from robot_dynamics.ros.params import ID_CONTROLLER, row
-from robot_dynamics.ros.payload import NAMES as PAYLOAD_NAMES, NodePayload
+from robot_dynamics.ros.payload import NAMES as PAYLOAD_NAMES, NodePayload, PayloadTopic
 from robot_dynamics.ros.state_loop import StateLoop
 from robot_dynamics.ros.trajectory_cdr import parse_trajectory
 
@@ -226,6 +232,7 @@ class IdController(Node):
         # a goal waits (and a long trajectory is parsed) while other callbacks are served
         self.needs_threads = self._action is not None or self.state_loop is not None
         self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.payload_topic = PayloadTopic(self)  # ~/payload, ~/clear_payload
         self.get_logger().info(
             f"computed-torque control of {self.model.name!r} ({n} joints), friction "
             f"{'on' if self.friction is not None and self.friction_compensation else 'off'}, "

@@ -18,6 +18,21 @@ even while the set describes no payload, so that a typo is refused when it is ma
 payload to another link or give it another inertia one parameter at a time, every step is a
 valid set. A mass beyond 1e4 kg, a com 10 m or more from its link, or an inertia entry beyond
 1e4 kg·m², is refused as a unit mistake (nothing non-finite can come out of the model).
+
+The message (:class:`PayloadTopic`, the simulator and id_controller). ``~/payload``
+(geometry_msgs/msg/InertiaStamped) sets the same four parameters in one
+SetParametersAtomically call on the node itself: ``header.frame_id`` → ``payload.link``,
+``inertia.m`` → ``payload.mass``, ``inertia.com`` → ``payload.com``, ``inertia.ixx ixy ixz iyy
+iyz izz`` → ``payload.inertia`` (about the com, link-frame axes); ``inertia.m`` 0 clears the
+set (link '', mass 0, com and inertia zeros), whatever the rest says. Same effect, same checks
+as setting the parameters (which then read what the message set: ``ros2 param get`` agrees);
+a bad message is refused with one warning naming the message's field (``rejected payload
+message: inertia.com: expected 3 finite numbers …``), the payload stays and the node keeps
+running. ``~/clear_payload`` (std_srvs/Trigger) clears the set; ``payload_file``'s entries
+stay (they are the file's). Franka's SetLoad is a service of its own type; a pip-installable
+package cannot generate a .srv (rosidl needs a colcon build), so the load travels as a
+standard message, as issue 32's "parameter and service" reads here: the parameters, this
+message, and a Trigger to clear.
 """
 from __future__ import annotations
 
@@ -210,3 +225,84 @@ def describe(payloads: dict) -> str:
                      f"[{I[0, 0]:g}, {I[0, 1]:g}, {I[0, 2]:g}, {I[1, 1]:g}, {I[1, 2]:g}, "
                      f"{I[2, 2]:g}] kg·m²")
     return "payload: " + "; ".join(parts)
+
+
+#: payload parameter → the InertiaStamped field that sets it (the rejection names it)
+MESSAGE_FIELDS = {"payload.link": "header.frame_id", "payload.mass": "inertia.m",
+                  "payload.com": "inertia.com", "payload.inertia": "inertia.ixx..izz"}
+#: the set that carries no payload (what inertia.m 0 and ~/clear_payload set)
+CLEARED = {"payload.link": "", "payload.mass": 0.0, "payload.com": [0.0, 0.0, 0.0],
+           "payload.inertia": [0.0] * 6}
+
+
+def message_parameters(msg) -> dict:
+    """geometry_msgs/InertiaStamped → the payload.* values it sets (:data:`CLEARED` for a mass
+    of 0), or ValueError naming the field (an empty frame_id with a mass)."""
+    i = msg.inertia
+    mass = float(i.m)
+    if mass == 0.0:
+        return dict(CLEARED)
+    link = msg.header.frame_id.strip()
+    if not link:
+        raise ValueError("header.frame_id: empty: name the link that carries the payload "
+                         "(inertia.m 0 clears it)")
+    return {"payload.link": link, "payload.mass": mass,
+            "payload.com": [float(i.com.x), float(i.com.y), float(i.com.z)],
+            "payload.inertia": [float(x) for x in (i.ixx, i.ixy, i.ixz, i.iyy, i.iyz, i.izz)]}
+
+
+def message_reason(text: str) -> str:
+    """A parameter check's reason, naming the message's fields instead of the parameters."""
+    for name, field in MESSAGE_FIELDS.items():
+        text = text.replace(f"parameter {name}:", f"{field}:")
+    return text
+
+
+class PayloadTopic:
+    """``~/payload`` (InertiaStamped) and ``~/clear_payload`` (Trigger) on ``node``, whose
+    :class:`NodePayload` is ``node.payload`` (module docstring). ``received`` / ``rejected``
+    count the messages."""
+
+    def __init__(self, node):
+        from geometry_msgs.msg import InertiaStamped
+        from std_srvs.srv import Trigger
+
+        from robot_dynamics.ros.external_wrench import RejectLog
+
+        self.node = node
+        self.received = self.rejected = 0
+        self._reject = RejectLog(node.get_logger(), "payload message")
+        node.create_subscription(InertiaStamped, "~/payload", self.on_message, 10)
+        node.create_service(Trigger, "~/clear_payload", self.on_clear)
+
+    def on_message(self, msg):
+        self.received += 1
+        try:
+            values = message_parameters(msg)
+            # the parameters' own checks, first: a refusal names the message's field (the
+            # parameter callback then repeats them and accepts)
+            for name, value in values.items():
+                values[name] = self.node.payload.validate(name, value)
+            self.node.payload.check(values)
+            self._set(values)
+        except ValueError as exc:
+            self.rejected += 1
+            self._reject(message_reason(str(exc)))
+
+    def on_clear(self, request, response):
+        try:
+            self._set(dict(CLEARED))
+        except ValueError as exc:  # (a payload_file that no longer reads)
+            response.success, response.message = False, str(exc)
+            return response
+        response.success, response.message = True, "payload cleared (payload.* set to none)"
+        return response
+
+    def _set(self, values):
+        """One SetParametersAtomically call on the node itself (its callback applies it)."""
+        from rclpy.parameter import Parameter
+
+        result = self.node.set_parameters_atomically(
+            [Parameter(name, value=value) for name, value in values.items()])
+        if not result.successful:
+            raise ValueError(result.reason)

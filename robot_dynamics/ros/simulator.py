@@ -56,6 +56,12 @@ The payload parameters (``payload.link``, ``payload.mass``, ``payload.com``,
 ``payload.inertia``, ``payload_file``; :mod:`.payload`) load the plant, at start-up or live:
 the state is kept and the motion follows the loaded dynamics from the next step on (the energy
 audit's reference moves by the energy the change gives the state, which no work did).
+``~/payload`` (geometry_msgs/InertiaStamped: ``header.frame_id`` the link, ``inertia.m``,
+``inertia.com``, ``ixx``..``izz`` about the com in the link's axes; ``inertia.m`` 0 clears) sets
+the same parameters in one call, with the same checks (a bad message: one warning naming the
+message's field, the payload kept), and ``~/clear_payload`` (std_srvs/Trigger) clears them
+(:class:`robot_dynamics.ros.payload.PayloadTopic`: a standard message, since a pip-installable
+package cannot ship a custom .srv such as Franka's SetLoad).
 
 External wrenches (issue 32): ``~/external_wrench`` (geometry_msgs/WrenchStamped) pushes a link,
 as Gazebo's apply-link-wrench does. ``header.frame_id`` = ``<link>`` (force and torque in the
@@ -96,7 +102,7 @@ from robot_dynamics.ros.common import (STATE_QOS, check_choice, declare, declare
     load_robot, on_set_parameters, per_joint, run_node, seconds_to_stamp)
 from robot_dynamics.ros.external_wrench import ExternalWrenches, RejectLog
 from robot_dynamics.ros.params import SIMULATOR, row
-from robot_dynamics.ros.payload import NAMES as PAYLOAD_NAMES, NodePayload
+from robot_dynamics.ros.payload import NAMES as PAYLOAD_NAMES, NodePayload, PayloadTopic
 
 AUDIT_FIELDS = ("kinetic", "potential", "motor_work", "friction_dissipation", "residual",
                 "relative_residual")
@@ -198,6 +204,7 @@ class SimulatorNode(Node):
         self._told_waiting = False  # lockstep: the wait for a command was logged
         self.create_service(Trigger, "~/reset", self.on_reset)
         self._setup_external_wrench()
+        self.payload_topic = PayloadTopic(self)  # ~/payload, ~/clear_payload
         self.create_timer(DIAGNOSTICS_PERIOD, self.publish_diagnostics)
         self._timer = None
         self.mode = None

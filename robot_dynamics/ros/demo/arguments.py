@@ -10,6 +10,7 @@ import textwrap
 from robot_dynamics.parsers.resources import robot_help
 from robot_dynamics.ros.demo.config import UsageError
 from robot_dynamics.ros.demo.run import DemoOptions, run_demo
+from robot_dynamics.ros.demo.scenarios import PRESS_FORCES
 from robot_dynamics.ros.demo.session import Interrupted, Signals
 
 MODES_HELP = """\
@@ -48,6 +49,20 @@ scenarios (--scenario):
             for each from the pick-up on: tracking error (max, RMS) and the friction share of
             the motor effort (friction effort RMS / motor effort RMS); --plot draws the not-told
             and told runs side by side. The exit status judges the reference and told runs.
+  press     the tool (--press-link, default tool0, else the link farthest out) goes onto a
+            flat surface (a compliant plane with its own Coulomb friction, 3 cm from it at
+            the start; --press-surface overhead: above the tool, pressed up against, the
+            default; table: below it, pressed down on), presses with each of --press-forces
+            N in turn (default 0 10 25 50) and at each slides 10 cm along it and back
+            (--move-time: seconds per slide, default 1). Reported per force: the contact's
+            normal force and, per joint, the plant's friction effort |τf| and its share of
+            the motor effort, over the middle of the slides (the joints moving): the
+            load-dependent friction changing with the pressing force (overhead, the reaction
+            adds to the arm's weight: it grows; on a table the table carries part of the
+            weight: the friction of the joints that carry it falls first); --plot draws them
+            side by side. The exit status judges the run (not its tracking error: the
+            reference is inside the surface by design) and that the tool stayed on the
+            surface while pressing.
 
 exit codes: 0 valid run, 1 invalid run, 2 usage error, 130/143 interrupted by SIGINT/SIGTERM."""
 
@@ -129,7 +144,7 @@ def build_parser():
                              "controller answers every state (default 1000)")
     parser.add_argument("--tolerance-prismatic", type=number(float, 0.0), default=0.001,
                         help="max tracking error of prismatic joints [m] (default 0.001)")
-    parser.add_argument("--scenario", default="none", choices=["none", "payload"],
+    parser.add_argument("--scenario", default="none", choices=["none", "payload", "press"],
                         help="see 'scenarios' below (default none)")
     parser.add_argument("--payload-mass", type=number(float, 0.0), default=None,
                         help="payload scenario: mass picked up [kg] (default 3)")
@@ -140,6 +155,16 @@ def build_parser():
                         metavar=("X", "Y", "Z"),
                         help="payload scenario: its centre of mass in the link frame [m] "
                              "(default 0 0 0)")
+    parser.add_argument("--press-forces", type=number(float, 0.0, strict_low=False), nargs="+",
+                        default=None, metavar="F",
+                        help="press scenario: the pressing forces, in turn [N] (default 0 10 "
+                             "25 50)")
+    parser.add_argument("--press-surface", default=None, choices=["overhead", "table"],
+                        help="press scenario: the surface above the tool (overhead, the "
+                             "default) or below it (table)")
+    parser.add_argument("--press-link", default=None,
+                        help="press scenario: the link whose origin presses (default tool0, "
+                             "else the link fixed farthest out on the robot's last body)")
     parser.add_argument("--plot", default=None, help="save a plot here (.png, .pdf, .svg)")
     parser.add_argument("--global-topics", action="store_true",
                         help="use /joint_states, /effort_controller/commands, ... as "
@@ -161,7 +186,9 @@ def options_from_args(args) -> DemoOptions:
         validate=args.validate, actuators=args.actuators, rate=args.rate,
         scenario=args.scenario, payload_link=args.payload_link,
         payload_mass=3.0 if args.payload_mass is None else args.payload_mass,
-        payload_com=tuple(args.payload_com or (0.0, 0.0, 0.0)))
+        payload_com=tuple(args.payload_com or (0.0, 0.0, 0.0)),
+        press_forces=tuple(args.press_forces or PRESS_FORCES), press_link=args.press_link,
+        press_surface=args.press_surface or "overhead")
 
 
 def main(argv=None):
@@ -171,6 +198,10 @@ def main(argv=None):
              if getattr(args, name) is not None]
     if given and args.scenario != "payload":
         parser.error(f"--{given[0].replace('_', '-')} needs --scenario payload")
+    given = [name for name in ("press_forces", "press_link", "press_surface")
+             if getattr(args, name) is not None]
+    if given and args.scenario != "press":
+        parser.error(f"--{given[0].replace('_', '-')} needs --scenario press")
     try:
         with Signals() as signals:
             from robot_dynamics.errors import InputError, ModelError

@@ -121,3 +121,64 @@ def save_scenario_plot(path, model, runs, t_event, title=""):
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     fig.savefig(path, dpi=90)
     plt.close(fig)
+
+
+def save_press_plot(path, model, summary, numbers, title=""):
+    """The press scenario side by side: left, the contact's normal force, then each joint's
+    friction effort (what the motor spends against it, −τf) over time, the slides the numbers
+    are taken over shaded; right, per joint, the mean friction effort |τf| of each level over
+    the normal force measured at it (``numbers``: :func:`.scenarios.press_numbers`)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    units = joint_units(model)
+    data, n = summary["data"], model.nv
+    t = data["t"]
+    fig, axes = plt.subplots(n + 1, 2, figsize=(13, 1.7 * (n + 1) + 1.2), squeeze=False,
+                             gridspec_kw={"width_ratios": (3, 1)})
+    forces = [x["normal_force"] for x in numbers]
+    for row in range(n + 1):
+        ax = axes[row, 0]
+        if row == 0:
+            ax.plot(t, data["normal_force"], "k", lw=1, label="normal force F_n")
+            ax.set_ylabel("F_n [N]", fontsize=8)
+        else:
+            i = row - 1
+            ax.plot(t, -data["tau_friction"][:, i], "C2", lw=0.8, label="friction effort −τf")
+            ax.set_ylabel(f"[{units[i].effort}]", fontsize=8)
+            ax.set_title(model.joint_names[i], fontsize=8, loc="right", pad=2)
+        for x in numbers:  # the windows the numbers are taken over
+            w = x["window"]
+            if w.any():
+                edges = np.flatnonzero(np.diff(np.concatenate(([0], w.astype(int), [0]))))
+                for a, b in zip(edges[::2], edges[1::2] - 1):
+                    ax.axvspan(t[a], t[b], color="C0", alpha=0.12, lw=0)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+        ax = axes[row, 1]
+        if row == 0:
+            ax.bar(range(len(numbers)), forces, color="0.5")
+            ax.set_xticks(range(len(numbers)), [f"{x['force']:g} N" for x in numbers],
+                          fontsize=7)
+            ax.set_ylabel("mean F_n [N]", fontsize=8)
+            ax.set_title("asked → measured", fontsize=8, loc="right", pad=2)
+        else:
+            i = row - 1
+            ax.plot(forces, [x["friction"][i] for x in numbers], "o-", color="C2", lw=1)
+            ax.set_ylabel(f"|τf| [{units[i].effort}]", fontsize=8)
+            ax.set_title(model.joint_names[i], fontsize=8, loc="right", pad=2)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+    axes[0, 0].legend(fontsize=7, loc="lower left", bbox_to_anchor=(0.0, 1.1), frameon=False,
+                      title="contact normal force; per joint the friction effort (slides "
+                      "shaded)", title_fontproperties={"size": 9, "weight": "bold"},
+                      alignment="left")
+    axes[-1, 0].set_xlabel("t [s]")
+    axes[-1, 1].set_xlabel("mean normal force over the slides [N]")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    fig.savefig(path, dpi=90)
+    plt.close(fig)

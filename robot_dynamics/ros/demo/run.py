@@ -12,13 +12,16 @@ import numpy as np
 
 from robot_dynamics.ros.demo.config import (UsageError, bundled_config, check_config_names,
     check_output_path, controller_parameters, default_actuators, friction_label, law_names)
-from robot_dynamics.ros.demo.plot import plot_title, save_plot, save_scenario_plot
+from robot_dynamics.ros.demo.plot import (plot_title, save_plot, save_press_plot,
+    save_scenario_plot)
 from robot_dynamics.ros.demo.scenario import (START, demo_timing, demo_trajectory,
     loop_closure_note, trajectory_msg)
-from robot_dynamics.ros.demo.scenarios import (PAYLOAD_RUNS, SCENARIOS, ParameterEvent,
-    payload_link, payload_parameters, report_payload, run_numbers)
+from robot_dynamics.ros.demo.scenarios import (PAYLOAD_RUNS, PRESS_FORCES, PRESS_SURFACES,
+    PRESS_TABLE, SCENARIOS, ParameterEvent, payload_link, payload_parameters, press_link,
+    press_numbers, press_reasons, press_slide, press_table, report_payload, report_press,
+    run_numbers)
 from robot_dynamics.ros.demo.session import (Progress, Signals, private_namespace,
-    private_remaps, record_modes, record_published_states)
+    private_remaps, record_modes, record_normal_force, record_published_states)
 from robot_dynamics.ros.demo.verdict import report, summarize
 
 
@@ -50,13 +53,17 @@ class DemoOptions:
     validate: str = "strict"
     actuators: str | None = None
     rate: float = 1000.0
-    #: :mod:`.scenarios`: 'none' (the plain demo) or 'payload' (three runs: no payload, the
+    #: :mod:`.scenarios`: 'none' (the plain demo), 'payload' (three runs: no payload, the
     #: plant picking one up at the start of the second move with the controller not told,
-    #: and told)
+    #: and told) or 'press' (the tool pressing on a table with each of ``press_forces`` [N]
+    #: and sliding along it; ``move_time``: seconds of each slide, default 1)
     scenario: str = "none"
     payload_mass: float = 3.0
     payload_link: str | None = None  # None: the robot's last link
     payload_com: tuple = (0.0, 0.0, 0.0)
+    press_forces: tuple = PRESS_FORCES
+    press_link: str | None = None  # None: tool0, else the link farthest out (press_link)
+    press_surface: str = "overhead"  # or 'table' (scenarios.PRESS_SURFACES)
 
 
 def run_demo(options=None, log=print, *, progress=None, signals=None):
@@ -111,6 +118,8 @@ def run_demo(options=None, log=print, *, progress=None, signals=None):
                   model_friction_law=law_names(model_law))
     if o.scenario == "payload":
         return _payload_scenario(run_args, labels, log)
+    if o.scenario == "press":
+        return _press_scenario(run_args, labels, log)
     if o.scenario != "none":
         raise UsageError(f"scenario: expected one of {', '.join(SCENARIOS)}, got {o.scenario!r}")
     summary = _run_once(*run_args)
@@ -153,15 +162,74 @@ def _payload_scenario(run_args, labels, log):
     return {**told, "runs": runs, "pick": pick, "valid": not reasons, "reasons": reasons}
 
 
+def _press_scenario(run_args, labels, log):
+    """The press scenario (:mod:`.scenarios`): one run along the press reference with the
+    surface in the plant; the summary with ``press`` (the numbers per level), ``levels`` and
+    ``table`` (the PlaneContact). Valid when the run is (tracking error aside: the reference is
+    inside the surface by design) and the tool stayed on the surface through every pressing
+    level's slides."""
+    from robot_dynamics.control.press import press_reference
+    from robot_dynamics.ros.params import ID_CONTROLLER, row
+
+    o, model, traj, gains = run_args[0], run_args[1], run_args[2], run_args[3]
+    if model.coupling is not None:
+        raise UsageError(f"scenario press: {model.name} has mimic joints; the press reference "
+                         "needs independent joints (a robot without <mimic>)")
+    if o.press_surface not in PRESS_SURFACES:
+        raise UsageError(f"press surface: expected one of {', '.join(PRESS_SURFACES)}, got "
+                         f"{o.press_surface!r}")
+    link = press_link(model, o.press_link)
+    q_start = traj.positions[0]
+    table = press_table(model, link, q_start, o.press_surface)
+    kp = np.broadcast_to(np.asarray(gains.get("kp", row(ID_CONTROLLER, "kp").default), float),
+                         (model.nv,))
+    move_time = o.move_time or 1.0
+    settle = 0.5 if o.settle is None else o.settle
+    press_traj, levels = press_reference(model, table, q_start, o.press_forces, kp,
+                                         slide=press_slide(model, table, q_start),
+                                         move_time=move_time)
+    t_end = press_traj.duration + settle
+
+    def plant_table(sim_model):  # on the simulator node's own model
+        return press_table(sim_model, link, q_start, o.press_surface)
+
+    args = (o, model, press_traj) + tuple(run_args[3:7]) + (t_end,) + tuple(run_args[8:])
+    log(f"== scenario press: {link!r} onto a surface ({o.press_surface}) at "
+        f"{np.round(table.plane_point, 3).tolist()} m, normal {table.normal.round(3).tolist()}, "
+        f"forces {', '.join(f'{f:g}' for f in o.press_forces)} N ==")
+    s = _run_once(*args, external=plant_table)
+    s.update(labels, scenario="press")
+    tracking = [r for r in s["reasons"] if r.startswith("tracking error")]
+    s["reasons"] = [r for r in s["reasons"] if r not in tracking]
+    numbers = press_numbers(s, levels, START)
+    s["reasons"] += press_reasons(numbers)
+    s["valid"] = not s["reasons"]
+    report(s, log)
+    if tracking:
+        log("  (tracking error not judged: the press reference is inside the surface by design, "
+            "the surface holds the tool back)")
+    report_press(numbers, s["joint_names"], s["units"], link, o.press_surface, PRESS_TABLE, log)
+    if o.plot:
+        save_press_plot(o.plot, model, s, numbers,
+                        title=plot_title(s) + f"; {link} pressing on a surface "
+                        f"({o.press_surface})")
+        log(f"plot saved to {os.path.abspath(o.plot)}")
+    return {**s, "press": numbers, "levels": levels, "table": table, "link": link}
+
+
 def _run_once(o, model, traj, gains, actuators, model_spec, plant_spec, t_end, progress,
-              signals, events=()):
+              signals, events=(), external=None):
     """One run of the composition: the summary of :func:`.summarize` (data, verdict, ...).
     ``events``: :class:`.ParameterEvent` to apply during the run (the controller then serves
     its states on the executor, so that an event lands between a state and the command computed
     from it). Not yet bit-for-bit deterministic with an event: the step after the pick-up
     applies the command the controller computed from the state before it, and in about one
     run in three the controller serves that state only after the event (told one state early:
-    the runs differ from that step on, ~1e-5 rad); not resolved."""
+    the runs differ from that step on, ~1e-5 rad); not resolved. ``external``: None, or
+    ``external(model) → PlaneContact`` (the press scenario's table): one on the simulator
+    node's model becomes its Simulator's ``external`` (the plant's environment), a second
+    one gives ``data['normal_force']``, its F_n at each recorded state (what the plant applies
+    over the step from it)."""
     rclpy = _import_rclpy()
     # a context of our own (whatever the caller has), with our own SIGINT/SIGTERM handling
     # (stop, destroy the nodes, exit 130/143) and, unless global_topics, the composition's
@@ -175,7 +243,7 @@ def _run_once(o, model, traj, gains, actuators, model_spec, plant_spec, t_end, p
     remaps = [] if o.global_topics else ["-r", f"__ns:={namespace}"] + private_remaps(namespace)
     rclpy.init(context=context, args=["--ros-args"] + remaps if remaps else None,
                signal_handler_options=SignalHandlerOptions.NO)
-    run = _Composition(o, context, signals or Signals(), events)
+    run = _Composition(o, context, signals or Signals(), events, external)
     try:
         run.start(model, traj, gains, actuators, model_spec, plant_spec)
         wall, data, audit, stats = run.spin_until(t_end, progress)
@@ -210,9 +278,10 @@ class _Composition:
     """The nodes of one run in one executor: :meth:`start`, :meth:`spin_until`, :meth:`close`
     (also after a failed start)."""
 
-    def __init__(self, options, context, signals, events=()):
+    def __init__(self, options, context, signals, events=(), external=None):
         self.options, self.context, self.signals = options, context, signals
         self.events = sorted(events, key=lambda e: e.t)
+        self.external, self.normal_force = external, None
         self.nodes, self.executor, self.sim, self.modes = [], None, None, None
 
     def start(self, model, traj, gains, actuators, model_spec, plant_spec):
@@ -276,6 +345,9 @@ class _Composition:
         self.sim = sim
         self.modes = record_modes(sim)
         self.recording = record_published_states(sim)
+        if self.external is not None:
+            sim.sim.external = self.external(sim.model)
+            self.normal_force = record_normal_force(sim, self.external(sim.model))
         if self.events:
             self._schedule({"simulator": sim, "id_controller": ctrl, "dynamics_model": dyn})
         self.executor.add_node(sim)
@@ -320,7 +392,10 @@ class _Composition:
                                    f"{t_end:.3f} s)")
         progress.close()
         wall = time.monotonic() - wall0
-        return wall, self.recording.arrays(), sim.sim.audit, dict(sim.update_stats())
+        data = self.recording.arrays()
+        if self.normal_force is not None:
+            data["normal_force"] = np.asarray(self.normal_force, dtype=float)
+        return wall, data, sim.sim.audit, dict(sim.update_stats())
 
     def _deliver(self, pub, msg, received, timeout=30.0):
         """Publish ``msg`` once ``pub`` has matched its subscriber (the controller's trajectory

@@ -144,6 +144,23 @@ def record_published_states(sim, rec=None) -> Recording:
     return rec
 
 
+def record_normal_force(sim, contact) -> list:
+    """The normal force [N] of ``contact`` (a PlaneContact on the simulator node's model, the
+    plant's own or a twin of it) at each state the simulator node ``sim`` publishes from now on:
+    what the plant applies over the step from that state (the contact is evaluated at a step's
+    start). Call it after :func:`record_published_states`: one value per recorded state."""
+    sel = sim.model.independent if sim.model.coupling is not None else slice(None)
+    forces = []
+
+    def on_state(msg):
+        contact.wrench(np.array(msg.position, dtype=float)[sel],
+                       np.array(msg.velocity, dtype=float)[sel])
+        forces.append(contact.normal_force)
+
+    sim.state_observers.append(on_state)
+    return forces
+
+
 def record_modes(sim) -> list:
     """The simulator node's modes in the order it runs them: its mode now, then each switch
     (a ``mode`` parameter change) as it happens (through its ``mode_observers``)."""
