@@ -168,7 +168,8 @@ PAYLOAD = (
 SIMULATOR = ROBOT + (
     Param("rate", "double", 1000.0, "integration rate [Hz] (step = 1/rate)", 10.0, 100000.0,
           read_only=True),
-    Param("mode", "string", "realtime", "realtime | fast | lockstep (live)",
+    Param("mode", "string", "realtime", "realtime | fast | lockstep (live); realtime as a real "
+          "arm's clock runs (the sim demo runs its simulator in lockstep, deterministic)",
           choices=("realtime", "fast", "lockstep")),
     Param("limits", "bool", True, "joint position limits of the URDF as hard stops (false: no "
           "stops)", read_only=True),

@@ -139,7 +139,9 @@ def main(argv=None):
                         help="actuator config of both nodes (gear ratio, rotor inertia → "
                              "armature, gear-mesh efficiency, motor limits and friction): "
                              "bundled name (arm7_actuators), YAML path or 'none' (default: "
-                             "none, friction only)")
+                             "none, friction only: unlike sim, which takes a bundled robot's "
+                             "<robot>_actuators, a recording identifies friction alone unless "
+                             "asked)")
     parser.add_argument("--duration", type=number(float, 0.0), default=20.0,
                         help="simulated seconds (default 20)")
     parser.add_argument("--out", default="run_bag",

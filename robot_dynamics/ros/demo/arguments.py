@@ -17,8 +17,10 @@ MODES_HELP = """\
 simulation modes:
   lockstep  the simulator publishes a state, waits for the command computed from it, then
             steps: runs as fast as the loop allows and is deterministic (same command
-            sequence, same recorded states on every run). The default, and the mode the
-            tracking tolerance's default is stated for.
+            sequence, same recorded states on every run). The default here, and the mode the
+            tracking tolerance's default is stated for. The simulator node alone
+            (`robot-dynamics simulator`, `ros2 run`) and sim.launch.py default to realtime,
+            as a real arm's clock runs; sim defaults to lockstep to judge the run.
   realtime  simulated time follows the wall clock, commands are applied whenever they arrive
             (as on a real arm): a slow or loaded machine delays commands and the simulator
             overruns or falls behind (a tick catches up at most 5 ms of steps, the rest are
