@@ -1,7 +1,7 @@
 """Batched rollouts (issue 35): throughput of ``run_rollouts`` with 1 worker (in this process)
 against 2 worker processes, and the cost per rollout-step against ``mujoco.rollout``.
 
-    PYTHONPATH=. python3 bench/bench_rollouts.py [--rollouts 32] [--steps 1000] [--blocks 5]
+    PYTHONPATH=. python3 bench/bench_rollouts.py [--rollouts 64] [--steps 1500] [--blocks 5]
 
 **Workers.** arm7 with its bundled load-dependent friction tracks a minimum-jerk move with the
 friction-compensating computed-torque controller (the ``robot-dynamics sweep`` task), each
@@ -9,7 +9,9 @@ rollout a different friction scale, payload and initial state. One block runs ev
 with ``workers=1`` and once with ``workers=2`` (a fresh process pool each time, forked: its
 start-up is counted), the two timed back to back; the ratio is taken per block, median over
 blocks (a slow spell of the shared machine hits both sides of a ratio alike). The load average
-is printed: with other jobs on the two cores, the second worker only gets what they leave.
+is printed: with other jobs on the two cores, the second worker only gets what they leave; so
+are the CPU seconds of each side (this process and its workers), whose ratio bounds the
+speed-up two free cores would give.
 
 **MuJoCo.** The same URDF in MuJoCo (``bench_mujoco.mujoco_model``: visuals and collisions
 stripped, contacts off, 1 ms, joint ``frictionloss`` = the bundled friction's Coulomb levels,
@@ -45,21 +47,29 @@ def study(rollouts, steps):
                       duration=steps * 1e-3)
 
 
+def _cpu():
+    """CPU seconds of this process and of its finished children."""
+    t = os.times()
+    return t.user + t.system, t.children_user + t.children_system
+
+
 def bench_workers(s, blocks):
     run_rollouts(s.plant, s.specs[:2], workers=1)  # warm: kernels and the plant loaded
-    ratios, one, two = [], [], []
+    ratios, one, two, cpu_one, cpu_two = [], [], [], [], []
     for _ in range(blocks):
-        t0 = time.perf_counter()
+        c0, t0 = _cpu(), time.perf_counter()
         _, a = run_rollouts(s.plant, s.specs, workers=1, trajectories=False)
-        t1 = time.perf_counter()
+        c1, t1 = _cpu(), time.perf_counter()
         _, b = run_rollouts(s.plant, s.specs, workers=2, trajectories=False,
                             start_method="fork")
-        t2 = time.perf_counter()
-        assert a == b  # same numbers, whatever the workers
+        c2, t2 = _cpu(), time.perf_counter()
+        assert repr(a) == repr(b)  # same numbers (NaN of failed rollouts too), any workers
         one.append(t1 - t0)
         two.append(t2 - t1)
+        cpu_one.append(c1[0] - c0[0])
+        cpu_two.append(c2[0] - c1[0] + c2[1] - c1[1])  # the parent's and the workers'
         ratios.append((t1 - t0) / (t2 - t1))
-    return one, two, ratios
+    return one, two, ratios, cpu_one, cpu_two
 
 
 def bench_mujoco(s, blocks):
@@ -105,8 +115,8 @@ def bench_mujoco(s, blocks):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rollouts", type=int, default=32)
-    ap.add_argument("--steps", type=int, default=1000)
+    ap.add_argument("--rollouts", type=int, default=64)
+    ap.add_argument("--steps", type=int, default=1500)
     ap.add_argument("--blocks", type=int, default=5)
     ap.add_argument("--no-mujoco", action="store_true")
     a = ap.parse_args()
@@ -114,13 +124,17 @@ def main():
     total = a.rollouts * a.steps
     print(f"arm7, load-dependent friction, computed torque: {a.rollouts} rollouts × "
           f"{a.steps} steps; load average before: {os.getloadavg()}")
-    one, two, ratios = bench_workers(s, a.blocks)
+    one, two, ratios, cpu_one, cpu_two = bench_workers(s, a.blocks)
     print(f"workers=1: {statistics.median(one):.3f} s ({total / statistics.median(one):.4g} "
           f"steps/s, {1e6 * statistics.median(one) / total:.2f} µs per rollout-step)")
     print(f"workers=2: {statistics.median(two):.3f} s ({total / statistics.median(two):.4g} "
           f"steps/s, {1e6 * statistics.median(two) / total:.2f} µs per rollout-step)")
     print(f"speed-up 2 vs 1 worker: median {statistics.median(ratios):.2f} "
           f"(blocks: {', '.join(f'{r:.2f}' for r in ratios)})")
+    c1, c2 = statistics.median(cpu_one), statistics.median(cpu_two)
+    print(f"CPU seconds: 1 worker {c1:.3f}, 2 workers {c2:.3f} (parent + workers: pool start, "
+          f"pickling, the same rollouts); on two free cores the speed-up would be at most "
+          f"2·{c1:.3f}/{c2:.3f} = {2 * c1 / c2:.2f}")
     best_one = min(one) / total
     if not a.no_mujoco:
         mj = bench_mujoco(s, a.blocks)

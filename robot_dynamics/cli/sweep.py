@@ -238,7 +238,10 @@ def main(argv) -> int:
         _, summaries = run_rollouts(study.plant, study.specs, workers=workers, executor=client,
                                     trajectories=False, progress=progress)
     except (InputError, ModelError) as exc:
-        return error("sweep", _named(exc))
+        text = _named(exc)
+        if args.cluster and text.startswith("--scheduler:"):  # (distributed missing)
+            text = "--cluster local:" + text[len("--scheduler:"):]
+        return error("sweep", text)
     except OSError as exc:  # a scheduler address nobody answers
         return error("sweep", f"--scheduler {scheduler}: {exc}")
     finally:

@@ -309,10 +309,10 @@ class SweepResult:
         plt.close(fig)
 
 
-def dask_client(scheduler, workers):
+def dask_client(scheduler, workers, timeout=10):
     """(client, cluster or None) for ``scheduler`` ``"local"`` (a LocalCluster of ``workers``
-    single-threaded processes) or a scheduler address; InputError when distributed is
-    missing."""
+    single-threaded processes) or a scheduler address (OSError when it does not answer within
+    ``timeout`` seconds); InputError when distributed is missing."""
     try:
         from distributed import Client, LocalCluster
     except ImportError:
@@ -322,7 +322,7 @@ def dask_client(scheduler, workers):
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                dashboard_address=None)
         return Client(cluster), cluster
-    return Client(scheduler), None
+    return Client(scheduler, timeout=timeout), None
 
 
 def sweep(robot="arm7", *, workers=None, scheduler=None, progress=None, **study) -> SweepResult:
