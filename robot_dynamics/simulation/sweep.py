@@ -302,7 +302,8 @@ class SweepResult:
             ax.boxplot([values[m & ok] for _, _, m in mine], whis=(5, 95), showfliers=False)
             ax.set_xticks(range(1, len(mine) + 1), [g[1] for g in mine])
             ax.set_xlabel(factor)
-            ax.set_ylabel(metric)
+            ax.set_ylabel(metric + (" [rad]" if metric.endswith("_error") else ""))
+            ax.set_title("box: quartiles, whiskers: p5–p95", fontsize=8)
             ax.set_yscale("log") if (values[ok] > 0).all() and len(values[ok]) else None
         fig.tight_layout()
         fig.savefig(path, dpi=100)
