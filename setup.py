@@ -83,6 +83,8 @@ setup(
         "test-tools": TEST_TOOLS,
         "ros-jazzy": ROS_JAZZY_WHEELS,
         "test-jazzy": TEST_TOOLS + ROS_JAZZY_WHEELS + JAZZY_INTERFACE_BUILD_WHEELS,
+        # robustness studies on a Dask cluster (robot-dynamics sweep --scheduler/--cluster)
+        "cluster": ["distributed>=2024.1"],
     },
     zip_safe=True,
     maintainer="robot_dynamics developers",

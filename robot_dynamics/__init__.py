@@ -28,6 +28,8 @@ _EXPORTS = {
     "point_force": "algorithm.external", "sensor_wrench": "algorithm.external",
     "SimulationError": "simulation.simulator", "Simulator": "simulation.simulator",
     "PlaneContact": "simulation.contact",
+    "Plant": "simulation.rollouts", "RolloutSpec": "simulation.rollouts",
+    "run_rollouts": "simulation.rollouts", "sweep": "simulation.sweep",
     "PD": "control.controllers", "ComputedTorque": "control.controllers",
     "FrictionSolveError": "algorithm.friction_solve",
     "FrictionSolveReport": "algorithm.friction_solve",

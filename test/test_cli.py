@@ -30,7 +30,7 @@ def run(args, timeout=120, **kw):
 
 HELP_ARGVS = [["--help"], ["--version"], ["sim", "--help"], ["derive", "--help"],
               ["identify", "--help"], ["simulator", "--help"], ["id_controller", "--help"],
-              ["dynamics_model", "-h"]]
+              ["dynamics_model", "-h"], ["sweep", "--help"]]
 
 
 def test_help_imports_nothing_heavy():

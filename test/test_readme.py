@@ -79,3 +79,11 @@ def test_payloads_example_runs(tmp_path):
                      "print('README-OK', model.payloads['tool0'].mass, "
                      "model.payloads['tool0'].inertia[2, 2])\n")
     assert out.split("README-OK", 1)[1].split() == ["3.0", "0.002"]
+
+
+def test_robustness_study_example_runs(tmp_path):
+    out = _run_block(tmp_path, ["rd.sweep("], "the 'Robustness studies' example is missing",
+                     "import csv\nrows = list(csv.DictReader(open('sweep.csv')))\n"
+                     "print('README-OK', len(rows), result.statistics()[0]['n'])\n")
+    assert "friction_scale  0.5" in out and "payload_mass" in out
+    assert "README-OK 24 8" in out

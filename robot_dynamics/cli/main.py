@@ -5,6 +5,7 @@
     robot-dynamics derive <robot> --method ...               equations of motion (symbolic)
     robot-dynamics identify <robot> <log> -o friction.yaml   friction identification
     robot-dynamics record --robot arm7 --out run_bag          an identification run → bag
+    robot-dynamics sweep --friction-scale 0.5,1,2 --payload 0,5   a robustness study (rollouts)
 
 Start-up is kept light: this module and ``--help`` of every command import neither numba nor
 rclpy, SymPy, SciPy or matplotlib (``robot_dynamics`` itself imports its names on first use).
@@ -33,6 +34,8 @@ COMMANDS = {
                  "fit friction laws (and armature, gear mesh) to a recorded run"),
     "record": ("robot_dynamics.ros.record",
                "record an identification run of the simulator node into a ROS 2 bag"),
+    "sweep": ("robot_dynamics.cli.sweep",
+              "robustness study: rollouts over friction, payload, initial state, gains"),
 }
 NODES = {"simulator", "id_controller", "dynamics_model"}
 

@@ -1,0 +1,149 @@
+"""Batched rollouts (issue 35): throughput of ``run_rollouts`` with 1 worker (in this process)
+against 2 worker processes, and the cost per rollout-step against ``mujoco.rollout``.
+
+    PYTHONPATH=. python3 bench/bench_rollouts.py [--rollouts 64] [--steps 1500] [--blocks 5]
+
+**Workers.** arm7 with its bundled load-dependent friction tracks a minimum-jerk move with the
+friction-compensating computed-torque controller (the ``robot-dynamics sweep`` task), each
+rollout a different friction scale, payload and initial state. One block runs every rollout once
+with ``workers=1`` and once with ``workers=2`` (a fresh process pool each time, forked: its
+start-up is counted), the two timed back to back; the ratio is taken per block, median over
+blocks (a slow spell of the shared machine hits both sides of a ratio alike). The load average
+is printed: with other jobs on the two cores, the second worker only gets what they leave; so
+are the CPU seconds of each side (this process and its workers), whose ratio bounds the
+speed-up two free cores would give.
+
+**MuJoCo.** The same URDF in MuJoCo (``bench_mujoco.mujoco_model``: visuals and collisions
+stripped, contacts off, 1 ms, joint ``frictionloss`` = the bundled friction's Coulomb levels,
+``damping`` = viscous + URDF damping), ``mujoco.rollout.rollout`` over the same number of
+rollouts and steps, open loop: the generalized forces our first rollout applied
+(``mjSTATE_QFRC_APPLIED``), one thread and two (``data`` a list of two MjData). Ours is closed
+loop (the controller runs inside each step) with stick/slip friction; MuJoCo's friction loss is
+a soft constraint. Per rollout-step, best of ``--blocks``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+import robot_dynamics as rd  # noqa: E402
+from robot_dynamics.parsers.resources import robot_path  # noqa: E402
+from robot_dynamics.simulation.sweep import make_study  # noqa: E402
+from robot_dynamics.simulation.rollouts import run_rollouts  # noqa: E402
+
+
+def study(rollouts, steps):
+    return make_study("arm7", friction_scale=(0.5, 2.0), payload_mass=(0.0, 5.0),
+                      perturbation=(0.0, 0.05), samples=rollouts, seed=1,
+                      duration=steps * 1e-3)
+
+
+def _cpu():
+    """CPU seconds of this process and of its finished children."""
+    t = os.times()
+    return t.user + t.system, t.children_user + t.children_system
+
+
+def bench_workers(s, blocks):
+    run_rollouts(s.plant, s.specs[:2], workers=1)  # warm: kernels and the plant loaded
+    ratios, one, two, cpu_one, cpu_two = [], [], [], [], []
+    for _ in range(blocks):
+        c0, t0 = _cpu(), time.perf_counter()
+        _, a = run_rollouts(s.plant, s.specs, workers=1, trajectories=False)
+        c1, t1 = _cpu(), time.perf_counter()
+        _, b = run_rollouts(s.plant, s.specs, workers=2, trajectories=False,
+                            start_method="fork")
+        c2, t2 = _cpu(), time.perf_counter()
+        assert repr(a) == repr(b)  # same numbers (NaN of failed rollouts too), any workers
+        one.append(t1 - t0)
+        two.append(t2 - t1)
+        cpu_one.append(c1[0] - c0[0])
+        cpu_two.append(c2[0] - c1[0] + c2[1] - c1[1])  # the parent's and the workers'
+        ratios.append((t1 - t0) / (t2 - t1))
+    return one, two, ratios, cpu_one, cpu_two
+
+
+def bench_mujoco(s, blocks):
+    import mujoco
+    from mujoco import rollout
+
+    from bench_mujoco import mujoco_model
+
+    model = rd.load_urdf(robot_path("arm7"))
+    fr = rd.friction_from_config(s.plant.friction, model)
+    coulomb = np.array([law.coulomb for law in fr.laws])
+    viscous = np.array([law.viscous for law in fr.laws])
+    m, dofs, qadr = mujoco_model(robot_path("arm7"), model, coulomb, viscous)
+    sim = rd.Simulator(model, fr, 1e-3)
+    spec = s.specs[0]
+    sim.reset(spec.q0)
+    out = sim.run(steps=spec.steps, controller=rd.ComputedTorque(
+        spec.kp, spec.kd, spec.q_ref, spec.v_ref, spec.a_ref, friction=fr))
+    n, N = len(s.specs), spec.steps
+    qfrc = np.zeros((N, m.nv))
+    qfrc[:, dofs] = out["tau"]
+    spec_bits = mujoco.mjtState.mjSTATE_QFRC_APPLIED.value
+    d0 = mujoco.MjData(m)
+    full = mujoco.mjtState.mjSTATE_FULLPHYSICS.value
+    x0 = np.zeros((n, mujoco.mj_stateSize(m, full)))
+    for i, sp in enumerate(s.specs):
+        d0.qpos[qadr] = sp.q0
+        d0.qvel[:] = 0.0
+        mujoco.mj_getState(m, d0, x0[i], full)
+    control = np.broadcast_to(qfrc, (n, N, m.nv)).copy()
+    result = {}
+    for threads in (1, 2):
+        datas = [mujoco.MjData(m) for _ in range(threads)]
+        best = np.inf
+        for _ in range(blocks):
+            t0 = time.perf_counter()
+            rollout.rollout(m, datas if threads > 1 else datas[0], x0, control,
+                            control_spec=spec_bits)
+            best = min(best, time.perf_counter() - t0)
+        result[threads] = best / (n * N)
+    return result
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rollouts", type=int, default=64)
+    ap.add_argument("--steps", type=int, default=1500)
+    ap.add_argument("--blocks", type=int, default=5)
+    ap.add_argument("--no-mujoco", action="store_true")
+    a = ap.parse_args()
+    s = study(a.rollouts, a.steps)
+    total = a.rollouts * a.steps
+    print(f"arm7, load-dependent friction, computed torque: {a.rollouts} rollouts × "
+          f"{a.steps} steps; load average before: {os.getloadavg()}")
+    one, two, ratios, cpu_one, cpu_two = bench_workers(s, a.blocks)
+    print(f"workers=1: {statistics.median(one):.3f} s ({total / statistics.median(one):.4g} "
+          f"steps/s, {1e6 * statistics.median(one) / total:.2f} µs per rollout-step)")
+    print(f"workers=2: {statistics.median(two):.3f} s ({total / statistics.median(two):.4g} "
+          f"steps/s, {1e6 * statistics.median(two) / total:.2f} µs per rollout-step)")
+    print(f"speed-up 2 vs 1 worker: median {statistics.median(ratios):.2f} "
+          f"(blocks: {', '.join(f'{r:.2f}' for r in ratios)})")
+    c1, c2 = statistics.median(cpu_one), statistics.median(cpu_two)
+    print(f"CPU seconds: 1 worker {c1:.3f}, 2 workers {c2:.3f} (parent + workers: pool start, "
+          f"pickling, the same rollouts); on two free cores the speed-up would be at most "
+          f"2·{c1:.3f}/{c2:.3f} = {2 * c1 / c2:.2f}")
+    best_one = min(one) / total
+    if not a.no_mujoco:
+        mj = bench_mujoco(s, a.blocks)
+        print(f"mujoco.rollout (open loop, frictionloss): {1e6 * mj[1]:.2f} µs per rollout-step "
+              f"on 1 thread, {1e6 * mj[2]:.2f} on 2; ours best block, 1 worker: "
+              f"{1e6 * best_one:.2f} µs (ratio {best_one / mj[1]:.2f}), 2 workers: "
+              f"{1e6 * min(two) / total:.2f} µs (ratio {min(two) / total / mj[2]:.2f})")
+    print(f"load average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

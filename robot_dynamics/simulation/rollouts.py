@@ -1,0 +1,350 @@
+"""Many independent rollouts at once, on every core (issue 35).
+
+A rollout is one :meth:`Simulator.run <robot_dynamics.simulation.simulator.Simulator.run>` with a
+compiled controller from an initial state: :class:`RolloutSpec` holds what varies from one to
+the next (initial state, controller and its references and gains, friction scale, payload),
+:class:`Plant` what they share (robot, nominal friction, step, simulator options).
+:func:`run_rollouts` runs a list of specs and returns, in the specs' order, each one's
+trajectory (the arrays of ``Simulator.run``) and summary (tracking error, saturation, energy
+audit) — serially in this process (``workers=1``) or spread over worker processes
+(``concurrent.futures``) or any executor with ``submit`` (a Dask ``distributed.Client``:
+:mod:`robot_dynamics.simulation.sweep`).
+
+Determinism: each rollout is computed by :func:`run_one` alone, from its spec: a fresh
+:class:`Simulator`, reset to the spec's state, on the worker's Model with the spec's payload set
+(``Model.set_payload`` restores the built inertias bit for bit when it is removed) and a friction
+model built from the scaled configuration. Nothing carries over between rollouts, so the answer
+of each is the same bits whatever the number of workers, the chunking or the order they ran in
+(``test/test_rollouts.py`` holds this against a hand-written loop of ``Simulator.run``).
+
+Workers build the Model once each (:func:`_context`, cached per plant), whether they are forked,
+spawned or Dask's: a chunk of rollouts carries only the plant's description (URDF text, friction
+mapping) and the specs.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from robot_dynamics.errors import InputError
+
+#: summary fields of a rollout (:func:`summarize`), in the CSV's order
+SUMMARY_FIELDS = ("rms_error", "max_error", "saturation", "motor_work", "motor_gross",
+                  "friction_dissipation", "energy_residual")
+CONTROLLERS = ("computed_torque", "pd")
+_SCALED = {"load_dependent": ("coulomb", "viscous", "k1", "k2", "k3"),
+           "classic": ("coulomb", "viscous", "coulomb_positive", "coulomb_negative"),
+           "none": ()}
+
+
+@dataclass(frozen=True)
+class Plant:
+    """What every rollout of a batch shares. ``robot``: bundled name or URDF/xacro path (a
+    ``.urdf`` file is read here and shipped as text, so remote workers need no copy of it);
+    ``friction``: the nominal friction — None, a mapping, a YAML path or a bundled config's
+    name (``"arm7_friction"``), read here into a mapping; ``dt`` the step [s]; ``saturate`` and
+    ``limits`` as :class:`Simulator`'s."""
+    robot: str
+    friction: object = None
+    dt: float = 1e-3
+    saturate: bool = True
+    limits: bool = True
+    urdf: str = field(default="", repr=False)  # filled by __post_init__
+
+    def __post_init__(self):
+        from robot_dynamics.parsers.config_files import load_mapping
+        from robot_dynamics.parsers.resources import robot_path
+
+        path = robot_path(self.robot)  # ModelError naming the bundled robots
+        text = path
+        if not path.endswith(".xacro"):
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        object.__setattr__(self, "urdf", text)
+        if self.friction is not None:
+            mapping, _ = load_mapping(self.friction, "friction")
+            object.__setattr__(self, "friction", _plain(mapping))
+        if not (isinstance(self.dt, numbers.Real) and math.isfinite(self.dt) and self.dt > 0):
+            raise InputError(f"dt must be a positive number of seconds, got {self.dt!r}")
+
+    def key(self):
+        """Identifies the plant in a worker's cache."""
+        return (self.urdf, repr(self.friction), float(self.dt), self.saturate, self.limits)
+
+
+def _plain(x):
+    """A mapping from YAML as plain, comparable, picklable Python (dicts, lists, floats)."""
+    if isinstance(x, dict):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    return x
+
+
+@dataclass
+class RolloutSpec:
+    """One rollout. ``q0``, ``v0`` (None: at rest) the initial state; ``controller``
+    ``"computed_torque"`` (:class:`~robot_dynamics.ComputedTorque`, compensating the plant's
+    *nominal* friction) or ``"pd"`` (:class:`~robot_dynamics.PD` with gravity compensation);
+    ``kp``, ``kd`` gains (scalars or (nv,)); ``q_ref``, ``v_ref``, ``a_ref`` the references,
+    row k at step k (the last row held; ``steps + 1`` rows: row k + 1 is what the state after
+    step k is compared with); ``friction_scale`` multiplies the plant's friction coefficients
+    (≥ 0; the controller keeps the nominal ones); ``payload_mass`` [kg] (0: none) on
+    ``payload_link`` (None: the last body's link) at ``payload_com`` (link frame)."""
+    q0: np.ndarray
+    q_ref: np.ndarray
+    steps: int
+    kp: object = 400.0
+    kd: object = 40.0
+    v0: np.ndarray | None = None
+    v_ref: np.ndarray | None = None
+    a_ref: np.ndarray | None = None
+    controller: str = "computed_torque"
+    friction_scale: float = 1.0
+    payload_mass: float = 0.0
+    payload_link: str | None = None
+    payload_com: tuple = (0.0, 0.0, 0.0)
+
+    def check(self):
+        """One-line InputError naming the field that is wrong."""
+        if self.controller not in CONTROLLERS:
+            raise InputError(f"controller must be one of {CONTROLLERS}, got {self.controller!r}")
+        for name in ("friction_scale", "payload_mass"):
+            x = getattr(self, name)
+            if (isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(x)
+                    or x < 0):
+                raise InputError(f"{name} must be a finite number ≥ 0, got {x!r}")
+        if isinstance(self.steps, bool) or not isinstance(self.steps, numbers.Integral) \
+                or self.steps < 0:
+            raise InputError(f"steps must be a whole number ≥ 0, got {self.steps!r}")
+
+
+def scaled_friction_config(config, scale: float, model):
+    """The friction mapping with every law's coefficients × ``scale`` (its magnitude scaled
+    exactly: load_dependent's coulomb, viscous, k1–k3; classic's levels, viscous and Stribeck
+    static level). ``scale`` 0: no friction. Other laws: InputError naming the joint."""
+    from robot_dynamics.friction import friction_from_config
+
+    if config is None or scale == 0.0:
+        return {"default": {"model": "none"}}
+    joints = friction_from_config(config, model).to_config()["joints"]
+    out = {}
+    for joint, law in joints.items():
+        kind = law.get("model")
+        if kind not in _SCALED:
+            raise InputError(f"friction scale: joint {joint!r} has a {kind!r} law; scaling "
+                             f"supports {sorted(_SCALED)}")
+        law = dict(law)
+        for key in _SCALED[kind]:
+            if key in law:
+                law[key] = float(law[key]) * scale
+        if kind == "classic" and law.get("stribeck") is not None:
+            law["stribeck"] = dict(law["stribeck"], static=float(law["stribeck"]["static"])
+                                   * scale)
+        out[joint] = law
+    return {"joints": out}
+
+
+class _Context:
+    """A worker's plant: the Model (built once) and friction models by scale."""
+
+    def __init__(self, plant: Plant):
+        from robot_dynamics.friction import friction_from_config
+        from robot_dynamics.parsers.urdf import load_urdf
+
+        self.plant = plant
+        self.model = load_urdf(plant.urdf)
+        self.nominal = (None if plant.friction is None
+                        else friction_from_config(plant.friction, self.model))
+        self._friction = {}
+
+    def friction(self, scale):
+        """The plant's friction at ``scale`` (1: the nominal model itself; 0: None, no
+        friction)."""
+        from robot_dynamics.friction import friction_from_config
+
+        if scale == 1.0 or self.nominal is None:
+            return self.nominal
+        if scale == 0.0:
+            return None
+        if scale not in self._friction:
+            if len(self._friction) > 64:
+                self._friction.clear()
+            self._friction[scale] = friction_from_config(
+                scaled_friction_config(self.plant.friction, scale, self.model), self.model)
+        return self._friction[scale]
+
+
+_CONTEXTS: dict = {}
+
+
+def _context(plant: Plant) -> _Context:
+    key = plant.key()
+    ctx = _CONTEXTS.get(key)
+    if ctx is None:
+        if len(_CONTEXTS) > 4:
+            _CONTEXTS.clear()
+        ctx = _CONTEXTS[key] = _Context(plant)
+    return ctx
+
+
+def build_controller(spec: RolloutSpec, nominal_friction):
+    """The compiled controller of a spec (:class:`PD` or :class:`ComputedTorque`)."""
+    from robot_dynamics.control.controllers import PD, ComputedTorque
+
+    if spec.controller == "pd":
+        return PD(spec.kp, spec.kd, spec.q_ref, spec.v_ref, gravity_compensation=True)
+    return ComputedTorque(spec.kp, spec.kd, spec.q_ref, spec.v_ref, spec.a_ref,
+                          friction=nominal_friction)
+
+
+def summarize(spec: RolloutSpec, out: dict, sim) -> dict:
+    """Per-rollout numbers: tracking error RMS and max over steps and joints [rad or m] (the
+    state after step k against reference row k + 1), the fraction of steps with a saturated
+    joint, and the simulator's energy audit (motor work net and gross, friction dissipation,
+    the audit's residual) [J]."""
+    q = out["q"]
+    n = len(q)
+    if n == 0:
+        e = np.zeros((0,))
+    else:
+        Q = np.asarray(spec.q_ref, dtype=float)
+        Q = Q[None, :] if Q.ndim == 1 else Q
+        rows = np.minimum(np.arange(1, n + 1), len(Q) - 1)
+        e = (q - Q[rows]).ravel()
+    audit = sim.audit
+    return {"rms_error": float(np.sqrt(np.mean(e * e))) if e.size else 0.0,
+            "max_error": float(np.max(np.abs(e))) if e.size else 0.0,
+            "saturation": sim.saturated_steps / n if n else 0.0,
+            "motor_work": float(audit.motor_work), "motor_gross": float(audit.motor_gross),
+            "friction_dissipation": float(audit.friction_dissipation),
+            "energy_residual": float(audit.residual), "status": "ok"}
+
+
+def run_one(plant: Plant, spec: RolloutSpec, trajectory: bool = True):
+    """One rollout alone (in whichever process): returns (trajectory dict or None, summary).
+    A :class:`SimulationError` (a diverging rollout) is not raised: its summary has status
+    ``"failed: <message>"`` and NaN numbers, its trajectory None."""
+    from robot_dynamics.simulation.simulator import SimulationError, Simulator
+
+    spec.check()
+    ctx = _context(plant)
+    model = ctx.model
+    link = spec.payload_link or model.link_names[-1]
+    if spec.payload_mass > 0:
+        model.set_payload(link, float(spec.payload_mass), spec.payload_com)
+    try:
+        sim = Simulator(model, ctx.friction(float(spec.friction_scale)), plant.dt,
+                        saturate=plant.saturate, limits=plant.limits)
+        sim.reset(spec.q0, spec.v0)
+        controller = build_controller(spec, ctx.nominal)
+        try:
+            out = sim.run(steps=int(spec.steps), controller=controller)
+        except SimulationError as exc:
+            failed = dict.fromkeys(SUMMARY_FIELDS, math.nan)
+            failed["status"] = "failed: " + " ".join(str(exc).split())[:200]
+            return None, failed
+        return (out if trajectory else None), summarize(spec, out, sim)
+    finally:
+        if spec.payload_mass > 0:
+            model.set_payload(link, None)
+
+
+def run_chunk(plant: Plant, specs, trajectory: bool = True):
+    """Rollouts one after the other in this process (a worker's task): [(trajectory, summary)]."""
+    return [run_one(plant, spec, trajectory) for spec in specs]
+
+
+def _warm(plant: Plant):
+    """A worker's initializer: build the plant (and load the compiled kernels) once."""
+    _context(plant)
+
+
+def default_workers() -> int:
+    """The cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _chunks(n, parts):
+    """Index ranges of ``n`` items in about ``parts`` contiguous pieces."""
+    parts = max(1, min(n, parts))
+    bounds = np.linspace(0, n, parts + 1).round().astype(int)
+    return [range(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+
+
+def run_rollouts(plant: Plant, specs, *, workers=None, executor=None, trajectories=True,
+                 chunks_per_worker=4, progress=None, start_method=None):
+    """Run every spec; returns ``(trajectories, summaries)``, both lists in the specs' order
+    (``trajectories`` None entries when ``trajectories=False`` or a rollout failed).
+
+    ``workers``: 1 runs them here, one after the other; n > 1 in n worker processes
+    (``concurrent.futures.ProcessPoolExecutor``, each builds the Model once); None: every core
+    (:func:`default_workers`). ``executor``: run the chunks on it instead — any object with
+    ``submit(fn, *args)`` returning futures with ``result()``, e.g. a Dask
+    ``distributed.Client``. ``start_method``: the worker processes' ("fork", "spawn",
+    "forkserver"; default: the platform's). ``progress(done, total)`` is called as rollouts
+    complete. The answer does not depend on any of these (module docstring)."""
+    specs = list(specs)
+    for i, spec in enumerate(specs):
+        if not isinstance(spec, RolloutSpec):
+            raise InputError(f"rollout {i}: expected a RolloutSpec, got {type(spec).__name__}")
+        spec.check()
+    total = len(specs)
+    if workers is None:
+        workers = default_workers()
+    if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
+        raise InputError(f"workers must be a whole number ≥ 1, got {workers!r}")
+    results = [None] * total
+    done = 0
+    if executor is None and (workers == 1 or total <= 1):
+        for i, spec in enumerate(specs):
+            results[i] = run_one(plant, spec, trajectories)
+            done += 1
+            if progress is not None:
+                progress(done, total)
+        return [r[0] for r in results], [r[1] for r in results]
+    pool = None
+    if executor is None:
+        import concurrent.futures as cf
+        import multiprocessing
+
+        context = multiprocessing.get_context(start_method)
+        pool = executor = cf.ProcessPoolExecutor(workers, mp_context=context,
+                                                 initializer=_warm, initargs=(plant,))
+    else:
+        workers = _executor_workers(executor, workers)
+    try:
+        pieces = _chunks(total, workers * chunks_per_worker)
+        dask = hasattr(executor, "scheduler_info")  # a distributed.Client
+        futures = []
+        for piece in pieces:
+            args = (run_chunk, plant, [specs[i] for i in piece], trajectories)
+            futures.append(executor.submit(*args, pure=False) if dask else executor.submit(*args))
+        for piece, future in zip(pieces, futures):
+            for i, result in zip(piece, future.result()):
+                results[i] = result
+            done += len(piece)
+            if progress is not None:
+                progress(done, total)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    return [r[0] for r in results], [r[1] for r in results]
+
+
+def _executor_workers(executor, fallback):
+    """How many workers an executor has (a Dask client's scheduler tells; else the fallback)."""
+    info = getattr(executor, "scheduler_info", None)
+    if info is not None:
+        try:
+            return max(1, len(info().get("workers", {})))
+        except Exception:  # noqa: BLE001 - a client not connected yet: any count will do
+            return max(1, fallback)
+    return max(1, getattr(executor, "_max_workers", fallback))

@@ -1,0 +1,144 @@
+"""Batched rollouts (robot_dynamics.simulation.rollouts, issue 35): the batch's answer, with one
+worker or two (forked or spawned), is bit for bit each rollout run alone with Simulator.run on a
+freshly loaded model — written out here by hand, not through the module's own helpers."""
+import copy
+
+import numpy as np
+import pytest
+import yaml
+
+import robot_dynamics as rd
+from robot_dynamics.control.trajectory import minimum_jerk
+from robot_dynamics.parsers.resources import config_path, robot_path
+from robot_dynamics.simulation.rollouts import (Plant, RolloutSpec, run_rollouts,
+                                                scaled_friction_config)
+
+STEPS = 120
+LOAD_DEPENDENT = ("coulomb", "viscous", "k1", "k2", "k3")
+
+
+def friction_yaml():
+    with open(config_path("arm7_friction"), encoding="utf-8") as f:
+        return yaml.safe_load(f)
+
+
+def scaled_by_hand(scale):
+    """arm7's friction YAML with every load_dependent coefficient × scale."""
+    cfg = copy.deepcopy(friction_yaml())
+    for entry in [cfg["default"], *cfg["joints"].values()]:
+        for key in LOAD_DEPENDENT:
+            if key in entry:
+                entry[key] = float(entry[key]) * scale
+    return cfg
+
+
+def reference(n=7):
+    traj = minimum_jerk(np.zeros(n), np.full(n, 0.3), 0.1)
+    Q, V, A = (np.array(x) for x in zip(*(traj.sample(k * 1e-3) for k in range(STEPS + 1))))
+    return Q, V, A
+
+
+def specs():
+    Q, V, A = reference()
+    rng = np.random.default_rng(5)
+    out = []
+    for i, (scale, mass, controller) in enumerate([(1.0, 0.0, "computed_torque"),
+                                                   (0.5, 3.0, "computed_torque"),
+                                                   (2.0, 0.0, "pd"), (0.0, 8.0, "computed_torque"),
+                                                   (1.5, 1.0, "pd")]):
+        q0 = 0.02 * rng.standard_normal(7)
+        out.append(RolloutSpec(q0=q0, q_ref=Q, v_ref=V, a_ref=A, steps=STEPS,
+                               kp=np.full(7, 400.0) * (1 + 0.1 * i), kd=np.full(7, 40.0),
+                               controller=controller, friction_scale=scale, payload_mass=mass,
+                               payload_com=(0.0, 0.0, 0.05)))
+    return out
+
+
+def alone(spec):
+    """One rollout by hand: a fresh model, its payload, the scaled friction, Simulator.run."""
+    model = rd.load_urdf(robot_path("arm7"))
+    if spec.payload_mass:
+        model.set_payload("link_7", spec.payload_mass, spec.payload_com)
+    nominal = rd.friction_from_config(friction_yaml(), model)
+    plant_friction = (None if spec.friction_scale == 0 else
+                      rd.friction_from_config(scaled_by_hand(spec.friction_scale), model))
+    sim = rd.Simulator(model, plant_friction, 1e-3)
+    sim.reset(spec.q0)
+    if spec.controller == "pd":
+        ctl = rd.PD(spec.kp, spec.kd, spec.q_ref, spec.v_ref, gravity_compensation=True)
+    else:
+        ctl = rd.ComputedTorque(spec.kp, spec.kd, spec.q_ref, spec.v_ref, spec.a_ref,
+                                friction=nominal)
+    out = sim.run(steps=spec.steps, controller=ctl)
+    e = out["q"] - spec.q_ref[1:spec.steps + 1]
+    return out, {"rms_error": np.sqrt(np.mean(e ** 2)), "max_error": np.abs(e).max(),
+                 "saturation": sim.saturated_steps / spec.steps,
+                 "motor_work": sim.audit.motor_work, "energy_residual": sim.audit.residual}
+
+
+@pytest.fixture(scope="module")
+def by_hand():
+    return [alone(s) for s in specs()]
+
+
+@pytest.mark.parametrize("workers, start", [(1, None), (2, "fork"), (2, "spawn")])
+def test_batch_is_each_rollout_alone_bit_for_bit(by_hand, workers, start):
+    plant = Plant("arm7", "arm7_friction", 1e-3)
+    trajectories, summaries = run_rollouts(plant, specs(), workers=workers, start_method=start,
+                                           chunks_per_worker=2)
+    assert len(trajectories) == len(by_hand)
+    for i, ((out, summary), (ref, mine)) in enumerate(zip(zip(trajectories, summaries),
+                                                          by_hand)):
+        for key in ("t", "q", "v", "tau", "tau_friction", "tau_limit"):
+            assert np.array_equal(out[key], ref[key]), (i, key)
+        assert summary["status"] == "ok"
+        for key, value in mine.items():
+            assert summary[key] == pytest.approx(value, rel=1e-12, abs=1e-15), (i, key)
+    # the payload and the friction scale matter (the comparison above is not vacuous)
+    assert not np.array_equal(trajectories[0]["q"], trajectories[1]["q"])
+    assert summaries[3]["friction_dissipation"] == 0.0 < summaries[0]["friction_dissipation"]
+
+
+def test_summaries_only_and_order_kept():
+    plant = Plant("arm7", "arm7_friction", 1e-3)
+    s = specs()[::-1]
+    trajectories, summaries = run_rollouts(plant, s, workers=2, trajectories=False,
+                                           chunks_per_worker=1)
+    assert trajectories == [None] * len(s)
+    _, again = run_rollouts(plant, s, workers=1)
+    assert summaries == again
+
+
+def test_friction_scale_scales_the_magnitudes():
+    model = rd.load_urdf(robot_path("arm7"))
+    cfg = scaled_friction_config(friction_yaml(), 2.5, model)
+    nominal = rd.friction_from_config(friction_yaml(), model)
+    scaled = rd.friction_from_config(cfg, model)
+    q, v = np.full(7, 0.3), np.linspace(-1, 1, 7)
+    W = np.random.default_rng(0).standard_normal((7, 6)) * 20
+    assert np.allclose(scaled.magnitudes(model, W, q, v), 2.5 * nominal.magnitudes(model, W, q, v),
+                       rtol=1e-12)
+    assert scaled_friction_config(friction_yaml(), 0.0, model) == {"default": {"model": "none"}}
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("friction_scale", -0.5, "friction_scale must be a finite number ≥ 0"),
+    ("payload_mass", float("nan"), "payload_mass must be a finite number ≥ 0"),
+    ("controller", "lqr", "controller must be one of"),
+    ("steps", -3, "steps must be a whole number ≥ 0"),
+])
+def test_bad_spec_is_one_line_naming_the_field(field, value, words):
+    spec = specs()[0]
+    setattr(spec, field, value)
+    with pytest.raises(rd.InputError) as exc:
+        run_rollouts(Plant("arm7", None), [spec], workers=1)
+    assert words in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_bad_plant_and_workers():
+    with pytest.raises(rd.ModelError, match="no_such_robot"):
+        Plant("no_such_robot")
+    with pytest.raises(rd.InputError, match="dt must be a positive"):
+        Plant("arm7", None, dt=-1.0)
+    with pytest.raises(rd.InputError, match="workers must be a whole number"):
+        run_rollouts(Plant("arm7", None), specs()[:1], workers=0)

@@ -1,0 +1,135 @@
+"""Robustness studies (robot_dynamics.simulation.sweep, ``robot-dynamics sweep``; issue 35): the
+statistics are those of a hand-written loop of Simulator.run over the documented rollouts, the
+same on a Dask LocalCluster as on local processes, and the command writes its table and CSV and
+refuses bad options in one line."""
+import csv
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import robot_dynamics as rd
+from robot_dynamics.control.trajectory import minimum_jerk
+from robot_dynamics.parsers.resources import config_path, robot_path
+from robot_dynamics.simulation.sweep import sweep
+
+DURATION = 0.08  # 80 steps: seconds of test time in all
+KP = np.array([400.0, 400.0, 400.0, 400.0, 625.0, 625.0, 625.0])  # config/arm7_controller.yaml
+KD = np.array([40.0, 40.0, 40.0, 40.0, 50.0, 50.0, 50.0])
+
+
+def hand_loop(friction_scales, perturbation, gain_scale, repeats, seed, move=0.4,
+              move_time=1.0):
+    """The grid study of the module docstring written out: rows (scale, metrics)."""
+    model = rd.load_urdf(robot_path("arm7"))
+    nominal = rd.friction_from_config(config_path("arm7_friction"), model)
+    steps = int(round(DURATION / 1e-3))
+    lo, hi = model.lower_limits, model.upper_limits
+    goal = np.clip(np.zeros(7) + move, 0.5 * (lo + hi) - 0.45 * (hi - lo),
+                   0.5 * (lo + hi) + 0.45 * (hi - lo))
+    traj = minimum_jerk(np.zeros(7), goal, move_time)
+    Q, V, A = (np.array(x) for x in zip(*(traj.sample(k * 1e-3) for k in range(steps + 1))))
+    rows = []
+    i = 0
+    for scale in friction_scales:
+        for _ in range(repeats):
+            rng = np.random.default_rng([seed, i])
+            q0 = np.clip(perturbation * rng.standard_normal(7), lo, hi)
+            i += 1
+            cfg = nominal.to_config()
+            for law in cfg["joints"].values():
+                for key in ("coulomb", "viscous", "k1", "k2", "k3"):
+                    law[key] *= scale
+            sim = rd.Simulator(model, rd.friction_from_config(cfg, model), 1e-3)
+            sim.reset(q0)
+            out = sim.run(steps=steps, controller=rd.ComputedTorque(
+                KP * gain_scale ** 2, KD * gain_scale, Q, V, A, friction=nominal))
+            e = out["q"] - Q[1:]
+            rows.append((scale, np.sqrt(np.mean(e ** 2)), np.abs(e).max(),
+                         sim.saturated_steps / steps, sim.audit.motor_gross))
+    return np.array(rows)
+
+
+def test_statistics_equal_a_hand_loop():
+    result = sweep("arm7", friction_scale=[0.5, 2.0], perturbation=[0.03], gain_scale=[0.8],
+                   repeats=3, seed=11, duration=DURATION, workers=2)
+    rows = hand_loop([0.5, 2.0], 0.03, 0.8, 3, 11)
+    stats = result.statistics()
+    assert [(s["factor"], s["level"], s["n"], s["failed"]) for s in stats] == [
+        ("friction_scale", "0.5", 3, 0), ("friction_scale", "2", 3, 0)]
+    for s, scale in zip(stats, (0.5, 2.0)):
+        mine = rows[rows[:, 0] == scale]
+        for col, name in enumerate(("rms_error", "max_error", "saturation", "motor_gross"), 1):
+            p50, p5, p95 = np.percentile(mine[:, col], [50, 5, 95])
+            assert s[f"{name}_median"] == pytest.approx(p50, rel=1e-12, abs=1e-15), name
+            assert s[f"{name}_p5"] == pytest.approx(p5, rel=1e-12, abs=1e-15), name
+            assert s[f"{name}_p95"] == pytest.approx(p95, rel=1e-12, abs=1e-15), name
+    # the levels differ (the statistics are not of one rollout): at half the nominal friction
+    # the controller over-compensates and the light wrist runs away from its reference
+    assert stats[0]["rms_error_median"] > 2 * stats[1]["rms_error_median"]
+    table = result.table()
+    assert "friction_scale" in table and "0.5" in table and "rms err" in table
+
+
+def test_on_a_dask_local_cluster_as_on_local_processes():
+    pytest.importorskip("distributed", reason="Dask distributed is not installed "
+                                              "(pip install 'robot_dynamics[cluster]')")
+    study = dict(friction_scale=[0.5, 1.5], payload_mass=[0.0, 4.0], perturbation=[0.0, 0.05],
+                 samples=6, seed=3, duration=DURATION, bins=2)
+    local = sweep("arm7", workers=1, **study)
+    remote = sweep("arm7", scheduler="local", workers=2, **study)
+    assert remote.summaries == local.summaries
+    assert np.array_equal(remote.design, local.design)
+    assert remote.table() == local.table()
+    assert [s["n"] for s in local.statistics()] and sum(
+        s["n"] for s in local.statistics() if s["factor"] == "payload_mass") == 6
+    # a random design: each factor drawn in its range
+    assert (local.design[:, 0] >= 0.5).all() and (local.design[:, 0] <= 1.5).all()
+    assert len(np.unique(local.design[:, 1])) == 6
+
+
+CLI = [sys.executable, "-m", "robot_dynamics.cli.main", "sweep"]
+
+
+def test_command_runs_a_tiny_study(tmp_path):
+    out_csv, png = tmp_path / "s.csv", tmp_path / "s.png"
+    proc = subprocess.run(CLI + ["--friction-scale", "0.5,2", "--gain-scale", "0.8",
+                                 "--perturbation", "0.03", "--repeats", "3", "--seed", "11",
+                                 "--duration", str(DURATION), "--workers", "2",
+                                 "--csv", str(out_csv), "--plot", str(png)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "friction_scale  0.5" in proc.stdout and "friction_scale  2 " in proc.stdout
+    assert "6 rollouts (0 failed)" in proc.stdout
+    assert "6/6 rollouts" in proc.stderr  # plain progress lines (stderr is not a terminal)
+    with open(out_csv, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 6 and {r["status"] for r in rows} == {"ok"}
+    mine = hand_loop([0.5, 2.0], 0.03, 0.8, 3, 11)
+    assert np.allclose([float(r["rms_error"]) for r in rows], mine[:, 1], rtol=1e-12, atol=0)
+    assert [float(r["friction_scale"]) for r in rows] == [0.5] * 3 + [2.0] * 3
+    assert os.path.getsize(png) > 1000
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--robot", "no_such_robot"], "robot-dynamics sweep: --robot: no bundled urdf file 'no_such_robot'"),
+    (["--friction-scale=-1,1"], "--friction-scale: values must be finite and ≥ 0"),
+    (["--payload", "a,b"], "--payload: expected numbers"),
+    (["--samples", "4", "--perturbation", "0.2:0.1"], "--perturbation: range 0.2:0.1 has lo > hi"),
+    (["--friction-scale", "0.5:2"], "--friction-scale: '0.5:2' is not a level list"),
+    (["--gain-scale", "0"], "--gain-scale: values must be > 0"),
+    (["--duration", "-1"], "--duration: expected a positive number"),
+    (["--workers", "0"], "--workers: expected a whole number ≥ 1"),
+    (["--friction", "nosuch"], "--friction: no bundled friction config 'nosuch'"),
+    (["--payload-link", "nolink"], "--payload-link: robot 'arm7' has no link 'nolink'"),
+])
+def test_bad_options_are_one_line_naming_them(args, words, capsys, tmp_path):
+    from robot_dynamics.cli.main import main
+
+    rc = main(["sweep", "--csv", str(tmp_path / "x.csv"), "--duration", "0.01"] + args)
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1, err
+    assert words in err, err
+    assert not (tmp_path / "x.csv").exists()
