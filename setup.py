@@ -49,7 +49,10 @@ JAZZY_INTERFACE_BUILD_WHEELS = [
 
 # The test tools without any ROS wheel: pytest, the references, and catkin-pkg (ament_cmake
 # reads package.xml with it when scripts/build_test_interfaces.sh builds the test interfaces).
-TEST_TOOLS = ["pytest>=7", "pin>=3", "example-robot-data>=4", "catkin-pkg"]
+# robustness studies on a Dask cluster (robot-dynamics sweep --scheduler/--cluster)
+CLUSTER = ["distributed>=2024.1"]
+# the tests run the Dask study on a LocalCluster: CI must not skip it
+TEST_TOOLS = ["pytest>=7", "pin>=3", "example-robot-data>=4", "catkin-pkg"] + CLUSTER
 
 setup(
     name=PACKAGE,
@@ -83,8 +86,7 @@ setup(
         "test-tools": TEST_TOOLS,
         "ros-jazzy": ROS_JAZZY_WHEELS,
         "test-jazzy": TEST_TOOLS + ROS_JAZZY_WHEELS + JAZZY_INTERFACE_BUILD_WHEELS,
-        # robustness studies on a Dask cluster (robot-dynamics sweep --scheduler/--cluster)
-        "cluster": ["distributed>=2024.1"],
+        "cluster": CLUSTER,
     },
     zip_safe=True,
     maintainer="robot_dynamics developers",
