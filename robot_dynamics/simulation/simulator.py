@@ -197,6 +197,8 @@ class Simulator:
         if not compiled:
             self._packed = None
         self._fr = None if self._packed is None else self._packed[2]
+        # step()'s inline path: compiled, no mimic coordinates, no loss split by law part
+        self._plain = self._packed is not None and not self._coupled and not self._split
         if self._packed is not None:  # what a step leaves in the work array
             data = self.data
             self._q_new, self._v_new = data._vecs[Q_NEW], data._vecs[V_NEW]
@@ -371,10 +373,39 @@ class Simulator:
         state it had — never a silent wrong state.
         """
         q, v = self.q, self.v  # the step replaces, never edits, these
-        F = None if fext is None and self._external is None else self._step_fext(fext)
-        self._last_fext = F  # (joint_wrenches)
-        if F is not None:
+        if fext is not None or self._external is not None:
+            F = self._step_fext(fext)
+            self._last_fext = F  # (joint_wrenches)
             return self._step_with(tau, F)
+        self._last_fext = None
+        if self._plain:  # the common path: one compiled call, four copies — stated inline
+            # (this is _compiled_step_done and _take_compiled without their calls and tests:
+            # each Python operation here costs a visible share of a 5 µs step, issue 35)
+            try:  # the compiled step saturates and checks tau itself (length, finite); a list
+                # or an int array goes straight to the conversion below (numba's refusal of
+                # an argument type is slow)
+                status = (1 if tau.dtype is not F64 else
+                          sim_step_entry(self._mb, self._fr, self._sp, q, v, tau, self._work))
+            except (AttributeError, TypeError, np.linalg.LinAlgError):  # not a float64 C
+                status = 1  # vector: converted below; non-finite matrices: named below
+            if not status & 3:
+                self.data._report = report_from_work
+                self._report = None
+                self._wrenches = _IN_WORK
+                self.q = self._q_new.copy()  # new arrays: the user may keep them across steps
+                self.v = self._v_new.copy()
+                self.tau_friction = self._tauf_new.copy()
+                self.tau_applied = self._tau_new.copy()
+                if status & ACTED:
+                    self._show_stops()
+                elif self._stops_shown:  # no stop acted in this step
+                    self._hide_stops()
+                self.t += self.dt
+                self.steps += 1
+                return
+            if not self._compiled_step_done(status, q, v, None):  # (an overflow raises)
+                self._step_slow(tau)
+            return
         if self._split:  # composite laws: the step's friction dissipation by part, below
             d0 = float(self._tail[SP_FRICTION])
         if self._packed is not None:  # the common path: one compiled call, four copies
