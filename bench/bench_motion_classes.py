@@ -12,13 +12,15 @@ damping; limits on in both). Each class is a start state (q₀, q̇₀) and an e
 
 * **moving** — every joint at ~0.5 rad/s (prismatic joints at a quarter of their range per
   0.1 s), alternating signs, from the mid-range pose; the effort is our inverse dynamics at
-  q̈ = 0 with the law (friction and URDF damping fed forward: they keep sliding);
+  q̈ = 0 with the law (friction and URDF damping fed forward) plus a velocity feedback
+  ``kd (q̇₀ − q̇)`` that holds the speeds (computed outside the timing, as the PD's);
 * **rest** — q̇ = 0, the effort g(q₀) ± half the Coulomb level (inside the friction bound:
   every joint stays stuck in ours; MuJoCo's soft friction creeps);
 * **falling** — q̇ = 0, zero effort: joints whose gravity load exceeds their friction fall;
 * **stop** — every joint on its lower stop, pushed into it (g(q₀) − 2 N·m or N);
 * **mixed** — even joints at rest with an effort inside their bound (stuck), odd joints at
-  ~0.5 rad/s with the effort that keeps them sliding;
+  ~0.5 rad/s with the effort that keeps them sliding (the same velocity feedback: zero on a
+  joint that stays stuck);
 * **pd** — :mod:`bench_mujoco`'s PD tracking of a sinusoidal reference (the controller outside
   the timing).
 
@@ -71,8 +73,9 @@ def feed_forward(model, data, q, v, fr):
 
 
 class Case:
-    """A class on a robot: the start state and, per law, the effort (or the PD rollout).
-    ``tau[law]`` (nv,) constant over the block; for ``pd`` None (the controller)."""
+    """A class on a robot: the start state and, per law, the effort: ``tau[law]`` (nv,)
+    constant over the block, or ``ctl[law]`` a controller ``(k, q, q̇) → τ`` (moving, mixed:
+    the feed-forward plus velocity feedback; pd: the PD), else None."""
 
     def __init__(self, kind, model, frictions):
         n = model.nv
@@ -81,7 +84,8 @@ class Case:
         v0 = np.zeros(n)
         sign = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
         self.kind, self.ro = kind, None
-        tau = {}
+        tau, ctl = {}, {}
+        kd = 10.0 * np.maximum(np.diag(rd.mass_matrix(model, data, q0)), 1e-3)
         for law, fr in frictions.items():
             if kind == "moving":
                 v0 = speeds(model)
@@ -103,14 +107,18 @@ class Case:
                 self.ro = Rollout(model, BLOCK)
                 q0 = self.ro.q0
                 tau[law] = None
-        self.q0, self.v0, self.tau = q0, v0, tau
+                ctl[law] = self.ro.tau
+            if kind in ("moving", "mixed"):
+                ctl[law] = (lambda k, q, v, u=tau[law], v0=v0: u + kd * (v0 - v))
+            ctl.setdefault(law, None)
+        self.q0, self.v0, self.tau, self.ctl = q0, v0, tau, ctl
 
 
 def block_ours(sim, case, law, blocks):
     """The µs of every step of ``blocks`` blocks, (blocks, BLOCK) (restarts not timed)."""
     clock = time.perf_counter_ns
     out = np.empty((blocks, BLOCK))
-    tau, ro = case.tau[law], case.ro
+    tau, ro = case.tau[law], case.ctl[law]
     for b in range(blocks):
         sim.reset(case.q0, case.v0)
         step, row = sim.step, out[b]
@@ -121,7 +129,7 @@ def block_ours(sim, case, law, blocks):
                 row[k] = clock() - t0
         else:
             for k in range(BLOCK):
-                u = ro.tau(k, sim.q, sim.v)
+                u = ro(k, sim.q, sim.v)
                 t0 = clock()
                 step(u)
                 row[k] = clock() - t0
@@ -132,7 +140,7 @@ def block_mujoco(m, d, dofs, qadr, case, blocks):
     """:func:`block_ours` for ``mj_step`` (the classic law's effort)."""
     clock = time.perf_counter_ns
     out = np.empty((blocks, BLOCK))
-    tau, ro = case.tau["classic"], case.ro
+    tau, ro = case.tau["classic"], case.ctl["classic"]
     applied = d.qfrc_applied
     mj_step = mujoco.mj_step
     for b in range(blocks):
@@ -148,7 +156,7 @@ def block_mujoco(m, d, dofs, qadr, case, blocks):
                 row[k] = clock() - t0
         else:
             for k in range(BLOCK):
-                u = ro.tau(k, d.qpos[qadr], d.qvel[dofs])
+                u = ro(k, d.qpos[qadr], d.qvel[dofs])
                 t0 = clock()
                 applied[dofs] = u
                 mj_step(m, d)
@@ -232,7 +240,7 @@ def table(robots, repeats, blocks):
 
 
 def profile(robots, repeats):
-    """Per class (pd aside), robot and law: ``Simulator.step`` against its compiled entry alone
+    """Per class, robot and law: ``Simulator.step`` against its compiled entry alone
     on the same trajectory (each call's state copied out of the work array between the timed
     calls), as :func:`per_step` over ``repeats`` × 3 interleaved blocks; and the bare costs of a
     numba call of seven array arguments and of copying a joint vector."""
@@ -263,10 +271,10 @@ def profile(robots, repeats):
     print(f"{'class':<8} {'robot':<6} {'law':<15} {'step µs':>8} {'entry µs':>9} "
           f"{'Python µs':>9}")
     for r in robots:
-        for c in CLASSES[:-1]:
+        for c in CLASSES:
             for law in LAWS:
                 sim, case = r.sims[law], r.cases[c]
-                tau = case.tau[law]
+                tau, ctl = case.tau[law], case.ctl[law]
                 a, b = [], []
                 for _ in range(repeats):
                     a.append(block_ours(sim, case, law, 3))
@@ -277,8 +285,9 @@ def profile(robots, repeats):
                         qn, vn = sim._q_new, sim._v_new
                         q, v = sim.q, sim.v
                         for k in range(BLOCK):
+                            u = tau if ctl is None else ctl(k, q, v)
                             t0 = clock()
-                            sim_step_entry(mb, fr, sp, q, v, tau, w)
+                            sim_step_entry(mb, fr, sp, q, v, u, w)
                             rows[blk, k] = clock() - t0
                             q, v = qn.copy(), vn.copy()
                     b.append(rows / 1e3)
