@@ -26,10 +26,13 @@ damping; limits on in both). Each class is a start state (q₀, q̇₀) and an e
 
 Every 100-step block restarts from the class's state (``Simulator.reset`` / ``mj_resetData``
 + the state: not timed); only the step call is timed (``perf_counter_ns`` around it — MuJoCo's
-includes writing the effort into ``qfrc_applied``, as in bench_mujoco). One sample = the mean
-per step over ``--blocks`` blocks; the samples of ours (both laws) and MuJoCo's are interleaved,
-``--repeats`` times over all classes and robots (a slow spell of the machine hits both sides of
-a ratio); the table gives medians and the interquartile spread of the per-sample ratios.
+includes writing the effort into ``qfrc_applied``, as in bench_mujoco: a full-slice write where
+the joint orders agree). A round times
+``--blocks`` blocks of each column (ours with each law, MuJoCo's), interleaved, over all classes
+and robots; ``--repeats`` rounds (a slow spell of the machine hits both sides of a ratio). Per
+step index, the median over blocks (every block is the same computation: a preempted step
+drops out), averaged over the block: the times over all rounds, and each round's ratio — the
+table gives the median and interquartile range of those per-round ratios.
 The last columns say what the class did at the end of a block: ours — joints stuck (q̇ = 0),
 held on a stop, sliding; MuJoCo — joints with |q̇| < 1e-3 and with an active limit.
 """
@@ -49,8 +52,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "test"))
 import mujoco  # noqa: E402
 
 import robot_dynamics as rd  # noqa: E402
-from bench_mujoco import (COULOMB, H, LOAD_DEPENDENT, VISCOUS, Rollout, mid_pose,  # noqa: E402
-                          mujoco_model)
+from bench_mujoco import (COULOMB, H, LOAD_DEPENDENT, VISCOUS, Rollout, effort_index,  # noqa: E402
+                          mid_pose, mujoco_model)
 from conftest import PANDA, UR5, erd_urdf  # noqa: E402
 
 BLOCK = 100  # steps per block, each restarted from the class's state
@@ -141,7 +144,7 @@ def block_mujoco(m, d, dofs, qadr, case, blocks):
     clock = time.perf_counter_ns
     out = np.empty((blocks, BLOCK))
     tau, ro = case.tau["classic"], case.ctl["classic"]
-    applied = d.qfrc_applied
+    applied, at = d.qfrc_applied, effort_index(dofs)
     mj_step = mujoco.mj_step
     for b in range(blocks):
         mujoco.mj_resetData(m, d)
@@ -151,14 +154,14 @@ def block_mujoco(m, d, dofs, qadr, case, blocks):
         if ro is None:
             for k in range(BLOCK):
                 t0 = clock()
-                applied[dofs] = tau
+                applied[at] = tau
                 mj_step(m, d)
                 row[k] = clock() - t0
         else:
             for k in range(BLOCK):
                 u = ro(k, d.qpos[qadr], d.qvel[dofs])
                 t0 = clock()
-                applied[dofs] = u
+                applied[at] = u
                 mj_step(m, d)
                 row[k] = clock() - t0
     return out / 1e3
@@ -215,8 +218,8 @@ def table(robots, repeats, blocks):
                     times[(c, lab, who)].append(t)
     print(f"\nµs per step over a {BLOCK}-step block restarted from the class's state: the mean "
           f"over the block of each step's median over {repeats} × {blocks} blocks; the three "
-          f"columns' blocks interleaved. Ratio = ours / mj_step; its spread: the interquartile "
-          f"range over the {repeats} rounds (each round's {blocks} blocks per column)")
+          f"columns' blocks interleaved. Ratio = ours / mj_step in each round (its {blocks} "
+          f"blocks per column): the median and interquartile range over the {repeats} rounds")
     print(f"{'class':<8} {'robot':<6} {'law':<15} {'ours µs':>8} {'mj_step µs':>10} "
           f"{'ratio':>6}  {'ratio IQR':<12} ours stuck/stop/sliding, mj still/limits")
     rows = []
@@ -232,10 +235,10 @@ def table(robots, repeats, blocks):
             sim = r.sims[law]
             block_ours(sim, r.cases[c], law, 1)  # the end state of one block, for the outcome
             block_mujoco(r.m, r.d, r.dofs, r.qadr, r.cases[c], 1)
-            print(f"{c:<8} {lab:<6} {law:<15} {ours:8.2f} {mj:10.2f} {ours / mj:6.2f}  "
+            print(f"{c:<8} {lab:<6} {law:<15} {ours:8.2f} {mj:10.2f} {np.median(rounds):6.2f}  "
                   f"{q1:.2f}–{q3:.2f}    {outcome_ours(sim):<10} "
                   f"{outcome_mujoco(r.m, r.d, r.dofs)}")
-            rows.append((c, lab, law, ours, mj, ours / mj))
+            rows.append((c, lab, law, ours, mj, np.median(rounds)))
     return rows
 
 
@@ -268,6 +271,19 @@ def profile(robots, repeats):
         copy.append((t2 - t1) / 1e6)
     print(f"\nbare numba call of 7 array arguments {np.median(bare):.2f} µs, a vector's copy "
           f"{np.median(copy):.2f} µs (medians of 21 × 1000 calls)")
+    for r in robots:  # what the mj_step column holds beside mj_step itself
+        applied, tau = r.d.qfrc_applied, np.zeros(r.model.nv)
+        write = {}
+        for name, at in (("[dofs]", r.dofs), ("[effort_index(dofs)]", effort_index(r.dofs))):
+            ts = []
+            for _ in range(21):
+                t0 = clock()
+                for _ in range(1000):
+                    applied[at] = tau
+                ts.append((clock() - t0) / 1e6)
+            write[name] = np.median(ts)
+        print(f"{r.label}: MuJoCo's effort write, qfrc_applied" + ", ".join(
+            f"{k} = τ {t:.2f} µs" for k, t in write.items()))
     print(f"{'class':<8} {'robot':<6} {'law':<15} {'step µs':>8} {'entry µs':>9} "
           f"{'Python µs':>9}")
     for r in robots:
