@@ -396,8 +396,10 @@ class Simulator:
                 self.v = self._v_new.copy()
                 self.tau_friction = self._tauf_new.copy()
                 self.tau_applied = self._tau_new.copy()
-                if status & ACTED:
-                    self._show_stops()
+                if status & ACTED:  # (_show_stops)
+                    self.tau_limit = self._tau_limit_new.copy()
+                    self.at_limit = self._state >= self._on_lower
+                    self._stops_shown = True
                 elif self._stops_shown:  # no stop acted in this step
                     self._hide_stops()
                 self.t += self.dt
