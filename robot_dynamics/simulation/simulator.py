@@ -177,6 +177,10 @@ class Simulator:
         self._sp = sim_params(self.damping, self.lower, self.upper, self.effort_limit,
                               self.dt, self.v_tol, self.tol, self.max_iter)
         self._tail = self._sp[4 * n:]
+        # the last step's joint-state codes (4·state + sign + 1, kernels/fd.py SP_GUESS): a
+        # joint on a stop has a code ≥ 4·LOWER (at_limit, computed from them when read)
+        self._codes = self._tail[SP_GUESS + n:SP_GUESS + 2 * n]
+        self._on_stop = np.full(n, 4.0 * LOWER)
         self.tau_friction = np.zeros(n)
         self.tau_limit = np.zeros(n)
         self.at_limit = np.zeros(n, dtype=bool)
@@ -396,9 +400,9 @@ class Simulator:
                 self.v = self._v_new.copy()
                 self.tau_friction = self._tauf_new.copy()
                 self.tau_applied = self._tau_new.copy()
-                if status & ACTED:  # (_show_stops)
+                if status & ACTED:  # (_show_stops; at_limit from the codes when read)
                     self.tau_limit = self._tau_limit_new.copy()
-                    self.at_limit = self._state >= self._on_lower
+                    self._at_limit = None
                     self._stops_shown = True
                 elif self._stops_shown:  # no stop acted in this step
                     self._hide_stops()
@@ -526,6 +530,19 @@ class Simulator:
             self._hide_stops()
         self.t += self.dt
         self.steps += 1
+
+    @property
+    def at_limit(self):
+        """Per joint (nv,) bool: held on a stop at the end of the last step."""
+        if self._at_limit is None:  # step()'s inline path: from the last step's codes (sp's
+            # SP_GUESS slots: a step that fails leaves them), once — an array compare costs a
+            # visible share of a step on a stop, where nobody may read it (issue 35)
+            self._at_limit = self._codes >= self._on_stop
+        return self._at_limit
+
+    @at_limit.setter
+    def at_limit(self, value):
+        self._at_limit = value
 
     @property
     def saturated(self):
@@ -756,6 +773,7 @@ class Simulator:
         """
         n = self.model.nv
         N = self._run_length(duration, steps)
+        self._at_limit = self.at_limit  # (the rollout moves the codes it is computed from on)
         compiled_ctl = controller is None or isinstance(controller, _Controller)
         t0 = self.t
         if external is not None and not callable(external):
