@@ -52,6 +52,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "test"))
 import mujoco  # noqa: E402
 
 import robot_dynamics as rd  # noqa: E402
+from robot_dynamics.kernels.dynamics import crba_entry, rnea_entry  # noqa: E402
+from robot_dynamics.kernels.fd import sim_step_entry  # noqa: E402
 from bench_mujoco import (COULOMB, H, LOAD_DEPENDENT, VISCOUS, Rollout, effort_index,  # noqa: E402
                           mid_pose, mujoco_model)
 from conftest import PANDA, UR5, erd_urdf  # noqa: E402
@@ -242,14 +244,56 @@ def table(robots, repeats, blocks):
     return rows
 
 
+def entry_block(sim, case, law):
+    """:func:`block_ours` for the compiled entry alone: the state copied out of the work array
+    between the timed calls, the controller's effort computed outside them."""
+    clock = time.perf_counter_ns
+    tau, ctl = case.tau[law], case.ctl[law]
+    row = np.empty((1, BLOCK))
+    sim.reset(case.q0, case.v0)
+    mb, fr, sp, w = sim._mb, sim._fr, sim._sp, sim._work
+    qn, vn = sim._q_new, sim._v_new
+    q, v = sim.q, sim.v
+    for k in range(BLOCK):
+        u = tau if ctl is None else ctl(k, q, v)
+        t0 = clock()
+        sim_step_entry(mb, fr, sp, q, v, u, w)
+        row[0, k] = clock() - t0
+        q, v = qn.copy(), vn.copy()
+    return row / 1e3
+
+
+def parts(r, repeats):
+    """The compiled pieces of a step on robot ``r`` at the moving class's start state, beside
+    mj_step alone (from that state under its feed-forward, 300 steps), interleaved: µs per
+    call (medians over ``repeats`` rounds of 300 calls)."""
+    m, case = r.model, r.cases["moving"]
+    w = m.create_data()._work
+    q, v, a = case.q0.copy(), case.v0.copy(), np.zeros(m.nv)
+    calls = {"placements + RNEA (rnea_entry)": lambda: rnea_entry(m._mb, q, v, a, w),
+             "placements + CRBA (crba_entry)": lambda: crba_entry(m._mb, q, w),
+             "mj_step alone": lambda: mujoco.mj_step(r.m, r.d)}
+    times = {k: [] for k in calls}
+    clock = time.perf_counter_ns
+    for _ in range(repeats):
+        mujoco.mj_resetData(r.m, r.d)  # from the class's state, under its feed-forward
+        r.d.qpos[r.qadr], r.d.qvel[r.dofs] = q, v
+        r.d.qfrc_applied[r.dofs] = case.tau["classic"]
+        for k, fn in calls.items():
+            t0 = clock()
+            for _ in range(300):
+                fn()
+            times[k].append((clock() - t0) / 300 / 1e3)
+    return {k: float(np.median(t)) for k, t in times.items()}
+
+
 def profile(robots, repeats):
     """Per class, robot and law: ``Simulator.step`` against its compiled entry alone
     on the same trajectory (each call's state copied out of the work array between the timed
-    calls), as :func:`per_step` over ``repeats`` × 3 interleaved blocks; and the bare costs of a
-    numba call of seven array arguments and of copying a joint vector."""
+    calls), as :func:`per_step` over ``repeats`` × 3 blocks of each, alternating; the bare costs
+    of a numba call of seven array arguments and of copying a joint vector, of MuJoCo's effort
+    write, and the compiled pieces of a step (:func:`parts`)."""
     from numba import njit
-
-    from robot_dynamics.kernels.fd import sim_step_entry
 
     @njit(cache=False)
     def empty(a, b, c, d, e, f, g):
@@ -284,29 +328,19 @@ def profile(robots, repeats):
             write[name] = np.median(ts)
         print(f"{r.label}: MuJoCo's effort write, qfrc_applied" + ", ".join(
             f"{k} = τ {t:.2f} µs" for k, t in write.items()))
+        print(f"{r.label}, moving class's start state: " + ", ".join(
+            f"{k} {t:.2f} µs" for k, t in parts(r, repeats).items()))
     print(f"{'class':<8} {'robot':<6} {'law':<15} {'step µs':>8} {'entry µs':>9} "
           f"{'Python µs':>9}")
     for r in robots:
         for c in CLASSES:
             for law in LAWS:
                 sim, case = r.sims[law], r.cases[c]
-                tau, ctl = case.tau[law], case.ctl[law]
                 a, b = [], []
                 for _ in range(repeats):
-                    a.append(block_ours(sim, case, law, 3))
-                    rows = np.empty((3, BLOCK))
-                    for blk in range(3):
-                        sim.reset(case.q0, case.v0)
-                        mb, fr, sp, w = sim._mb, sim._fr, sim._sp, sim._work
-                        qn, vn = sim._q_new, sim._v_new
-                        q, v = sim.q, sim.v
-                        for k in range(BLOCK):
-                            u = tau if ctl is None else ctl(k, q, v)
-                            t0 = clock()
-                            sim_step_entry(mb, fr, sp, q, v, u, w)
-                            rows[blk, k] = clock() - t0
-                            q, v = qn.copy(), vn.copy()
-                    b.append(rows / 1e3)
+                    for _ in range(3):  # a block of each, alternating
+                        a.append(block_ours(sim, case, law, 1))
+                        b.append(entry_block(sim, case, law))
                 a, b = per_step(np.concatenate(a)), per_step(np.concatenate(b))
                 print(f"{c:<8} {r.label:<6} {law:<15} {a:8.2f} {b:9.2f} {a - b:9.2f}")
 
