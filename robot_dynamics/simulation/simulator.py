@@ -177,6 +177,10 @@ class Simulator:
         self._sp = sim_params(self.damping, self.lower, self.upper, self.effort_limit,
                               self.dt, self.v_tol, self.tol, self.max_iter)
         self._tail = self._sp[4 * n:]
+        # the last step's joint-state codes (4·state + sign + 1, kernels/fd.py SP_GUESS): a
+        # joint on a stop has a code ≥ 4·LOWER (at_limit, computed from them when read)
+        self._codes = self._tail[SP_GUESS + n:SP_GUESS + 2 * n]
+        self._on_stop = np.full(n, 4.0 * LOWER)
         self.tau_friction = np.zeros(n)
         self.tau_limit = np.zeros(n)
         self.at_limit = np.zeros(n, dtype=bool)
@@ -197,6 +201,8 @@ class Simulator:
         if not compiled:
             self._packed = None
         self._fr = None if self._packed is None else self._packed[2]
+        # step()'s inline path: compiled, no mimic coordinates, no loss split by law part
+        self._plain = self._packed is not None and not self._coupled and not self._split
         if self._packed is not None:  # what a step leaves in the work array
             data = self.data
             self._q_new, self._v_new = data._vecs[Q_NEW], data._vecs[V_NEW]
@@ -371,10 +377,41 @@ class Simulator:
         state it had — never a silent wrong state.
         """
         q, v = self.q, self.v  # the step replaces, never edits, these
-        F = None if fext is None and self._external is None else self._step_fext(fext)
-        self._last_fext = F  # (joint_wrenches)
-        if F is not None:
+        if fext is not None or self._external is not None:
+            F = self._step_fext(fext)
+            self._last_fext = F  # (joint_wrenches)
             return self._step_with(tau, F)
+        self._last_fext = None
+        if self._plain:  # the common path: one compiled call, four copies — stated inline
+            # (this is _compiled_step_done and _take_compiled without their calls and tests:
+            # each Python operation here costs a visible share of a 5 µs step, issue 35)
+            try:  # the compiled step saturates and checks tau itself (length, finite); a list
+                # or an int array goes straight to the conversion below (numba's refusal of
+                # an argument type is slow)
+                status = (1 if tau.dtype is not F64 else
+                          sim_step_entry(self._mb, self._fr, self._sp, q, v, tau, self._work))
+            except (AttributeError, TypeError, np.linalg.LinAlgError):  # not a float64 C
+                status = 1  # vector: converted below; non-finite matrices: named below
+            if not status & 3:
+                self.data._report = report_from_work
+                self._report = None
+                self._wrenches = _IN_WORK
+                self.q = self._q_new.copy()  # new arrays: the user may keep them across steps
+                self.v = self._v_new.copy()
+                self.tau_friction = self._tauf_new.copy()
+                self.tau_applied = self._tau_new.copy()
+                if status & ACTED:  # (_show_stops; at_limit from the codes when read)
+                    self.tau_limit = self._tau_limit_new.copy()
+                    self._at_limit = None
+                    self._stops_shown = True
+                elif self._stops_shown:  # no stop acted in this step
+                    self._hide_stops()
+                self.t += self.dt
+                self.steps += 1
+                return
+            if not self._compiled_step_done(status, q, v, None):  # (an overflow raises)
+                self._step_slow(tau)
+            return
         if self._split:  # composite laws: the step's friction dissipation by part, below
             d0 = float(self._tail[SP_FRICTION])
         if self._packed is not None:  # the common path: one compiled call, four copies
@@ -493,6 +530,19 @@ class Simulator:
             self._hide_stops()
         self.t += self.dt
         self.steps += 1
+
+    @property
+    def at_limit(self):
+        """Per joint (nv,) bool: held on a stop at the end of the last step."""
+        if self._at_limit is None:  # step()'s inline path: from the last step's codes (sp's
+            # SP_GUESS slots: a step that fails leaves them), once — an array compare costs a
+            # visible share of a step on a stop, where nobody may read it (issue 35)
+            self._at_limit = self._codes >= self._on_stop
+        return self._at_limit
+
+    @at_limit.setter
+    def at_limit(self, value):
+        self._at_limit = value
 
     @property
     def saturated(self):
@@ -723,6 +773,7 @@ class Simulator:
         """
         n = self.model.nv
         N = self._run_length(duration, steps)
+        self._at_limit = self.at_limit  # (the rollout moves the codes it is computed from on)
         compiled_ctl = controller is None or isinstance(controller, _Controller)
         t0 = self.t
         if external is not None and not callable(external):
