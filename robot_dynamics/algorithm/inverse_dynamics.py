@@ -10,7 +10,9 @@ Closed form, one Newton–Euler pass plus the friction map:
 where ``fn∥_vin = τf`` is the *signed* friction effort, opposite to the joint velocity, and
 ``armature ∘ q̈`` accelerates the actuators' rotors (``model.armature``, as Pinocchio's; zero by
 default). The rotors sit on the motor side of the joint: they are not in the joint wrenches fn,
-so the friction laws read the link-side loads alone.
+so the friction laws read the link-side loads alone. (The seed's step-by-step summary prints a
+plus sign in step 4; eq. 2.7.5 and the sign convention say minus: the motor supplies more
+effort in the direction of motion. See docs/method.md §2.7.)
 
 ``d ∘ q̇`` is the URDF joint damping (``<dynamics damping>``, ``model.damping``), a passive
 effort of the plant that the motor works against, like friction: **one definition of a joint
@@ -19,9 +21,8 @@ effort** (issue 33, docs/identification.md "What a joint effort contains") — w
 torque sensor or a MuJoCo/Drake log holds. ``damping=True`` (the default, with or without a
 friction model) includes it, ``damping=False`` leaves it out (the numbers of the package before
 issue 33, to the bit). Plain :func:`~robot_dynamics.algorithm.rnea.rnea` stays Pinocchio's
-rnea: no damping, no friction. (The
-seed's step-by-step summary prints a plus sign in step 4; eq. 2.7.5 and the sign convention say
-minus: the motor supplies more effort in the direction of motion. See docs/method.md §2.7.)
+rnea: no damping, no friction; and :func:`~robot_dynamics.algorithm.forward_dynamics.
+forward_dynamics`, like Pinocchio's aba, applies no damping: it inverts ``damping=False``.
 
 At ``q̇_i = 0`` friction has no direction of its own. Here it takes the direction of the
 commanded acceleration ``q̈_i`` — the motion the controller asks for — with the breakaway
