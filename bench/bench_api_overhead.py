@@ -68,7 +68,7 @@ def main():
         ("forward_dynamics+friction", "rd.forward_dynamics(m, d, q, v, a, fr)",
          "fd_entry(mb, pf, q, v, a, 1e-9, 1e-10, 50, w); d._acc.copy()"),
         ("inverse_dynamics+friction", "rd.inverse_dynamics(m, d, q, v, a, fr)",
-         "id_entry(mb, pf, q, v, a, 1e-6, w); d._id_out.copy()"),
+         "id_entry(mb, pf, q, v, a, 1e-6, True, w); d._id_out.copy()"),
     ]
     print(f"panda, nv={model.nv}; µs per call (minimum over interleaved blocks)")
     print(f"{'':28s}{'public':>9s}{'compiled':>10s}{'added':>8s}"

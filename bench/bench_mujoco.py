@@ -35,6 +35,7 @@ classes are printed.
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import re
 import sys
@@ -257,13 +258,19 @@ def fd_states(model, fr, kind, count, seed):
             v[rest] = 0.0
         if kind == "stuck":
             a[rest] = 0.0
-        tau = rd.inverse_dynamics(model, data, q, v, a, fr)
+        # forward dynamics' inverse (as Pinocchio's aba: no URDF damping; issue 33's
+        # inverse_dynamics adds d∘q̇ by default — older versions have no such keyword)
+        tau = rd.inverse_dynamics(model, data, q, v, a, fr, **NO_DAMPING)
         if kind == "stuck":  # strictly inside the bound: the law's level at rest ≥ coulomb
             tau[rest] += rng.uniform(-0.8, 0.8, rest.sum()) * COULOMB
         if kind == "mixed":
             tau[rest] += rng.uniform(-3, 3, rest.sum()) * COULOMB
         out.append((q, v, tau))
     return out
+
+
+NO_DAMPING = ({"damping": False}
+              if "damping" in inspect.signature(rd.inverse_dynamics).parameters else {})
 
 
 def bench_fd(label, relpath, blocks, count=200):

@@ -123,6 +123,17 @@ def bundled(name: str) -> str:
     return os.path.join(REPO, "urdf", name)
 
 
+def damped_urdf(directory, name="arm7.urdf", damping=1.0) -> str:
+    """A bundled robot with ``<dynamics damping="…">`` on every joint (issue 33's test robot): its
+    URDF text with each ``damping="0.0"`` replaced, written to ``directory``; returns the path."""
+    text = open(bundled(name), encoding="utf-8").read()
+    assert 'damping="0.0"' in text and 'damping="' not in text.replace('damping="0.0"', "")
+    path = os.path.join(str(directory), name.replace(".urdf", "_damped.urdf"))
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text.replace('damping="0.0"', f'damping="{damping}"'))
+    return path
+
+
 class PinMap:
     """Maps our one-angle-per-joint vectors to a Pinocchio model built from the same URDF."""
 

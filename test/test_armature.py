@@ -108,7 +108,9 @@ def test_id_m_fd_match_pinocchio_armature(robot):
 def test_friction_id_and_fd_with_armature_match_pinocchio(robot):
     """Friction-aware ID: τ = fn∥ + armature∘q̈ − τf with τf from the link-side wrenches
     (Pinocchio's data.f); FD with friction (compiled, and the Python twin with the Python
-    solver) solves Pinocchio's (M + diag(armature)) q̈ + b = τ + τf, and inverts ID."""
+    solver) solves Pinocchio's (M + diag(armature)) q̈ + b = τ + τf, and inverts ID (without
+    the URDF damping d∘q̇, which the motor effort holds and Pinocchio and FD do not: panda's
+    0.003–0.3)."""
     from robot_dynamics.control.friction_compensation import compensated_inverse_dynamics
 
     path = _path(robot)
@@ -131,6 +133,8 @@ def test_friction_id_and_fd_with_armature_match_pinocchio(robot):
         mag = np.array([fr.laws[i].magnitude(Wp[i], model.axes[i], model.kinds[i] == 1, q[i],
                                              v[i]) for i in range(model.nv)])
         _close(data.tau_friction, -mag * np.sign(v))
+        _close(tau, ptau + mag * np.sign(v) + model.damping * v)
+        tau = rd.inverse_dynamics(model, data, q, v, a, friction=fr, damping=False)
         _close(tau, ptau + mag * np.sign(v))
         # ... and its Python path (smoothing), and the controller's compensation, carry it too
         model.armature = np.zeros(model.nv)

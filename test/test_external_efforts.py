@@ -64,7 +64,11 @@ def test_rnea_id_fd_with_fext_match_pinocchio(name):
         Wp = pm.wrenches()
         np.testing.assert_allclose(data.f, Wp, rtol=0, atol=1e-9 * max(1.0, np.abs(Wp).max()))
         assert np.abs(tau - rd.rnea(model, data, q, v, a)).max() > 1e-3  # fext matters
-        np.testing.assert_array_equal(rd.inverse_dynamics(model, data, q, v, a, fext=F), tau)
+        # without friction and URDF damping (panda's 0.003–0.3: Pinocchio has none) ID is rnea
+        np.testing.assert_array_equal(rd.inverse_dynamics(model, data, q, v, a, fext=F,
+                                                          damping=False), tau)
+        np.testing.assert_allclose(rd.inverse_dynamics(model, data, q, v, a, fext=F),
+                                   tau + model.damping * v, rtol=0, atol=1e-12 * scale)
         qdd = rd.forward_dynamics(model, data, q, v, tau, fext=F)
         np.testing.assert_allclose(qdd, a, rtol=0, atol=1e-9 * max(1.0, np.abs(a).max()))
         tau2 = np.random.default_rng(seed).uniform(-5, 5, model.nv)
@@ -106,22 +110,25 @@ def test_fext_none_and_zeros_give_identical_numbers(name):
 
 def test_friction_paths_read_the_loaded_wrenches():
     """Inverse dynamics with friction: compiled laws and the Python path agree with fext; forward
-    dynamics (compiled: articulated or general solve) inverts it; the reference solve agrees."""
+    dynamics (compiled: articulated or general solve) inverts it; the reference solve agrees.
+    (Forward dynamics, as Pinocchio's aba, has no URDF damping: the round trip takes the
+    effort without it, damping=False; panda's URDF has 0.003–0.3.)"""
     model = rd.load_urdf(erd_urdf(PANDA))
     friction = friction_from_config(LOAD, model)
     data = model.create_data()
     for seed in range(3):
         q, v, a = random_state(model, seed)
         F = _fext(model.nv, seed)
-        tau = rd.inverse_dynamics(model, data, q, v, a, friction, fext=F)
+        tau = rd.inverse_dynamics(model, data, q, v, a, friction, fext=F, damping=False)
         tauf = data.tau_friction.copy()
         rd.rnea(model, data, q, v, a, F)
         d = np.sign(v)
         mag = friction.magnitudes(model, data.f, q, v, d)
         np.testing.assert_allclose(tauf, -mag * d, atol=1e-10)
-        assert np.abs(tau - rd.inverse_dynamics(model, data, q, v, a, friction)).max() > 1e-3
+        assert np.abs(tau - rd.inverse_dynamics(model, data, q, v, a, friction,
+                                                damping=False)).max() > 1e-3
         smoothed = rd.inverse_dynamics(model, data, q, v, a, friction, smoothing_velocity=1e-9,
-                                       fext=F)  # the Python path (laws as objects)
+                                       fext=F, damping=False)  # the Python path (laws as objects)
         np.testing.assert_allclose(smoothed, tau, atol=1e-9)
         qdd = rd.forward_dynamics(model, data, q, v, tau, friction, fext=F)
         np.testing.assert_allclose(qdd, a, atol=1e-7)

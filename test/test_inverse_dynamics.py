@@ -18,8 +18,11 @@ LAWS = [
 
 
 def test_matches_pinocchio_rnea_plus_friction_of_pinocchio_wrenches():
+    """τ = Pinocchio's rnea − τf(Pinocchio's wrenches) + d∘q̇: Pinocchio has no URDF damping,
+    panda's URDF has 0.003–0.3 (issue 33: the motor effort includes it; damping=False not)."""
     path = erd_urdf(PANDA)
     model = rd.load_urdf(path)
+    assert np.asarray(model.damping).min() > 0
     data = model.create_data()
     pm = PinMap(model, path)
     fr = friction_from_config(LOAD, model)
@@ -31,8 +34,11 @@ def test_matches_pinocchio_rnea_plus_friction_of_pinocchio_wrenches():
         mag = np.array([fr.laws[i].magnitude(Wp[i], model.axes[i], model.kinds[i] == 1, q[i], v[i])
                         for i in range(model.nv)])
         tauf = -mag * np.sign(v)
-        np.testing.assert_allclose(tau, ptau - tauf, atol=1e-8 * max(1, np.abs(ptau).max()))
+        np.testing.assert_allclose(tau, ptau - tauf + model.damping * v,
+                                   atol=1e-8 * max(1, np.abs(ptau).max()))
         np.testing.assert_allclose(data.tau_friction, tauf, atol=1e-9)
+        rigid = rd.inverse_dynamics(model, data, q, v, a, friction=fr, damping=False)
+        np.testing.assert_allclose(rigid, ptau - tauf, atol=1e-8 * max(1, np.abs(ptau).max()))
 
 
 @pytest.mark.parametrize("config", LAWS)

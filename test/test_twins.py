@@ -51,6 +51,16 @@ def _fd(fd, law, external=False):
     return run
 
 
+def _id(inverse_dynamics, external=False, law=LOAD):
+    """Motor efforts (issue 33: fn∥ + armature∘q̈ − τf + d∘q̇) on the model's own URDF damping
+    (panda's 0.003–0.3; zero on the bundled robots)."""
+    def run(model, data, q, v, a):
+        friction = None if law is None else friction_from_config(law, model)
+        return inverse_dynamics(model, data, q, v, a, friction,
+                                fext=_fext(model, q) if external else None)
+    return run
+
+
 def _contact(law):
     """A point–plane contact on the last body of the (full) tree at (q, v): the plane 1 cm
     beyond the point along a tilted normal, so it pushes (spring, damper and friction)."""
@@ -95,6 +105,12 @@ TWINS = [
     ("forward_dynamics with fext, load-dependent friction", _fd(rd.forward_dynamics, LOAD, True),
      _fd(ref_fd.forward_dynamics, LOAD, True), 1e-8),
     ("plane contact", _contact(plane_contact), _contact(ref_contact.plane_contact), 1e-12),
+    ("inverse_dynamics, load-dependent friction and URDF damping", _id(rd.inverse_dynamics),
+     _id(ref_dynamics.inverse_dynamics), 1e-10),
+    ("inverse_dynamics with fext, load-dependent friction and URDF damping",
+     _id(rd.inverse_dynamics, True), _id(ref_dynamics.inverse_dynamics, True), 1e-10),
+    ("inverse_dynamics, URDF damping only", _id(rd.inverse_dynamics, law=None),
+     _id(ref_dynamics.inverse_dynamics, law=None), 1e-10),
 ]
 
 

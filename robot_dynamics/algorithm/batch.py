@@ -18,9 +18,10 @@ import numpy as np
 from robot_dynamics.errors import (InputError, as_batch, as_wrenches, check_friction,
                                    raise_overflow)
 from robot_dynamics.kernels.batch import CHUNKS, id_batch
+from robot_dynamics.algorithm.inverse_dynamics import damping_effort
 
 
-def _run(model, Q, V, A, friction=None, tol=1e-6, where="rnea_batch", FEXT=None):
+def _run(model, Q, V, A, friction=None, tol=1e-6, where="rnea_batch", FEXT=None, damped=False):
     """Convert the samples once (any layout, :func:`~robot_dynamics.errors.as_batch`), run the
     compiled loop, check the results are finite (one sum; the culprit is looked for only when
     that fails)."""
@@ -44,15 +45,15 @@ def _run(model, Q, V, A, friction=None, tol=1e-6, where="rnea_batch", FEXT=None)
     packed = friction._packed if friction is not None else None
     scratch = np.empty((max(1, min(N, CHUNKS)), 24 * n))
     id_batch(model._mb, (packed or model._no_friction)[2], Q, V, A, float(tol),
-              packed is not None, scratch, TAU, F, TAUF, FEXT)
+             packed is not None, bool(damped), scratch, TAU, F, TAUF, FEXT)
     with np.errstate(over="ignore", invalid="ignore"):  # the check itself may overflow
         total = TAU.sum() + F.sum() + TAUF.sum()
     if not math.isfinite(total):
-        _overflow(model, Q, V, A, friction, tol, where, TAU, F, TAUF, FEXT=FEXT)
+        _overflow(model, Q, V, A, friction, tol, where, TAU, F, TAUF, FEXT=FEXT, damping=damped)
     return Q, V, A, TAU, F, TAUF
 
 
-def _overflow(model, Q, V, A, friction, tol, where, *outputs, FEXT=None):
+def _overflow(model, Q, V, A, friction, tol, where, *outputs, FEXT=None, damping=False):
     """After a non-finite sum: find the first sample with a non-finite result and name the
     entries responsible (the single-sample entry point's search), or return (the sum itself
     overflowed, every entry is finite)."""
@@ -70,7 +71,8 @@ def _overflow(model, Q, V, A, friction, tol, where, *outputs, FEXT=None):
     def finite(q, v, a):
         try:
             inverse_dynamics(model, data, q, v, a, friction, velocity_tolerance=tol,
-                             fext=FEXT[k] if FEXT is not None and len(FEXT) else None)
+                             fext=FEXT[k] if FEXT is not None and len(FEXT) else None,
+                             damping=damping)
         except InputError:
             return False
         return True
@@ -95,24 +97,35 @@ def joint_wrenches_batch(model, Q, V, A, FEXT=None) -> np.ndarray:
 
 @by_model
 def inverse_dynamics_batch(model, Q, V, A, friction=None, *, velocity_tolerance=1e-6,
-                           return_friction=False, FEXT=None):
-    """Friction-aware inverse dynamics (seed 004 §2.7) for every sample: (N, nv) motor efforts.
+                           return_friction=False, FEXT=None, damping=True):
+    """Friction-aware inverse dynamics (seed 004 §2.7) for every sample: (N, nv) motor efforts,
+    with the URDF damping d∘q̇ unless ``damping=False`` (the motor effort of
+    :func:`~robot_dynamics.algorithm.inverse_dynamics.inverse_dynamics`, issue 33).
     ``FEXT`` (N, nv, 6): the external wrenches (see the module docstring).
 
     Same convention as :func:`~robot_dynamics.algorithm.inverse_dynamics.inverse_dynamics` at q̇ = 0 (the
     commanded acceleration's direction). With ``return_friction`` also returns τf (N, nv).
     """
+    if damping is not True and damping is not False:
+        if not isinstance(damping, np.bool_):
+            raise InputError(f"inverse_dynamics_batch: damping must be True (the efforts "
+                             f"include the URDF joint damping d∘q̇) or False, got {damping!r}")
+        damping = bool(damping)
+    python_laws = friction is not None and friction._packed is None
     Q, V, A, TAU, F, TAUF = _run(model, Q, V, A, friction, velocity_tolerance,
-                                 "inverse_dynamics_batch", FEXT)
-    if friction is not None and friction._packed is None:
+                                 "inverse_dynamics_batch", FEXT, damping and not python_laws)
+    if python_laws:
         # Python laws: sample by sample through the reference path
         for k in range(Q.shape[0]):
             d = np.where(np.abs(V[k]) > velocity_tolerance, np.sign(V[k]), np.sign(A[k]))
             TAUF[k] = -friction.magnitudes(model, F[k], Q[k], V[k], d) * d
         TAU = TAU - TAUF
+        if damping:  # after the friction, as inverse_dynamics' statement
+            TAU += damping_effort(model, V)
         with np.errstate(over="ignore", invalid="ignore"):
             total = TAU.sum() + TAUF.sum()
         if not math.isfinite(total):
             _overflow(model, Q, V, A, friction, velocity_tolerance, "inverse_dynamics_batch",
-                      TAU, TAUF, FEXT=None if FEXT is None else np.asarray(FEXT, dtype=float))
+                      TAU, TAUF, FEXT=None if FEXT is None else np.asarray(FEXT, dtype=float),
+                      damping=damping)
     return (TAU, TAUF) if return_friction else TAU

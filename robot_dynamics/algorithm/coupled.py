@@ -4,7 +4,8 @@ Every body still moves with its own joint, so the algorithms run on the full tre
 (``model.full``) at the expanded state and the principle of virtual power maps efforts back with
 ``Gᵀ`` (docs/method.md, "coupled joints"):
 
-* inverse dynamics (§2.7): ``τ_motor = Gᵀ (fn∥_full − τf_full) + armature ∘ q̈``;
+* inverse dynamics (§2.7): ``τ_motor = Gᵀ (fn∥_full − τf_full + d_full∘q̇_full) + armature ∘ q̈``
+  (the URDF damping unless ``damping=False``: Gᵀ diag(d_full) G = diag(``model.damping``));
 * mass matrix and bias: ``M = Gᵀ M_full G + diag(armature)``, ``b = Gᵀ b_full(G q + o, G q̇)``;
 * forward dynamics (§2.8): ``M q̈ = τ − b + Gᵀ τf_full`` with the friction of
   :class:`~robot_dynamics.friction.coupled.CoupledFriction` (a follower sticks with its leader).
@@ -92,13 +93,17 @@ def forward_kinematics(model, data, q) -> None:
     kinematics.forward_kinematics(model.full, data.full, qf)
 
 
-def inverse_dynamics(model, data, q, v, a, friction=None, **options) -> np.ndarray:
-    """Seed 004 §2.7 through the coupling: ``τ_motor = Gᵀ (fn∥_full − τf_full) + armature ∘ q̈``
-    with every full joint's friction from its own wrench at the expanded state (options as the
-    full model's :func:`~robot_dynamics.algorithm.inverse_dynamics.inverse_dynamics`)."""
+def inverse_dynamics(model, data, q, v, a, friction=None, *,
+                     full=inverse_dynamics_mod.inverse_dynamics, **options) -> np.ndarray:
+    """Seed 004 §2.7 through the coupling: ``τ_motor = Gᵀ (fn∥_full − τf_full + d_full∘q̇_full)
+    + armature ∘ q̈`` with every full joint's friction from its own wrench at the expanded state
+    (options as the full model's
+    :func:`~robot_dynamics.algorithm.inverse_dynamics.inverse_dynamics`; ``damping=True``: the
+    full joints' URDF damping, whose Gᵀ·G image is ``model.damping∘q̇``, what the Simulator
+    applies to the coordinates)."""
     qf, vf, af = _expand(model, q, v, a, where="inverse_dynamics")
     fr = coupled_friction(friction, model)
-    out = inverse_dynamics_mod.inverse_dynamics(model.full, data.full, qf, vf, af, None if fr is None else fr.full, **options)
+    out = full(model.full, data.full, qf, vf, af, None if fr is None else fr.full, **options)
     G = model.coupling
     data.tau_friction[:] = G.T @ data.full.tau_friction
     data.tau[:] = G.T @ out
@@ -179,15 +184,15 @@ def joint_wrenches_batch(model, Q, V, A, FEXT=None) -> np.ndarray:
 
 
 def inverse_dynamics_batch(model, Q, V, A, friction=None, *, velocity_tolerance=1e-6,
-                           return_friction=False, FEXT=None):
-    """:func:`inverse_dynamics` for every sample: ``Gᵀ (fn∥_full − τf_full) + armature ∘ q̈``;
-    ``FEXT`` (N, n_full, 6)."""
+                           return_friction=False, FEXT=None, damping=True):
+    """:func:`inverse_dynamics` for every sample: ``Gᵀ (fn∥_full − τf_full + d_full∘q̇_full)
+    + armature ∘ q̈``; ``FEXT`` (N, n_full, 6)."""
     Qf, Vf, Af, A = _expand_batch(model, Q, V, A, "inverse_dynamics_batch")
     fr = coupled_friction(friction, model)
     tau, tauf = batch.inverse_dynamics_batch(model.full, Qf, Vf, Af,
                                              None if fr is None else fr.full,
                                              velocity_tolerance=velocity_tolerance,
-                                             return_friction=True, FEXT=FEXT)
+                                             return_friction=True, FEXT=FEXT, damping=damping)
     G = model.coupling
     tau = tau @ G + A * model.armature
     return (tau, tauf @ G) if return_friction else tau

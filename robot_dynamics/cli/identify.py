@@ -113,9 +113,10 @@ def build_parser():
                              "friction-solve tolerance, 1e-10)")
     parser.add_argument("--damping", default="included", choices=["included", "excluded"],
                         help="whether the logged efforts contain the URDF joint damping d·q̇: "
-                             "included (the motor's whole effort, as the simulator applies and "
-                             "the computed-torque controller compensates; MuJoCo, Drake) or "
-                             "excluded (Pinocchio's rnea) (default: %(default)s)")
+                             "included (the motor's whole effort, as inverse_dynamics returns "
+                             "it and the simulator applies it; MuJoCo, Drake) or excluded "
+                             "(Pinocchio's rnea; inverse_dynamics(..., damping=False)) "
+                             "(default: %(default)s)")
     parser.add_argument("--terms", default=None,
                         help="actuator terms fitted with the law, comma-separated: armature, "
                              "gear_mesh (default: none; both when --actuators is given)")

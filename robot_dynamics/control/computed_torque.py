@@ -1,10 +1,12 @@
 """The computed-torque law, stated once.
 
     q̈_c = q̈_d + Kd∘(q̇_d − q̇) + Kp∘(q_d − q)
-    τ   = ID(q, q̇, q̈_c) + d∘q̇
+    τ   = ID(q, q̇, q̈_c)
 
 ID is the friction-aware inverse dynamics (seed 004 §2.7) with the controller's friction model
-(None: rigid body only), d the URDF's joint damping the plant applies (None: not compensated).
+(None: rigid body only); its motor effort includes the URDF's joint damping d∘q̇ that the plant
+applies (``damping=True``; issue 33: the term is stated in inverse dynamics alone) or not
+(``damping=False``).
 The direction of the friction compensated is either the measured velocity's (ID's own rule,
 with its rest velocity ``velocity_tolerance``) or, with a :class:`ReferenceDirection`, taken
 from the reference (:mod:`.friction_compensation`: no chatter at rest).
@@ -40,21 +42,18 @@ def commanded_acceleration(q, v, q_d, v_d, a_d, kp, kd):
     return a_d + kd * (v_d - v) + kp * (q_d - q)
 
 
-def computed_torque(model, data, q, v, q_d, v_d, a_d, kp, kd, friction=None, *, damping=None,
+def computed_torque(model, data, q, v, q_d, v_d, a_d, kp, kd, friction=None, *, damping=True,
                     direction=None, velocity_tolerance=1e-6):
-    """``τ = ID(q, q̇, q̈_c) + d∘q̇`` (module docstring). ``direction``: None, the measured
+    """``τ = ID(q, q̇, q̈_c)`` (module docstring). ``direction``: None, the measured
     velocity's (with ``velocity_tolerance``); a :class:`ReferenceDirection`, the reference's.
-    ``damping``: d (nv,), or None. Fills ``data.tau_friction`` (the friction assumed)."""
+    ``damping``: whether the effort includes the URDF damping d∘q̇ (inverse dynamics'
+    ``damping``). Fills ``data.tau_friction`` (the friction assumed)."""
     a = commanded_acceleration(q, v, q_d, v_d, a_d, kp, kd)
     if direction is None:
-        tau = inverse_dynamics(model, data, q, v, a, friction,
-                               velocity_tolerance=velocity_tolerance)
-    else:
-        w = direction_velocity(v_d, q_d - q, v, error_gain=direction.error_gain,
-                               blend=direction.blend)
-        tau = compensated_inverse_dynamics(model, data, q, v, a, friction, w,
-                                           blend=direction.blend,
-                                           smoothing_velocity=direction.smoothing_velocity)
-    if damping is not None:  # the URDF's joint damping, which the simulator applies
-        tau = tau + damping * v
-    return tau
+        return inverse_dynamics(model, data, q, v, a, friction,
+                                velocity_tolerance=velocity_tolerance, damping=damping)
+    w = direction_velocity(v_d, q_d - q, v, error_gain=direction.error_gain,
+                           blend=direction.blend)
+    return compensated_inverse_dynamics(model, data, q, v, a, friction, w, blend=direction.blend,
+                                        smoothing_velocity=direction.smoothing_velocity,
+                                        damping=damping)

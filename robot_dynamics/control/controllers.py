@@ -143,11 +143,12 @@ class PD(_Controller):
 
 
 class ComputedTorque(_Controller):
-    """``τ = ID(q, q̇, q̈_ref,k + Kp∘(q_ref,k − q) + Kd∘(q̇_ref,k − q̇)) + d∘q̇`` (the law of
-    :mod:`robot_dynamics.control.computed_torque`, compiled in the rollout): the rigid-body
+    """``τ = ID(q, q̇, q̈_ref,k + Kp∘(q_ref,k − q) + Kd∘(q̇_ref,k − q̇))`` (the law of
+    :mod:`robot_dynamics.control.computed_torque`, compiled in the rollout): the motor effort of
     inverse dynamics, friction-aware (seed 004 §2.7, :func:`~robot_dynamics.algorithm.inverse_dynamics`)
-    with a ``friction`` model of built-in laws, and the URDF's joint damping d (``model.damping``,
-    what ``Simulator(damping=True)`` applies; ``damping=False`` leaves it out)."""
+    with a ``friction`` model of built-in laws, including the URDF's joint damping d∘q̇
+    (``model.damping``, what ``Simulator(damping=True)`` applies; ``damping=False`` leaves it
+    out: inverse dynamics' ``damping``)."""
 
     kind = COMPUTED_TORQUE
 
@@ -161,9 +162,6 @@ class ComputedTorque(_Controller):
                              f"damping) or False, got {damping!r}")
         self.damping = bool(damping)
 
-    def _damping(self, model):
-        return np.asarray(model.damping, dtype=float) if self.damping else np.zeros(model.nv)
-
     def pack(self, model):
         if model not in self._packed:
             laws = None
@@ -175,7 +173,7 @@ class ComputedTorque(_Controller):
                 laws = self.friction._packed[2]
             self._packed = {model: pack_controller(self.kind, model.nv, *self._arrays(model.nv),
                                                    laws=laws, v_tol=self.velocity_tolerance,
-                                                   damping=self._damping(model))}
+                                                   damping=self.damping)}
         return self._packed[model]
 
     def torque(self, model, data, k, q, v):
@@ -183,5 +181,5 @@ class ComputedTorque(_Controller):
         along the measured velocity) at step ``k``."""
         kp, kd, qr, vr, ar = self._row(self._arrays(model.nv), k)
         return computed_torque(model, data, q, v, qr, vr, ar, kp, kd, self.friction,
-                               damping=self._damping(model),
+                               damping=self.damping,
                                velocity_tolerance=self.velocity_tolerance)

@@ -303,9 +303,10 @@ def effort_demand(model, reference, friction=None, damping=True, samples=200):
     where |τ|/limit is largest, or None when it stays within the limits (or there are none).
     Sampled at :data:`DEMAND_FRACTIONS` of each segment and the last point, at most ``samples``
     times (a trajectory streamed on the topic, one or two points, costs a few evaluations). τ is
-    the friction-aware inverse dynamics of the reference (seed 004 §2.7) plus the joint damping
-    ``d∘q̇`` (``damping``): the feed-forward a controller must send; a trajectory too fast for
-    the arm saturates the drives and lags."""
+    the friction-aware inverse dynamics of the reference (seed 004 §2.7), its motor effort with
+    the URDF damping ``d∘q̇`` unless ``damping=False`` (inverse dynamics' ``damping``): the
+    feed-forward a controller must send; a trajectory too fast for the arm saturates the drives
+    and lags."""
     from robot_dynamics.algorithm.inverse_dynamics import inverse_dynamics
 
     limits = np.asarray(model.effort_limits, dtype=float)
@@ -320,9 +321,7 @@ def effort_demand(model, reference, friction=None, damping=True, samples=200):
     worst = (1.0, None)
     for t in times:
         q, v, a = reference.sample(t)
-        tau = inverse_dynamics(model, data, q, v, a, friction)
-        if damping:
-            tau = tau + model.damping * v
+        tau = inverse_dynamics(model, data, q, v, a, friction, damping=bool(damping))
         ratio = np.abs(tau) / lim
         j = int(np.argmax(ratio))
         if ratio[j] > worst[0]:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robot_dynamics.algorithm.inverse_dynamics import inverse_dynamics
+from robot_dynamics.algorithm.inverse_dynamics import damping_effort, inverse_dynamics
 
 
 def direction_velocity(v_d, e, v, *, error_gain=0.0, blend=0.0) -> np.ndarray:
@@ -47,23 +47,28 @@ def direction_velocity(v_d, e, v, *, error_gain=0.0, blend=0.0) -> np.ndarray:
 
 
 def compensated_inverse_dynamics(model, data, q, v, a, friction, w, *, blend=0.0,
-                                 smoothing_velocity=0.0) -> np.ndarray:
+                                 smoothing_velocity=0.0, damping=True) -> np.ndarray:
     """Motor effort for (q, q̇, q̈_cmd) with friction compensated along ``d = tanh(w/ε)``
     (``w`` from :func:`direction_velocity`; ``blend`` = 1 means the measured velocity: the
-    plain inverse dynamics law).
+    plain inverse dynamics law), plus the URDF damping d∘q̇ with ``damping`` (inverse
+    dynamics' motor effort, issue 33).
 
     ``data.tau_friction`` holds the friction effort assumed (signed τf); ``data.f`` the joint
     wrenches the friction magnitudes were taken from (RNEA at (q, q̇, q̈_cmd)).
     """
     if friction is None:
-        return inverse_dynamics(model, data, q, v, a)
+        return inverse_dynamics(model, data, q, v, a, damping=damping)
     if blend == 1.0:  # measured velocity: the plain inverse dynamics law
         return inverse_dynamics(model, data, q, v, a, friction=friction,
-                                smoothing_velocity=smoothing_velocity)
-    fn_axial = inverse_dynamics(model, data, q, v, a)  # fills data.f: the joint wrenches fn
+                                smoothing_velocity=smoothing_velocity, damping=damping)
+    # fills data.f: the joint wrenches fn
+    fn_axial = inverse_dynamics(model, data, q, v, a, damping=False)
     d = np.tanh(w / smoothing_velocity) if smoothing_velocity > 0 else np.sign(w)
     # the magnitude depends on whether and how fast the joint slides: the measured velocity
     # (at rest, the breakaway value); only its direction comes from w
     magnitude = friction.magnitudes(model, data.f, q, v, np.sign(d))
     data.tau_friction[:] = -magnitude * d
-    return fn_axial + magnitude * d  # eq. 2.7.5: fn∥ − τf
+    tau = fn_axial + magnitude * d  # eq. 2.7.5: fn∥ − τf
+    if damping:  # then the URDF damping, as inverse_dynamics adds it
+        tau += damping_effort(model, v)
+    return tau

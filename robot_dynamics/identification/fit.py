@@ -469,12 +469,12 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
     the law, any of ``"armature"`` (then ``model.armature`` is not subtracted: it is what is
     fitted) and ``"gear_mesh"`` (:mod:`.regressors`). ``damping``: whether the logged efforts
     contain the URDF joint damping d∘q̇ (``model.damping``) — True (default): τ is the motor's
-    whole effort, which overcomes the damping too (what :class:`~robot_dynamics.simulation.
-    simulator.Simulator` applies and :class:`~robot_dynamics.control.controllers.ComputedTorque`
-    compensates; MuJoCo and Drake alike), so d∘q̇ is taken out before the friction is fitted;
-    False: τ holds no damping (Pinocchio's ``rnea``; :func:`~robot_dynamics.algorithm.
-    inverse_dynamics.inverse_dynamics` today) — then the fitted ``viscous`` is the friction's
-    alone either way. ``progress(done, total)`` is called after each joint.
+    whole effort, which overcomes the damping too (issue 33's one definition: what
+    :func:`~robot_dynamics.algorithm.inverse_dynamics.inverse_dynamics` returns and
+    :class:`~robot_dynamics.simulation.simulator.Simulator` applies; MuJoCo and Drake alike), so
+    d∘q̇ is taken out before the friction is fitted; False: τ holds no damping (Pinocchio's
+    ``rnea``; ``inverse_dynamics(..., damping=False)``) — then the fitted ``viscous`` is the
+    friction's alone either way. ``progress(done, total)`` is called after each joint.
     """
     if not isinstance(damping, (bool, np.bool_)):
         raise InputError(f"damping must be True (the efforts contain the URDF damping d∘q̇) or "

@@ -4,24 +4,27 @@ from __future__ import annotations
 
 from numba import njit, prange
 
-from robot_dynamics.kernels.dynamics import add_rotor_effort, placements_kernel, rnea_passes_ext
+from robot_dynamics.kernels.dynamics import (add_joint_damping, add_rotor_effort,
+                                             placements_kernel, rnea_passes_ext)
 from robot_dynamics.kernels.friction import id_friction_kernel
-from robot_dynamics.kernels.layout import (_v, laws_views, model_armature, model_gravity,
-                                           model_views, unowned)
+from robot_dynamics.kernels.layout import (_v, laws_views, model_armature, model_damping,
+                                           model_gravity, model_views, unowned)
 
 CHUNKS = 64  # work units of the parallel loop (each reuses one scratch block)
 
 
 @njit(parallel=True, cache=True)
-def id_batch(mb, fr, Q, V, A, tol, with_friction, scratch, TAU, F, TAUF, FEXT):
-    """RNEA (and, with friction, seed 004 §2.7 steps 2–4) for every sample, in parallel over
-    chunks of samples; every array is viewed without reference counts (see layout.unowned).
+def id_batch(mb, fr, Q, V, A, tol, with_friction, damped, scratch, TAU, F, TAUF, FEXT):
+    """RNEA (and, with friction, seed 004 §2.7 steps 2–4; with ``damped``, the URDF damping
+    d∘q̇ after them) for every sample, in parallel over chunks of samples; every array is viewed
+    without reference counts (see layout.unowned).
     τ includes the rotors' armature ∘ q̈ (as :func:`~robot_dynamics.algorithm.rnea.rnea`).
     ``FEXT`` (N, n, 6): each sample's external wrenches on the bodies (0 samples: none)."""
     N = Q.shape[0]
     n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
     gravity = model_gravity(mb)
     arm = model_armature(mb)
+    damping = model_damping(mb)
     codes, params = laws_views(fr, n)
     Q, V, A, TAU, F, TAUF = (unowned(Q), unowned(V), unowned(A), unowned(TAU), unowned(F),
                              unowned(TAUF))
@@ -43,3 +46,5 @@ def id_batch(mb, fr, Q, V, A, tol, with_friction, scratch, TAU, F, TAUF, FEXT):
             if with_friction:  # τ = fn∥ + armature ∘ q̈ − τf in place
                 id_friction_kernel(codes, params, kinds, axes, F[k], Q[k], V[k], A[k], TAU[k], tol,
                                    TAUF[k], TAU[k])
+            if damped:  # τ += d∘q̇ (as id_entry's)
+                add_joint_damping(damping, V[k], TAU[k])

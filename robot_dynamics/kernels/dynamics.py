@@ -451,6 +451,16 @@ def add_rotor_effort(arm, a, tau):
         tau[i] += arm[i] * a[i]
 
 
+@njit(cache=True)
+def add_joint_damping(d, v, tau):
+    """τ += d∘q̇: the URDF joint damping (``<dynamics damping>``, :func:`.layout.model_damping`),
+    a passive effort of the plant the motor works against, like friction — the one statement
+    of the term in the motor effort of inverse dynamics (issue 33), after the friction:
+    τ = (fn∥ + armature∘q̈ − τf) + d∘q̇."""
+    for i in range(d.shape[0]):
+        tau[i] += d[i] * v[i]
+
+
 # Entry points carry explicit signatures: an argument of another type (a list, ints, a 2-D or
 # non-contiguous or read-only array) raises TypeError at dispatch instead of compiling a new
 # specialisation. The Python callers do not rely on that (a failed dispatch is slow):

@@ -15,9 +15,10 @@ import math
 import numpy as np
 from numba import njit
 
-from robot_dynamics.kernels.dynamics import F1, F2, all_finite, rnea_entry, rnea_fext_entry
-from robot_dynamics.kernels.layout import (LAW_PARAMS, laws_views, model_views, scratch_views,
-                                           work_views)
+from robot_dynamics.kernels.dynamics import (F1, F2, add_joint_damping, all_finite, rnea_entry,
+                                             rnea_fext_entry)
+from robot_dynamics.kernels.layout import (LAW_PARAMS, laws_views, model_damping, model_views,
+                                           scratch_views, work_views)
 
 NONE, CLASSIC, LOAD_DEPENDENT, LOAD_DEPENDENT_255, BEARING, GEAR_MESH, COMPOSITE = range(7)
 MAX_PARTS = 3  # parts of a composite law in one block: 1 + 9·3 ≤ LAW_PARAMS
@@ -224,25 +225,29 @@ ID_OUT = 23
 
 
 @njit(cache=True, inline="always")
-def _id_friction_step(mb, fr, q, v, a, tol, w):
-    """Steps 2–4 of seed 004 §2.7 on the joint wrenches an RNEA pass left in ``w``: τ into row
-    ID_OUT of ``vecs``, False when it or τf is not finite."""
+def _id_friction_step(mb, fr, q, v, a, tol, damped, w):
+    """Steps 2–4 of seed 004 §2.7 on the joint wrenches an RNEA pass left in ``w``, plus the URDF
+    damping d∘q̇ when ``damped`` (issue 33): τ into row ID_OUT of ``vecs``, False when it or τf
+    is not finite."""
     n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
     R, p, vel, acc, f, fn_axial, tauf, _, _, _, _ = work_views(mb, w)
     codes, params = laws_views(fr, n)
     out = scratch_views(mb, w)[6][ID_OUT]
     id_friction_kernel(codes, params, kinds, axes, f, q, v, a, fn_axial, tol, tauf, out)
+    if damped:
+        add_joint_damping(model_damping(mb), v, out)
     return all_finite(out, tauf, out)
 
 
-@njit(f"boolean({F1}, {F1}, {F1}, {F1}, {F1}, float64, {F1})", cache=True)
-def id_entry(mb, fr, q, v, a, tol, w):
-    """Friction-aware inverse dynamics in one call (RNEA + seed 004 §2.7 steps 2–4) on the packed
-    model, laws (:func:`.layout.pack_laws`) and work array; τ goes to row ID_OUT of ``vecs``.
+@njit(f"boolean({F1}, {F1}, {F1}, {F1}, {F1}, float64, boolean, {F1})", cache=True)
+def id_entry(mb, fr, q, v, a, tol, damped, w):
+    """Friction-aware inverse dynamics in one call (RNEA + seed 004 §2.7 steps 2–4, and with
+    ``damped`` the URDF damping d∘q̇) on the packed model, laws (:func:`.layout.pack_laws`; the
+    model's "no laws" for none) and work array; τ goes to row ID_OUT of ``vecs``.
     Returns False when an input is not finite (nothing computed) or the result overflows."""
     if not rnea_entry(mb, q, v, a, w):
         return False
-    return _id_friction_step(mb, fr, q, v, a, tol, w)
+    return _id_friction_step(mb, fr, q, v, a, tol, damped, w)
 
 
 
@@ -420,10 +425,10 @@ def loads_matter(codes, params):
     return False
 
 
-@njit(f"boolean({F1}, {F1}, {F1}, {F1}, {F1}, {F2}, float64, {F1})", cache=True)
-def id_fext_entry(mb, fr, q, v, a, fext, tol, w):
+@njit(f"boolean({F1}, {F1}, {F1}, {F1}, {F1}, {F2}, float64, boolean, {F1})", cache=True)
+def id_fext_entry(mb, fr, q, v, a, fext, tol, damped, w):
     """:func:`id_entry` with external wrenches ``fext`` (n, 6) on the bodies: the friction laws
     read the joint wrenches that carry them (seed 004 §2.7 with FN_ext, docs/method.md §1b)."""
     if not rnea_fext_entry(mb, q, v, a, fext, w):
         return False
-    return _id_friction_step(mb, fr, q, v, a, tol, w)
+    return _id_friction_step(mb, fr, q, v, a, tol, damped, w)

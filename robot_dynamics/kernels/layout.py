@@ -6,7 +6,8 @@ so the per-call entry points take few arguments, each one flat float64 array:
 * the model, built once per model by :func:`pack_model`: an int section (n, joint kinds,
   parents, the offsets of the work fields below, the joint relations) kept as int64 bit
   patterns, then the floats (axes, joint rotations and translations at q = 0, spatial inertias,
-  motion subspaces, gravity, armature; the Model's gravity and armature setters write those
+  motion subspaces, gravity, the URDF joint damping, armature; the Model's gravity and armature
+  setters write those
   last slots, and ``model._g`` / ``model._arm`` are views of them; ``Model.set_payload`` writes
   the spatial inertias through ``model._I6``);
 * the friction laws (:func:`pack_laws`): one int code and ``LAW_PARAMS`` parameters per joint
@@ -150,7 +151,7 @@ def pack_model(model):
     """The model as one flat writable float64 array: an int section (n, the start of the float
     section, joint kinds, parents, the work offsets, the joint relations as CSR) stored as int64
     bit patterns, then the floats (axes, R0, p0, spatial inertias, motion subspaces, gravity,
-    armature)."""
+    the URDF joint damping d, armature: the last n floats)."""
     n = model.nv
     ptr, idx = relations(model.parents)
     ints = np.concatenate([[n, 0], model.kinds, model.parents, work_offsets(n), ptr, idx])
@@ -158,7 +159,7 @@ def pack_model(model):
     ints[1] = len(ints)
     floats = np.concatenate([np.asarray(x, dtype=np.float64).ravel() for x in (
         model.axes, model.joint_rotations, model.joint_translations, model.spatial_inertias,
-        model.motion_subspaces, model.gravity, model.armature)])
+        model.motion_subspaces, model.gravity, model.damping, model.armature)])
     mb = np.empty(len(ints) + len(floats))
     mb[:len(ints)].view(np.int64)[:] = ints
     mb[len(ints):] = floats
@@ -232,11 +233,19 @@ def model_gravity(mb):
 
 
 @njit(cache=True)
+def model_damping(mb):
+    """The URDF joint damping d (n,) of the packed model (``model.damping``): the motor
+    effort of inverse dynamics includes d∘q̇ (issue 33; ``Simulator(damping=True)`` applies it)."""
+    head = _vi(mb, 0, (2,))
+    return _v(mb, head[1] + 57 * head[0] + 3, (head[0],))
+
+
+@njit(cache=True)
 def model_armature(mb):
     """Armature (n,), the last entries of the packed model (``model._arm`` is a view of them):
     the reflected rotor inertia added to the diagonal of M and, times q̈, to τ."""
     head = _vi(mb, 0, (2,))
-    return _v(mb, head[1] + 57 * head[0] + 3, (head[0],))
+    return _v(mb, head[1] + 58 * head[0] + 3, (head[0],))
 
 
 def _float_start(model):
@@ -259,7 +268,7 @@ def inertia_view(model):
 
 def armature_view(model):
     """``model._mb``'s armature slots, written by the Model's armature setter."""
-    b = _float_start(model) + 3
+    b = _float_start(model) + 3 + model.nv  # after gravity and damping
     return model._mb[b:b + model.nv]
 
 

@@ -6,9 +6,11 @@ a controller given as one flat array ``ctl`` (:func:`pack_controller`; the Pytho
 
 * ``ZERO``: no effort;
 * ``PD``: ``τ = τff_k + Kp∘(q_ref,k − q) + Kd∘(q̇_ref,k − q̇)`` (+ gravity compensation g(q));
-* ``COMPUTED_TORQUE``: ``τ = RNEA(q, q̇, q̈_c) + armature∘q̈_c + d∘q̇``, q̈_c = q̈_ref,k
-  + Kp∘(q_ref,k − q) + Kd∘(q̇_ref,k − q̇), d the joint damping it compensates,
-  with friction compensation ``− τf`` of the controller's own laws (seed 004 §2.7) if given.
+* ``COMPUTED_TORQUE``: ``τ = ID(q, q̇, q̈_c)``, q̈_c = q̈_ref,k + Kp∘(q_ref,k − q)
+  + Kd∘(q̇_ref,k − q̇): the motor effort of inverse dynamics (seed 004 §2.7, issue 33) —
+  RNEA + armature∘q̈_c, the friction compensation ``− τf`` of the controller's own laws if
+  given, and the URDF damping d∘q̇ unless the controller leaves it out — the statements of
+  :func:`.friction.id_entry`.
 
 Row ``k`` of the references is used at step ``k`` of the run (the last row holds beyond).
 """
@@ -17,15 +19,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from robot_dynamics.kernels.dynamics import F1, add_rotor_effort, placements_kernel, rnea_passes
+from robot_dynamics.kernels.dynamics import (F1, add_joint_damping, add_rotor_effort,
+                                             placements_kernel, rnea_passes)
 from robot_dynamics.kernels.fd import Q_NEW, V_NEW, ZERO as ZERO_ROW, _step
 from robot_dynamics.kernels.friction import ID_OUT, id_friction_kernel
-from robot_dynamics.kernels.layout import (laws_views, model_armature, model_gravity, model_views,
-    scratch_views, work_views)
+from robot_dynamics.kernels.layout import (laws_views, model_armature, model_damping, model_gravity,
+    model_views, scratch_views, work_views)
 from robot_dynamics.kernels.friction_solve import TAU_LIMIT
 
 ZERO, PD, COMPUTED_TORQUE = 0, 1, 2
-_HEAD = 7  # kind, rows, gravity comp., friction comp., n, offset of the laws, rest velocity
+_HEAD = 8  # kind, rows, gravity comp., friction comp., n, offset of the laws, rest velocity,
+#            URDF damping (1: in the effort, as inverse_dynamics(damping=True))
 #: status of sim_run_entry (returned as 4·step + status): completed, bad input, solve failed,
 #: overflow — as a step's
 DONE, BAD_INPUT, SOLVE_FAILED, OVERFLOW = 0, 1, 2, 3
@@ -33,18 +37,18 @@ RUN_STEP = 7  # slot of the work ``sums`` holding the step being taken (read aft
 
 
 def pack_controller(kind, n, kp, kd, Q, V, A, gravity=False, laws=None, v_tol=1e-6,
-                    damping=None):
-    """``ctl``: [kind, rows, gravity, friction, n, laws offset, v_tol], Kp, Kd (n each), then the
-    (rows, n) references Q, V and A (PD: the feed-forward), the joint damping d (n; None: 0),
-    then the packed laws (or nothing); ``v_tol``: the friction compensation's rest velocity
-    (inverse_dynamics')."""
+                    damping=False):
+    """``ctl``: [kind, rows, gravity, friction, n, laws offset, v_tol, damping], Kp, Kd (n each),
+    then the (rows, n) references Q, V and A (PD: the feed-forward), then the packed laws (or
+    nothing); ``v_tol``: the friction compensation's rest velocity (inverse_dynamics');
+    ``damping``: whether the effort includes the model's URDF damping d∘q̇ (the packed model's,
+    :func:`.layout.model_damping`)."""
     rows = Q.shape[0]
-    d = np.zeros(n) if damping is None else np.asarray(damping, float).ravel()
     body = [np.asarray(kp, float).ravel(), np.asarray(kd, float).ravel(), Q.ravel(), V.ravel(),
-            A.ravel(), d]
+            A.ravel()]
     off = _HEAD + sum(len(b) for b in body)
     head = np.array([kind, rows, 1.0 if gravity else 0.0, 0.0 if laws is None else 1.0, n, off,
-                     v_tol], dtype=float)
+                     v_tol, 1.0 if damping else 0.0], dtype=float)
     tail = [] if laws is None else [laws]
     return np.ascontiguousarray(np.concatenate([head] + body + tail), dtype=np.float64)
 
@@ -92,9 +96,8 @@ def controller_kernel(mb, ctl, k, q, v, w, out):
     else:
         for i in range(n):
             out[i] = tau[i]
-    damping = ctl[base + 3 * rows * n:base + 3 * rows * n + n]
-    for i in range(n):  # the joint damping the plant applies, −d∘q̇
-        out[i] += damping[i] * v[i]
+    if ctl[7] != 0.0:  # the URDF damping the plant applies, −d∘q̇ (as id_entry's)
+        add_joint_damping(model_damping(mb), v, out)
 
 
 @njit(f"int64({F1}, {F1}, {F1}, {F1}, {F1}, {F1}, int64, {F1}, float64[:, :, ::1])", cache=True)

@@ -173,7 +173,7 @@ class MimicModel(Model):
                 nv=self.nv, kinds=kinds, parents=np.array(tree, dtype=np.int64), axes=self.axes,
                 joint_rotations=z((self.nv, 3, 3)), joint_translations=z((self.nv, 3)),
                 spatial_inertias=z((self.nv, 6, 6)), motion_subspaces=z((self.nv, 6)),
-                gravity=z(3), armature=z(self.nv)))
+                gravity=z(3), damping=z(self.nv), armature=z(self.nv)))
             self._arm = self._rmb[len(self._rmb) - self.nv:]  # the armature setter writes it
             self._cp = pack_coupling(G, o, independent)
             #: the coordinates' problem for the compiled friction solve (forward_dynamics)

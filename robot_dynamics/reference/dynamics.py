@@ -1,6 +1,8 @@
 """The dynamics kernels written out in NumPy, joint by joint: the statements of
-kernels/dynamics.py (``rnea_kernel``, ``crba_kernel``, ``directors_kernel``) that the public
-algorithms run compiled. Same signatures as the public functions; tested against them.
+kernels/dynamics.py (``rnea_kernel``, ``crba_kernel``, ``directors_kernel``) and of
+kernels/friction.py's ``id_entry`` (inverse dynamics with friction and the URDF damping) that
+the public algorithms run compiled. Same signatures as the public functions; tested against
+them.
 
 A mimic model goes through the coupling as the public functions do
 (:mod:`robot_dynamics.algorithm.coupled`), with these statements on the full tree.
@@ -56,6 +58,33 @@ def _rnea(model, data, q, v, a, gravity, fext=None) -> np.ndarray:
             data.f[p] += data.X[i].T @ data.f[i]
     data.tau += model.armature * a  # the rotors: τ = fn∥ + armature ∘ q̈ (fn excludes them)
     return data.tau.copy()
+
+
+@by_model
+def inverse_dynamics(model, data, q, v, a, friction=None, *, velocity_tolerance=1e-6, fext=None,
+                     damping=True) -> np.ndarray:
+    """:func:`robot_dynamics.algorithm.inverse_dynamics.inverse_dynamics` written out: the
+    motor effort of seed 004 §2.7 (eq. 2.7.5) plus the URDF damping (issue 33),
+
+        τ = fn∥ + armature∘q̈ − τf + d∘q̇,
+
+    fn∥ + armature∘q̈ from :func:`rnea` (its joint wrenches ``data.f`` feed the friction laws),
+    τf = −|τf|·dir signed against q̇ (against q̈ at rest: |q̇| ≤ ``velocity_tolerance``),
+    d = ``model.damping`` when ``damping``. Fills ``data.tau_friction``."""
+    if getattr(data, "_model", None) is not model:
+        check_data(model, data, "reference inverse_dynamics")
+    q = as_vector("q", q, model.nq, where="inverse_dynamics")
+    v = as_vector("v", v, model.nv, where="inverse_dynamics")
+    a = as_vector("a", a, model.nv, where="inverse_dynamics")
+    tau = rnea(model, data, q, v, a, fext)  # step 1: fn∥ + armature∘q̈, and the wrenches fn
+    data.tau_friction[:] = 0.0
+    if friction is not None:  # steps 2–4: the friction map on the reactions, against the motion
+        direction = np.where(np.abs(v) > velocity_tolerance, np.sign(v), np.sign(a))
+        data.tau_friction[:] = -friction.magnitudes(model, data.f, q, v, direction) * direction
+        tau = tau - data.tau_friction
+    if damping:  # the URDF damping the motor works against
+        tau = tau + model.damping * v
+    return tau
 
 
 @by_model
@@ -120,6 +149,13 @@ def wrench_directors(model, data, q=None) -> np.ndarray:
 @rnea.register(MimicModel)
 def _(model, data, q, v, a, fext=None):
     return coupled.rnea(model, data, q, v, a, fext, full=rnea)
+
+
+@inverse_dynamics.register(MimicModel)
+def _(model, data, q, v, a, friction=None, *, velocity_tolerance=1e-6, fext=None, damping=True):
+    return coupled.inverse_dynamics(model, data, q, v, a, friction, full=inverse_dynamics,
+                                    velocity_tolerance=velocity_tolerance, fext=fext,
+                                    damping=damping)
 
 
 @mass_matrix.register(MimicModel)

@@ -417,7 +417,7 @@ class IdController(Node):
         with self._model_lock:  # (a payload change waits: never a half-written model)
             tau = computed_torque(self.model, self.data, q, v, qd, vd, ad, self.kp, self.kd,
                                   self.friction if compensate else None,
-                                  damping=self.model.damping if compensate else None,
+                                  damping=compensate,
                                   direction=ReferenceDirection(self.error_gain, self.blend,
                                                                self.smoothing))
         sent = self.publish(tau)
