@@ -183,11 +183,16 @@ def main(argv=None) -> int:
             table[(launch_file, node)][code] += 1
         bad = problems or any(codes.values()) or launch_code != 0
         failed += bool(bad)
+        # ros2 launch's own start-up, before its SIGINT handler (about 0.5 s in): it dies with
+        # -2 or swallows the signal and runs on; no node had started: not the nodes' doing
+        early = "user interrupted" not in output and not codes
         print(f"try {n:2d} {launch_file:19s} {'tty ' if tty else 'pipe'} SIGINT {delay:.1f}s after {after:7s} "
               f"({timing['signal']:.1f}s in, ended {timing['end']:.1f}s later): "
               f"{' '.join(f'{k}={v}' for k, v in sorted(codes.items()))} launch={launch_code}"
               + (f" sent[{' '.join(sent)}]" if sent else "")
-              + (f" PROBLEMS: {problems[:4]}" if problems else ""), flush=True)
+              + (f" PROBLEMS: {problems[:4]}" if problems else "")
+              + (" [SIGINT before ros2 launch's own handler: no node started]" if early else ""),
+              flush=True)
         if args.log:
             os.makedirs(args.log, exist_ok=True)
             name = (f"try{n:02d}_{launch_file.split('.')[0]}_{after}_{delay}_"
