@@ -907,6 +907,87 @@ def test_a_node_ends_cleanly_under_repeated_signals(wait_up, signals_after):
             assert bad not in out, out[-3000:]
 
 
+#: the node executable as setup.py's console script runs it, with a SIGINT to itself at the
+#: first import of one module: a Ctrl-C (the terminal's, or launch's) that lands while the node
+#: starts, at a chosen point instead of a chosen time
+_INTERRUPTED_AT_IMPORT = """
+import os, signal, sys
+
+class _Interrupt:
+    def find_spec(self, name, path=None, target=None):
+        if name == {module!r}:
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.meta_path.insert(0, _Interrupt())
+sys.argv = [{node!r}, "--ros-args", "-p", "robot:=planar_2r"]
+from robot_dynamics.cli.main import {node}_main
+sys.exit({node}_main())
+"""
+
+
+@pytest.mark.parametrize("node, module", [
+    ("id_controller", "numpy"), ("simulator", "numpy"), ("dynamics_model", "numpy"),
+    ("id_controller", "robot_dynamics.ros.signals"),  # before the handlers are in place
+    ("id_controller", "rclpy"), ("id_controller", "numba"),
+])
+def test_a_node_executable_ends_cleanly_when_interrupted_while_it_imports(node, module):
+    """Under ros2 launch a Ctrl-C about a second after the start killed every node with -2 and a
+    KeyboardInterrupt traceback: the executables' first line, ``from robot_dynamics.cli.main
+    import <node>_main``, imported numpy (cli.main -> ros.params -> errors) before
+    signals.install() ran, so Python's default handler raised the KeyboardInterrupt outside any
+    handler of ours. Now importing cli.main loads nothing heavy and <node>_main installs the
+    handlers before anything else, and a KeyboardInterrupt of Python's own handler before that
+    (while signals.py itself loads) is a clean end too: a signal at any import of the start-up
+    ends the node with exit 0, no traceback. (A signal inside the interpreter's own start,
+    while site-packages' .pth files run, is before any code of the package: out of its
+    reach.)"""
+    _assert_clean_end(_INTERRUPTED_AT_IMPORT.format(node=node, module=module))
+
+
+#: as above, the SIGINT from inside llvmlite's object-cache callback: LLVM asks numba for a
+#: kernel's cached object code, at every node start (the launch's -11 and its traceback)
+_INTERRUPTED_IN_LLVM_CALLBACK = """
+import os, signal, sys
+from numba.core import codegen
+
+_hook = codegen.CPUCodeLibrary._object_getbuffer_hook.__func__
+_calls = []
+
+def _getbuffer(cls, ll_module):
+    _calls.append(1)
+    if len(_calls) == 2:
+        os.kill(os.getpid(), signal.SIGINT)
+    return _hook(cls, ll_module)
+
+codegen.CPUCodeLibrary._object_getbuffer_hook = classmethod(_getbuffer)
+sys.argv = [{node!r}, "--ros-args", "-p", "robot:=planar_2r"]
+from robot_dynamics.cli.main import {node}_main
+sys.exit({node}_main())
+"""
+
+
+@pytest.mark.parametrize("node", ["id_controller", "simulator"])
+def test_a_node_ends_cleanly_when_interrupted_inside_an_llvm_callback(node):
+    """Under ros2 launch, Ctrl-C while the nodes loaded their compiled kernels printed "Exception
+    ignored on calling ctypes callback function ... KeyboardInterrupt" and once killed a node
+    with -11: the handler raised its KeyboardInterrupt inside llvmlite's object-cache callback
+    (Python code that LLVM calls through ctypes), where ctypes swallows it and returns to LLVM
+    with the callback's work undone. Now the handler defers it while llvmlite is on the stack
+    and raises it once the callback has returned (signals.py): exit 0, no traceback."""
+    _assert_clean_end(_INTERRUPTED_IN_LLVM_CALLBACK.format(node=node))
+
+
+def _assert_clean_end(code):
+    proc = subprocess.run([sys.executable, "-c", code], env=ENV, capture_output=True, text=True,
+                          timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, (proc.returncode, out[-3000:])
+    for bad in ("Traceback", "KeyboardInterrupt", "terminate called", "Exception ignored"):
+        assert bad not in out, out[-3000:]
+
+
 @pytest.mark.parametrize("argv", [["sim", "--help"], ["simulator", "--help"],
                                   ["id_controller", "--help"], ["dynamics_model", "--help"]])
 def test_help_lists_every_bundled_robot(argv, capsys):

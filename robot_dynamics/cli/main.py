@@ -22,7 +22,10 @@ import importlib
 import os
 import sys
 
-from robot_dynamics.ros.params import own_words, wants_help
+# Nothing else at module level: the node executables run `from robot_dynamics.cli.main import
+# <node>_main` before any handler of ours is in place, so a Ctrl-C during this import gets
+# Python's default one (a KeyboardInterrupt traceback and exit -2 under ros2 launch); it used to
+# import numpy (ros.params -> errors). node_main installs the handlers first (ros/signals.py).
 
 COMMANDS = {
     "sim": ("robot_dynamics.ros.demo.arguments", "simulator + controller + dynamics model demo"),
@@ -165,7 +168,19 @@ def run_node(name, module, rest) -> int:
 def node_main(name: str) -> int:
     """A node's own executable (``simulator``, ``id_controller``, ``dynamics_model``; what
     ``ros2 run robot_dynamics <node>`` and the launch files start): ``robot-dynamics <node>``
-    with its arguments — ``--help``, the one-line errors and the parameter-name check alike."""
+    with its arguments — ``--help``, the one-line errors and the parameter-name check alike.
+    The signal handlers go in first: ``ros2 launch`` signals a node whenever the user presses
+    Ctrl-C, however early in its start-up (signals.py)."""
+    try:
+        from robot_dynamics.ros import signals
+
+        signals.install()
+    except KeyboardInterrupt:  # Python's own handler, before ours were in place: the node was
+        import _signal  # stopped while it started, a clean end; launch's second SIGINT or its
+
+        for sig in (_signal.SIGINT, _signal.SIGTERM):  # SIGTERM must not kill it now
+            _signal.signal(sig, _signal.SIG_IGN)
+        return 0
     return main([name] + sys.argv[1:])
 
 
@@ -224,6 +239,8 @@ def _main(argv=None) -> int:
         from robot_dynamics.ros import signals
 
         signals.install()
+    from robot_dynamics.ros.params import own_words, wants_help
+
     if name in NODES and wants_help(rest):
         from robot_dynamics.ros.params import format_help
 

@@ -402,6 +402,7 @@ def run_node(node_class, args=None):
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        signals.hold()  # no KeyboardInterrupt inside the clean-up, not even a deferred one
         if executor is not None:  # its threads end before the node and the context go
             executor.shutdown(timeout_sec=2.0)
         if node is not None:

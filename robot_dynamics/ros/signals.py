@@ -11,24 +11,84 @@ traceback.
 
 :func:`install` (light: no rclpy, no numpy) makes the first SIGINT or SIGTERM raise
 KeyboardInterrupt once, in the main thread, and every later one a no-op, so the clean-up runs
-to its end; :func:`finish`, once it is done, ignores them for the rest of the process (the
-interpreter's finalization restores the default handlers of Python-level ones, and a signal
-then killed the process: exit -2/-15 after a clean shutdown). rclpy's own handlers, installed later by ``rclpy.init``, chain to these (they keep
-waking the executor by shutting its context down).
+to its end. The node executables call it first thing (cli.main.node_main; importing cli.main
+loads nothing heavy): when their first line still imported numpy before it, a Ctrl-C about a
+second into ``ros2 launch`` killed every node with -2 and a traceback. Only a signal inside the
+interpreter's own start-up (site-packages' .pth files, tens of milliseconds) comes before any
+code of the package. :func:`finish`, once the clean-up is done, ignores them for the rest of
+the process (the interpreter's finalization restores the default handlers of Python-level ones,
+and a signal then killed the process: exit -2/-15 after a clean shutdown). rclpy's own
+handlers, installed later by ``rclpy.init``, chain to these (they keep waking the executor by
+shutting its context down).
 """
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 
-_state = {"installed": False, "received": None}
+_state = {"installed": False, "received": None, "pending": False, "held": False,
+          "unraisablehook": None}
+
+#: Modules whose Python code runs inside ctypes callbacks of C/C++ code: llvmlite's object-cache
+#: hooks, called by LLVM while numba loads or compiles a kernel (at every node start). A
+#: KeyboardInterrupt raised there never reaches the node — ctypes prints "Exception ignored on
+#: calling ctypes callback function" with a traceback and returns to LLVM with the callback's
+#: work half done (the cached object's buffer pointer unset: LLVM then crashed, exit -11).
+_CALLBACK_MODULES = ("llvmlite.",)
+#: how soon a deferred KeyboardInterrupt is raised again [s]
+_RETRY = 0.02
 
 
-def _handler(signum, _frame):
-    if _state["received"] is not None:  # shutting down already: let the clean-up finish
+def _in_callback(frame) -> bool:
+    while frame is not None:
+        if frame.f_globals.get("__name__", "").startswith(_CALLBACK_MODULES):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _retry(signum):
+    """Raise the KeyboardInterrupt again in a moment: a thread makes the main thread run the
+    handler (``_thread.interrupt_main``) once the current callback has returned. A bare
+    ``_thread`` one: threading.Thread.start takes a module lock that the interrupted main thread
+    may hold."""
+    import _thread
+    import time
+
+    def later():
+        time.sleep(_RETRY)
+        if _state["pending"]:
+            _thread.interrupt_main(signum)
+
+    _thread.start_new_thread(later, ())
+
+
+def _handler(signum, frame):
+    if _state["held"]:
         return
-    _state["received"] = signum
+    if _state["received"] is not None and not _state["pending"]:
+        return  # shutting down already: let the clean-up finish
+    if _state["received"] is None:
+        _state["received"] = signum
+    if _in_callback(frame):  # not here: it would be lost, and the callback's work with it
+        _state["pending"] = True
+        _retry(signum)
+        return
+    _state["pending"] = False
     raise KeyboardInterrupt
+
+
+def _unraisable(info):
+    """A KeyboardInterrupt of ours swallowed where Python cannot raise (a ``__del__``, a ctypes
+    callback of a module not in _CALLBACK_MODULES): raised again a moment later, without the
+    traceback Python prints for it; anything else goes to the previous hook."""
+    if (issubclass(info.exc_type, KeyboardInterrupt) and _state["received"] is not None
+            and not _state["held"]):
+        _state["pending"] = True
+        _retry(_state["received"])
+        return
+    (_state["unraisablehook"] or sys.__unraisablehook__)(info)
 
 
 def install() -> bool:
@@ -39,8 +99,17 @@ def install() -> bool:
         return False
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _handler)
+    _state["unraisablehook"], sys.unraisablehook = sys.unraisablehook, _unraisable
     _state["installed"] = True
     return True
+
+
+def hold():
+    """The clean-up begins (whatever started it): after a signal, no KeyboardInterrupt any more,
+    not even a deferred one. Nothing when no signal came."""
+    if _state["received"] is not None:
+        _state["held"] = True
+        _state["pending"] = False
 
 
 def received():
