@@ -92,18 +92,7 @@ SITE="$PREFIX/lib/python$PY_VER/site-packages"
 if [ ! -d "$SITE/composition_interfaces" ]; then
   BUILD="$WS/build/composition_interfaces"
   mkdir -p "$BUILD"
-  cat > "$BUILD/fix_wheel_py_exports.cmake" <<'EOF'
-function(_rd_fix_wheel_py_exports)
-  get_directory_property(_targets DIRECTORY "${CMAKE_SOURCE_DIR}" IMPORTED_TARGETS)
-  foreach(_t IN LISTS _targets)
-    if(_t MATCHES "__rosidl_generator_py$")
-      set_target_properties(${_t} PROPERTIES
-        INTERFACE_INCLUDE_DIRECTORIES "${RD_PYTHON_INCLUDE_DIR};${RD_NUMPY_INCLUDE_DIR}")
-    endif()
-  endforeach()
-endfunction()
-cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL _rd_fix_wheel_py_exports)
-EOF
+  cp "$ROOT/scripts/cmake/fix_wheel_py_exports.cmake" "$BUILD/"
   GENERATOR="Unix Makefiles"; command -v ninja >/dev/null && GENERATOR="Ninja"
   echo "build_launch_workspace: building composition_interfaces (a few minutes on 2 cores)" >&2
   AMENT_PREFIX_PATH="$PY_PREFIX" cmake -S "$WS/src/rcl_interfaces/composition_interfaces" \

@@ -27,10 +27,11 @@
 # Known trap and its fix-up: the PyPI wheels' share/<pkg>/cmake/
 # export_<pkg>__rosidl_generator_pyExport.cmake files name the wheel builder's Python and NumPy
 # include directories (/opt/python/...), which do not exist here, and CMake refuses imported
-# targets with missing include directories. site-packages is never edited: instead a small CMake
-# file (written into the build directory, passed with CMAKE_PROJECT_INCLUDE) defers, to the end
-# of configuration, a pass that resets INTERFACE_INCLUDE_DIRECTORIES of every imported
-# *__rosidl_generator_py target to this interpreter's Python and NumPy include directories.
+# targets with missing include directories. site-packages is never edited: instead
+# scripts/cmake/fix_wheel_py_exports.cmake (copied into the build directory, passed with
+# CMAKE_PROJECT_INCLUDE) defers, to the end of configuration, a pass that resets
+# INTERFACE_INCLUDE_DIRECTORIES of every imported *__rosidl_generator_py target to this
+# interpreter's Python and NumPy include directories.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -116,6 +117,7 @@ KEY="$(
     (cd "$SRC" && find . -type f | LC_ALL=C sort | xargs sha256sum)
     if [ -n "$OVERLAY" ]; then (cd "$OVERLAY" && find . -type f | LC_ALL=C sort | xargs sha256sum); fi
     sha256sum < "${BASH_SOURCE[0]}"
+    sha256sum < "$ROOT/scripts/cmake/fix_wheel_py_exports.cmake"
     echo "$PY_EXE $PY_VER"
     echo "${PYINFO[6]:-}"
   } | sha256sum | cut -c1-16
@@ -136,18 +138,7 @@ else
   cp -r "$SRC" "$WORK/src"
   if [ -n "$OVERLAY" ]; then cp -r "$OVERLAY/." "$WORK/src/"; fi
   # The fix-up described at the top of this file.
-  cat > "$BUILD/fix_wheel_py_exports.cmake" <<'EOF'
-function(_rd_fix_wheel_py_exports)
-  get_directory_property(_targets DIRECTORY "${CMAKE_SOURCE_DIR}" IMPORTED_TARGETS)
-  foreach(_t IN LISTS _targets)
-    if(_t MATCHES "__rosidl_generator_py$")
-      set_target_properties(${_t} PROPERTIES
-        INTERFACE_INCLUDE_DIRECTORIES "${RD_PYTHON_INCLUDE_DIR};${RD_NUMPY_INCLUDE_DIR}")
-    endif()
-  endforeach()
-endfunction()
-cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL _rd_fix_wheel_py_exports)
-EOF
+  cp "$ROOT/scripts/cmake/fix_wheel_py_exports.cmake" "$BUILD/"
   echo "build_test_interfaces: building $SRC ($VARIANT variant) into $PREFIX (about 2 minutes on 2 cores)" >&2
   start=$(date +%s)
   # The final prefix is $PREFIX (the RPATH points there); the tree is built and staged in $WORK

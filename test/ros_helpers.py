@@ -68,6 +68,19 @@ class NodeProcess:
                 self.proc.wait()
 
 
+def held_controller(robot, prefix):
+    """id_controller answering ``<prefix>_states`` on ``<prefix>_commands`` with kp = kd = 0 and
+    friction along the measured velocity: at a held state its effort is the friction-aware
+    inverse dynamics (the payload tests read the payload's share of it); started and ready."""
+    node = NodeProcess("id_controller", {"robot": robot, "kp": [0.0], "kd": [0.0],
+                                         "friction_velocity_blend": 1.0,
+                                         "joint_states_topic": prefix + "_states",
+                                         "command_topic": prefix + "_commands",
+                                         "stale_timeout": 30.0})
+    assert node.wait_log("computed-torque control", 60), node.log
+    return node
+
+
 def _param(value):
     if isinstance(value, bool):
         return "true" if value else "false"

@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from ros_helpers import ENV, NodeProcess, RosProbe
+from ros_helpers import ENV, NodeProcess, RosProbe, held_controller
 
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
@@ -161,12 +161,7 @@ def test_simulator_refuses_bad_payload_values_and_keeps_its_payload(sim, probe):
 # -- id_controller: its feed-forward and friction compensation carry the payload ---------------
 @pytest.fixture(scope="module")
 def controller():
-    node = NodeProcess("id_controller", {"robot": ROBOT, "kp": [0.0], "kd": [0.0],
-                                         "friction_velocity_blend": 1.0,
-                                         "joint_states_topic": "/held_states",
-                                         "command_topic": "/held_commands",
-                                         "stale_timeout": 30.0})
-    assert node.wait_log("computed-torque control", 60), node.log
+    node = held_controller(ROBOT, "/held")
     yield node
     node.stop()
 

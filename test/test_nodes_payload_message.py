@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from ros_helpers import NodeProcess, RosProbe
+from ros_helpers import NodeProcess, RosProbe, held_controller
 
 from geometry_msgs.msg import InertiaStamped  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -91,12 +91,7 @@ def probe():
 
 @pytest.fixture(scope="module")
 def controller():
-    node = NodeProcess("id_controller", {"robot": ROBOT, "kp": [0.0], "kd": [0.0],
-                                         "friction_velocity_blend": 1.0,
-                                         "joint_states_topic": "/msg_held_states",
-                                         "command_topic": "/msg_held_commands",
-                                         "stale_timeout": 30.0})
-    assert node.wait_log("computed-torque control", 60), node.log
+    node = held_controller(ROBOT, "/msg_held")
     yield node
     node.stop()
 
