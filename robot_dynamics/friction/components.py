@@ -7,6 +7,7 @@ is axial. Friction laws read the reaction components (eq. 2.5.5–2.5.7).
 """
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -25,9 +26,18 @@ def load_components(wrench, axis, prismatic: bool = False) -> LoadComponents:
     f, n = wrench[:3], wrench[3:]
     fp = float(f @ axis)
     npar = float(n @ axis)
-    f_perp = float(np.sqrt(max(f @ f - fp * fp, 0.0)))
-    n_perp = float(np.sqrt(max(n @ n - npar * npar, 0.0)))
+    # the rejection vectors' norms, not √(|f|² − f∥²): that difference cancels where the wrench
+    # is nearly axial (a vertical base joint carrying the arm's weight), leaving √ of a multiple
+    # of ulp(|f|²) — a staircase in the loads that the friction solve cannot converge across
+    # (issue 35; kernels/friction.py _rejection computes the same)
+    f_perp = _norm3(f[0] - fp * axis[0], f[1] - fp * axis[1], f[2] - fp * axis[2])
+    n_perp = _norm3(n[0] - npar * axis[0], n[1] - npar * axis[1], n[2] - npar * axis[2])
     return LoadComponents(fp, f_perp, npar, n_perp)
+
+
+def _norm3(x0, x1, x2) -> float:
+    """√(x0² + x1² + x2²) summed in the kernel's order (kernels/friction.py _rejection)."""
+    return math.sqrt(float(x0) * float(x0) + float(x1) * float(x1) + float(x2) * float(x2))
 
 
 def normal_vectors(wrench, axis):

@@ -110,8 +110,10 @@ def load_terms(W, axis, prismatic):
     """(X1, X2, X3) per sample from joint wrenches W (N, 6)."""
     f, n = W[:, :3], W[:, 3:]
     fpar, npar = f @ axis, n @ axis
-    fperp = np.sqrt(np.maximum((f * f).sum(1) - fpar ** 2, 0.0))
-    nperp = np.sqrt(np.maximum((n * n).sum(1) - npar ** 2, 0.0))
+    # the rejections' norms, as the laws take them (friction/components.py: √(|f|² − f∥²)
+    # cancels where the wrench is nearly axial)
+    fperp = np.linalg.norm(f - fpar[:, None] * axis, axis=1)
+    nperp = np.linalg.norm(n - npar[:, None] * axis, axis=1)
     if prismatic:
         return np.column_stack([fperp, nperp, np.abs(npar)])
     return np.column_stack([nperp, fperp, np.abs(fpar)])

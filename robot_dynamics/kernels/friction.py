@@ -144,6 +144,21 @@ def _coulomb_level(pr, d):
     return min(pr[5], pr[6]) if pr[7] > 0 else pr[0]
 
 
+@njit(cache=True, inline="always")
+def _rejection(x0, x1, x2, xpar, e):
+    """|x − x∥ e|, the normal part's magnitude, from the rejection vector itself: accurate to
+    the roundoff of x's components. Not √(|x|² − x∥²): where x is nearly axial (the base
+    joint's force, the arm's weight along a vertical axis) that difference cancels, and the
+    normal part came out as √ of a multiple of ulp(|x|²) — a staircase in the loads whose steps
+    (1e-8 |x|, times the law's k) exceed the friction solve's tolerance, so that a joint at its
+    stick/slip boundary had no converging sliding motion and its state cycled (issue 35,
+    docs/measurements.md). components.load_components computes the same."""
+    r0 = x0 - xpar * e[0]
+    r1 = x1 - xpar * e[1]
+    r2 = x2 - xpar * e[2]
+    return math.sqrt(r0 * r0 + r1 * r1 + r2 * r2)
+
+
 @njit(cache=True)
 def law_one(code, pr, kind, e, Wi, v, direction):
     """One plain law's magnitude (codes NONE … GEAR_MESH; the formulas of the law classes)."""
@@ -160,9 +175,8 @@ def law_one(code, pr, kind, e, Wi, v, direction):
     fpar = Wi[0] * e[0] + Wi[1] * e[1] + Wi[2] * e[2]
     npar = Wi[3] * e[0] + Wi[4] * e[1] + Wi[5] * e[2]
     ff = Wi[0] ** 2 + Wi[1] ** 2 + Wi[2] ** 2
-    nn = Wi[3] ** 2 + Wi[4] ** 2 + Wi[5] ** 2
-    fperp = math.sqrt(max(ff - fpar * fpar, 0.0))
-    nperp = math.sqrt(max(nn - npar * npar, 0.0))
+    fperp = _rejection(Wi[0], Wi[1], Wi[2], fpar, e)
+    nperp = _rejection(Wi[3], Wi[4], Wi[5], npar, e)
     prismatic = kind == 1
     if code == 5:  # gear mesh: c_f |t| motoring (t·d > 0), c_b |t| back-driven
         t = fpar if prismatic else npar
@@ -297,8 +311,8 @@ def law_gradient(code, pr, kind, e, Wi, v, direction):
     f0, f1, f2, n0, n1, n2 = Wi[0], Wi[1], Wi[2], Wi[3], Wi[4], Wi[5]
     fpar = f0 * e[0] + f1 * e[1] + f2 * e[2]
     npar = n0 * e[0] + n1 * e[1] + n2 * e[2]
-    fperp = math.sqrt(max(f0 * f0 + f1 * f1 + f2 * f2 - fpar * fpar, 0.0))
-    nperp = math.sqrt(max(n0 * n0 + n1 * n1 + n2 * n2 - npar * npar, 0.0))
+    fperp = _rejection(f0, f1, f2, fpar, e)
+    nperp = _rejection(n0, n1, n2, npar, e)
     prismatic = kind == 1
     dv = 0.0
     # coefficients of |x⊥|, |x∥|, |x| for the force (cf) and the moment (cn)
