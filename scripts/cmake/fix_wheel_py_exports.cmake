@@ -5,3 +5,13 @@
 # configuration a pass that resets INTERFACE_INCLUDE_DIRECTORIES of every imported
 # *__rosidl_generator_py target to RD_PYTHON_INCLUDE_DIR and RD_NUMPY_INCLUDE_DIR (this
 # interpreter's). site-packages is never edited.
+function(_rd_fix_wheel_py_exports)
+  get_directory_property(_targets DIRECTORY "${CMAKE_SOURCE_DIR}" IMPORTED_TARGETS)
+  foreach(_t IN LISTS _targets)
+    if(_t MATCHES "__rosidl_generator_py$")
+      set_target_properties(${_t} PROPERTIES
+        INTERFACE_INCLUDE_DIRECTORIES "${RD_PYTHON_INCLUDE_DIR};${RD_NUMPY_INCLUDE_DIR}")
+    endif()
+  endforeach()
+endfunction()
+cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL _rd_fix_wheel_py_exports)
