@@ -3,16 +3,20 @@ MuJoCo (contacts off, 500 Hz, semi-implicit Euler with implicit damping), joint 
 0.8 N·m and damping 0.3 N·m·s/rad on every joint, no armature; tracked by computed torque
 (rd.inverse_dynamics + the known friction, PD 400/40) along a random Fourier excitation for
 20 s; logged (t, q + 1e-5 rad noise, applied effort + 0.02 N·m noise), no velocities; then
-``fit(model, q, None, tau, t=t, law="classic", min_velocity=...)``.
+``fit(model, q, None, tau, t=t, law="classic", min_velocity=...)`` — or, with ``--states``,
+from MuJoCo's own states (velocities logged, q̈ = Δq̇/h, the effort against the state before
+the step): ``fit(model, q[:-1], v[:-1], tau[1:], a=Δv/h, law="classic")``.
 
-    PYTHONPATH=. python3 bench/bench_identification_mujoco.py --seeds 0,1,2 --min-velocity 0.2
+    PYTHONPATH=. python3 bench/bench_identification_mujoco.py --seeds 0,1,2 [--states]
+        [--min-velocity 0.05] [--no-band]   # --no-band: fit(..., low_speed_band=False)
 
 Prints per joint the coefficients ± SE, '*' where |estimate − MuJoCo's| > 3 SE or > 25 %, the
 fitted effort delay (MuJoCo's step: the effort of a step acts at the state one step before the
 logged one) and the residual RMS; also the RMS of MuJoCo's own frictionloss force minus the
-Coulomb law ∓0.8 over the rows faster than each speed (where MuJoCo's soft friction constraint
-is Coulomb: on a light joint the constraint can stop the joint within a step, and then the
-friction is less than frictionloss up to |q̇| ≈ frictionloss·h/inertia).
+Coulomb law ∓0.8 over the rows faster than each speed (MuJoCo's soft friction constraint is
+below frictionloss up to |q̇| ≈ frictionloss·(1 − d)/d·invweight/b, d = 0.9, b = 2/(0.95·0.02 s):
+≈ 0.94 rad/s on the light joint_a7), and the low-speed band the fit left out
+(``JointFit.low_speed_band``, derived from the log).
 """
 from __future__ import annotations
 
@@ -70,7 +74,9 @@ def mujoco_log(model, seed, duration=20.0):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--seeds", default="0,1,2")
-    p.add_argument("--min-velocity", type=float, default=0.2)
+    p.add_argument("--min-velocity", type=float, default=0.05)
+    p.add_argument("--no-band", action="store_true")
+    p.add_argument("--states", action="store_true")
     args = p.parse_args()
     model = rd.load_urdf(URDF)
     truth = {"coulomb_positive": COULOMB, "coulomb_negative": COULOMB, "viscous": VISCOUS}
@@ -84,8 +90,12 @@ def main():
                 errs.append(f"{np.sqrt(np.mean(e ** 2)):.3g}")
             print(f"seed {seed} {name}: MuJoCo friction − Coulomb RMS beyond |q̇| 0.05/0.2/0.5: "
                   + "/".join(errs))
-        r = fit(model, log["q_noisy"], None, log["tau_noisy"], t=log["t"], law="classic",
-                min_velocity=args.min_velocity)
+        kw = dict(law="classic", min_velocity=args.min_velocity, low_speed_band=not args.no_band)
+        if args.states:
+            r = fit(model, log["q_noisy"][:-1], log["v"][:-1], log["tau_noisy"][1:],
+                    a=np.diff(log["v"], axis=0) / H, **kw)
+        else:
+            r = fit(model, log["q_noisy"], None, log["tau_noisy"], t=log["t"], **kw)
         bad = 0
         for j in r.joints:
             row = []
@@ -94,8 +104,12 @@ def main():
                 ok = abs(x - truth[k]) <= min(3 * se, 1e9) and abs(x - truth[k]) <= 0.25 * truth[k]
                 bad += not ok
                 row.append(f"{k} {x:.4f} ± {se:.4f}{'' if ok else '*'}")
-            print(f"  {j.joint}: " + ", ".join(row) + f"; delay {1e3 * j.effort_delay[0]:.2f} ms, "
-                  f"residual {j.residual_rms:.3g}")
+            delay = f"delay {1e3 * j.effort_delay[0]:.2f} ms, " if j.effort_delay else ""
+            band = (f"band |q̇| ≤ {j.low_speed_band[0]:.3g} left out, "
+                    if j.low_speed_band else "")
+            print(f"  {j.joint}: " + ", ".join(row) + f"; {delay}{band}residual "
+                  f"{j.residual_rms:.3g} (noise {j.noise_rms:.3g}"
+                  + (", MODEL MISMATCH)" if j.model_mismatch else ")"))
         print(f"seed {seed}: {bad} of {3 * model.nv} coefficients off (> 3 SE or > 25 %)")
 
 

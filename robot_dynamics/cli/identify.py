@@ -102,7 +102,11 @@ def build_parser():
                         help="bag topic with sensor_msgs/JointState (default: %(default)s)")
     parser.add_argument("--min-velocity", type=float, default=0.05,
                         help="exclude samples slower than this [rad/s or m/s] (default: "
-                             "%(default)s)")
+                             "%(default)s); beyond it, each joint's low-speed band where the "
+                             "log departs from the law is found and left out too")
+    parser.add_argument("--no-low-speed-band", action="store_true",
+                        help="keep every row from --min-velocity up (no data-derived "
+                             "low-speed band, docs/identification.md)")
     parser.add_argument("--accelerations", default="auto",
                         choices=["auto", "filter", "step", "savgol"],
                         help="how rows become regressor states, see below (default: "
@@ -174,7 +178,7 @@ def main(argv=None) -> int:
         result = fit(model, rec["q"], rec.get("v"), rec["tau"], rec.get("a"), t=rec["t"],
                      law=args.law, min_velocity=args.min_velocity, method=args.accelerations,
                      terms=terms, damping=args.damping == "included", progress=_progress,
-                     **tolerance)
+                     low_speed_band=not args.no_low_speed_band, **tolerance)
     except (InputError, ModelError) as exc:
         _end_bar()
         print(f"robot-dynamics identify: {exc}", file=sys.stderr)

@@ -14,7 +14,9 @@ Per joint (docs/identification.md explains and measures each choice):
    q̈ placed it), friction at the end-of-step velocity; rows where a joint starts, stops or
    reverses or meets a stop, and the three rows after, are excluded. The balance's other
    efforts — armature∘q̈ and URDF damping d∘q̇ (``damping=True``: the logged effort is the
-   motor's whole effort, docs/identification.md) — are subtracted.
+   motor's whole effort, docs/identification.md) — are subtracted. Then the low-speed band
+   where the log departs from the law (:func:`low_speed_band`: regularised friction such as
+   MuJoCo's soft frictionloss, Stribeck) is found from the log and left out, per joint.
 2. **Identifiability.** The regressor Φ (:mod:`~.regressors`) with unit-RMS columns; a load
    column the robot can never excite (e.g. an axial load on a planar arm) is *not applicable*
    (coefficient 0, no effect on this robot); while the scaled Φ's condition number exceeds
@@ -106,6 +108,21 @@ class JointFit:
     effort_delay: tuple = None
     unconstrained: dict = field(default_factory=dict)
     contradicted: dict = field(default_factory=dict)
+    #: the low-speed band left out because the log departs from the law there
+    #: (:func:`low_speed_band`): (cutoff |q̇|, departure of the last slice excluded, its SE);
+    #: None when the rows from ``min_velocity`` up agree with the law
+    low_speed_band: tuple = None
+    #: the effort noise seen in the residuals, √(mean Δr²/2) over consecutive used rows (white
+    #: noise passes, a smooth model error cancels): what the intervals' SE can account for
+    noise_rms: float = float("nan")
+
+    @property
+    def model_mismatch(self) -> bool:
+        """The held-out residual is more than :data:`MISMATCH` times the noise estimate: the
+        intervals are dominated by model mismatch (law, dynamics, timing), not sensor noise."""
+        held_out = self.cv_rms.get(self.law, self.residual_rms)
+        return bool(np.isfinite(self.noise_rms) and held_out > self.balance_precision
+                    and held_out > MISMATCH * self.noise_rms)
 
     @property
     def not_friction(self) -> bool:
@@ -131,6 +148,13 @@ class JointFit:
                 out[field_name] = (float(efficiency(k, self.coefficients[k])), lo, hi)
         return out
 
+
+#: held-out residual RMS beyond this multiple of the noise estimate: model mismatch dominates
+MISMATCH = 2.0
+#: the low-speed band (:func:`low_speed_band`): slices of |q̇| growing by this ratio; a slice
+#: departing from the law by more than BAND_SE standard errors (HAC) is left out
+BAND_RATIO = 2 ** 0.5
+BAND_SE = 3.0
 
 #: share of a joint's rows whose unexplained effort must oppose the motion (JointFit.not_friction)
 DISSIPATIVE = 0.6
@@ -259,6 +283,17 @@ class FitResult:
                              + (f"; effort delay {1e3 * j.effort_delay[0]:.3g} ± "
                                 f"{1e3 * j.effort_delay[1]:.2g} ms (compensated)"
                                 if j.effort_delay else ""))
+            if j.low_speed_band is not None and j.coefficients:
+                cut, dep, dse = j.low_speed_band
+                lines.append(f"    |q̇| ≤ {cut:.3g} left out: the log departs from the law there "
+                             f"({dep:+.2g} ± {dse:.2g} {j.effort_unit} at the band's edge; "
+                             "regularised or Stribeck friction near rest)")
+            if j.model_mismatch and j.coefficients:
+                held_out = j.cv_rms.get(j.law, j.residual_rms)
+                lines.append(f"    MODEL MISMATCH: held-out residual {held_out:.3g} {j.effort_unit}"
+                             f" is {held_out / j.noise_rms:.1f}× the noise estimate "
+                             f"({j.noise_rms:.2g}): the intervals are dominated by model "
+                             "mismatch, not noise — read them as approximate")
             if j.not_friction:
                 lines.append(f"    NOT FRICTION: only {100 * j.dissipative:.0f} % of the rows' "
                              "effort beyond the rigid-body dynamics opposes the motion (friction"
@@ -459,7 +494,7 @@ def _cv(regs, y, folds):
 
 def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=0.05, folds=5,
         min_samples=50, method="auto", balance_tolerance=BALANCE_TOLERANCE, terms=(),
-        damping=True, progress=None) -> FitResult:
+        damping=True, progress=None, low_speed_band=True) -> FitResult:
     """Identify ``law`` ("classic" or "load_dependent") per joint from samples (N, nv).
 
     With recorded accelerations ``a`` every row is used at its own state; otherwise the states
@@ -475,6 +510,9 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
     d∘q̇ is taken out before the friction is fitted; False: τ holds no damping (Pinocchio's
     ``rnea``; ``inverse_dynamics(..., damping=False)``) — then the fitted ``viscous`` is the
     friction's alone either way. ``progress(done, total)`` is called after each joint.
+    ``low_speed_band``: per joint, leave out the low-speed band where the log departs from the
+    law (:func:`low_speed_band`, data-derived; reported as ``JointFit.low_speed_band``) — the
+    rows from ``min_velocity`` up otherwise.
     """
     if not isinstance(damping, (bool, np.bool_)):
         raise InputError(f"damping must be True (the efforts contain the URDF damping d∘q̇) or "
@@ -515,7 +553,8 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
         A = arrays["a"]
         return _fit_all(model, law, terms, V, TAU, A, joint_wrenches_batch(model, Q, V, A),
                         np.ones(V.shape, dtype=bool), _inertial_scale(model, Q, A),
-                        balance_tolerance, min_velocity, min_samples, folds, progress, damping)
+                        balance_tolerance, min_velocity, min_samples, folds, progress, damping,
+                        band=low_speed_band)
     if t is None:
         raise InputError("without recorded accelerations, give the time stamps t")
     if method not in METHODS:
@@ -529,7 +568,8 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
                 return _fit_all(model, law, terms, Vf, TAU, A,
                                 joint_wrenches_batch(model, Qf, Vf, A), valid,
                                 _inertial_scale(model, Qf, A), 0.0, min_velocity, min_samples,
-                                folds, progress, damping, lags=w, t=np.asarray(t, float))
+                                folds, progress, damping, lags=w, t=np.asarray(t, float),
+                                band=low_speed_band)
         except (InputError, FloatingPointError, np.linalg.LinAlgError) as exc:
             raise _overflow(exc, Vf, A, TAU) from None
     if V is None:
@@ -539,7 +579,7 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
         return _fit_all(model, law, terms, V, TAU, A, joint_wrenches_batch(model, Qw, Vw, A),
                         valid,
                         _inertial_scale(model, Qw, A), balance_tolerance, min_velocity,
-                        min_samples, folds, progress, damping)
+                        min_samples, folds, progress, damping, band=low_speed_band)
     # the simulator's step replayed (step_model.py): the states its friction balance used
     replay = StepReplay(model, t, Q, V)
     try:
@@ -547,7 +587,7 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
             result = _fit_all(model, law, terms, V, TAU, replay.A, replay.wrenches(),
                               replay.valid, _inertial_scale(model, replay.Qh, replay.A),
                               balance_tolerance, min_velocity, min_samples, folds, progress,
-                              damping)
+                              damping, band=low_speed_band)
     except (InputError, FloatingPointError, np.linalg.LinAlgError) as exc:
         raise _overflow(exc, V, replay.A, TAU) from None
     return result
@@ -572,7 +612,7 @@ def _inertial_scale(model, Q, A):
 
 
 def _fit_all(model, law, terms, V, TAU, A, W, valid, inertial, tolerance, min_velocity,
-             min_samples, folds, progress, damping, lags=0, t=None):
+             min_samples, folds, progress, damping, lags=0, t=None, band=True):
     """Every joint's fit from the joint wrenches W (N, nv, 6) of the rows' states; the motor
     effort that is not friction: fn∥ (eq. 2.7.5), the armature's armature∘q̈ and the URDF
     damping d∘q̇ (the simulator applies both besides the friction law). Each row's balance is
@@ -591,14 +631,44 @@ def _fit_all(model, law, terms, V, TAU, A, W, valid, inertial, tolerance, min_ve
     for i in range(model.nv):
         result.joints.append(_fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid,
                                         present[i], min_velocity, min_samples, folds, lags,
-                                        None if rate is None else rate[:, i]))
+                                        None if rate is None else rate[:, i], band))
         if progress is not None:
             progress(i + 1, model.nv)
     return result
 
 
+def low_speed_band(speed, X, y, rows, n_rows, lags, min_samples, ratio=BAND_RATIO, z=BAND_SE):
+    """(cutoff, departure, SE) of the low-speed band where the log departs from the law, or
+    None: from the slowest used row up, the slice of |q̇| within a factor ``ratio`` of the
+    current cutoff gets an indicator column next to the law's columns ``X`` (and the delay's);
+    if its coefficient — the slice's mean departure from the law fitted to the faster rows — is
+    more than ``z`` HAC standard errors from 0, the slice is left out and the next one tested
+    while the departures keep one sign (friction below the law's near rest, or above it; a
+    departure that flips sign is another model error, not the band).
+    Any source: regularised friction near rest (MuJoCo's soft frictionloss constraint, a
+    simulator's smoothed sign), Stribeck friction, a velocity estimate that loses the sign.
+    Stops before fewer than ``min_samples`` (and 20 per column) rows would remain."""
+    keep = np.ones(len(speed), dtype=bool)
+    cutoff, found = float(speed.min()), None
+    floor = max(min_samples, 20 * X.shape[1])
+    while True:
+        low = keep & (speed <= cutoff * ratio)
+        rest = keep & ~low
+        if rest.sum() < floor or low.sum() < 2 * X.shape[1]:
+            return found
+        Xk = np.column_stack([X[keep], low[keep].astype(float)])
+        th, r = _ols(Xk, y[keep])
+        cov = hac_covariance(Xk, r, rows[keep], n_rows, lags)[0]
+        se = float(np.sqrt(max(cov[-1, -1], 0.0)))
+        if not abs(th[-1]) > z * se or (found is not None and th[-1] * found[1] < 0):
+            return found
+        cutoff = cutoff * ratio
+        found = (cutoff, float(th[-1]), se)
+        keep = rest
+
+
 def _fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid, present, min_velocity,
-               min_samples, folds, lags=0, rate=None):
+               min_samples, folds, lags=0, rate=None, band=True):
     """One joint's JointFit."""
     joint, kind = model.joint_names[i], model.kinds[i]
     rows = np.flatnonzero((np.abs(V[:, i]) > min_velocity) & valid[:, i])
@@ -639,6 +709,18 @@ def _fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid, present,
         Xa = np.column_stack([Xa, -np.sign(vi) * rate[rows]])
     theta_u, r = _ols(Xa, y)
     cov, jf.hac_lags, jf.residual_autocorrelation = hac_covariance(Xa, r, rows, len(V), lags)
+    # a log the law fits to its balance's precision (noise-free, this project's simulator) has
+    # no band: its departures are roundoff
+    if band and np.sqrt(np.mean(r ** 2)) > np.sqrt(np.mean(delta[rows, i] ** 2)):
+        found = low_speed_band(np.abs(vi), Xa, y, rows, len(V), jf.hac_lags, min_samples)
+        if found is not None:
+            out = _fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid, present,
+                             found[0], min_samples, folds, lags, rate, band=False)
+            out.low_speed_band = found
+            return out
+    consecutive = np.diff(rows) == 1
+    if consecutive.any():
+        jf.noise_rms = float(np.sqrt(0.5 * np.mean(np.diff(r)[consecutive] ** 2)))
     # effective sample count after the residuals' correlation: n·SE²(white)/SE²(HAC), median
     white = np.diag(np.linalg.inv(Xa.T @ Xa)) * float(r @ r) / max(len(y) - Xa.shape[1], 1)
     ratio = white / np.maximum(np.diag(cov), 1e-300)
