@@ -64,9 +64,9 @@ def main():
         ("rnea", "rd.rnea(m, d, q, v, a)", "rnea_entry(mb, q, v, a, w); d.tau.copy()"),
         ("mass_matrix", "rd.mass_matrix(m, d, q)", "crba_entry(mb, q, w); d.M.copy()"),
         ("forward_dynamics", "rd.forward_dynamics(m, d, q, v, a)",
-         "fd_entry(mb, nf, q, v, a, 1e-9, 1e-10, 50, w); d._acc.copy()"),
+         "fd_entry(mb, nf, q, v, a, 1e-9, 1e-10, 50, w, True); d._acc.copy()"),
         ("forward_dynamics+friction", "rd.forward_dynamics(m, d, q, v, a, fr)",
-         "fd_entry(mb, pf, q, v, a, 1e-9, 1e-10, 50, w); d._acc.copy()"),
+         "fd_entry(mb, pf, q, v, a, 1e-9, 1e-10, 50, w, True); d._acc.copy()"),
         ("inverse_dynamics+friction", "rd.inverse_dynamics(m, d, q, v, a, fr)",
          "id_entry(mb, pf, q, v, a, 1e-6, True, w); d._id_out.copy()"),
     ]

@@ -271,6 +271,10 @@ def fd_states(model, fr, kind, count, seed):
 
 NO_DAMPING = ({"damping": False}
               if "damping" in inspect.signature(rd.inverse_dynamics).parameters else {})
+# … and forward dynamics without it, the problem pin.aba solves (issue 33 gave forward_dynamics
+# the keyword too, default True: it inverts inverse_dynamics' default)
+FD_NO_DAMPING = ({"damping": False}
+                 if "damping" in inspect.signature(rd.forward_dynamics).parameters else {})
 
 
 def bench_fd(label, relpath, blocks, count=200):
@@ -286,7 +290,7 @@ def bench_fd(label, relpath, blocks, count=200):
         pstates = [(pm.q(q), pm.v(v), pm.v(t)) for q, v, t in states]
         stuck = breaking = iters = 0
         for q, v, tau in states:
-            rd.forward_dynamics(model, data, q, v, tau, fr)
+            rd.forward_dynamics(model, data, q, v, tau, fr, **FD_NO_DAMPING)
             rep = data.fd_report
             stuck += len(rep.stuck)
             breaking += len(rep.breaking_away)
@@ -294,7 +298,7 @@ def bench_fd(label, relpath, blocks, count=200):
 
         def ours():
             for q, v, tau in states:
-                rd.forward_dynamics(model, data, q, v, tau, fr)
+                rd.forward_dynamics(model, data, q, v, tau, fr, **FD_NO_DAMPING)
 
         def ref():
             for q, v, tau in pstates:

@@ -95,9 +95,10 @@ def test_id_m_fd_match_pinocchio_armature(robot):
                pm.ours(pin.computeGeneralizedGravity(pm.pmodel, pm.pdata, pq)))
         tau = ptau + np.random.default_rng(seed).normal(size=model.nv)
         pqdd = pm.ours(pin.aba(pm.pmodel, pm.pdata, pq, pv, pm.v(tau)))
-        _close(rd.forward_dynamics(model, data, q, v, tau), pqdd)
-        _close(forward_dynamics_reference(model, ref, q, v, tau), pqdd)
-        _close(rd.forward_dynamics(model, data, q, v, ptau), a)  # round trip
+        # Pinocchio's aba and rnea have no URDF damping (panda's 0.003–0.3): damping=False
+        _close(rd.forward_dynamics(model, data, q, v, tau, damping=False), pqdd)
+        _close(forward_dynamics_reference(model, ref, q, v, tau, damping=False), pqdd)
+        _close(rd.forward_dynamics(model, data, q, v, ptau, damping=False), a)  # round trip
     # the rotors matter here: without them Pinocchio's M differs by diag(armature)
     model.armature = np.zeros(model.nv)
     np.testing.assert_allclose(np.diag(pM) - np.diag(rd.mass_matrix(model, data, q)), arm,
@@ -145,14 +146,16 @@ def test_friction_id_and_fd_with_armature_match_pinocchio(robot):
                - tau0, arm * a)
         _close(compensated_inverse_dynamics(model, data, q, v, a, fr, v + 0.1) - c0, arm * a)
         # FD round trip (every joint sliding)
-        _close(rd.forward_dynamics(model, data, q, v, tau, fr), a)
+        _close(rd.forward_dynamics(model, data, q, v, tau, fr, damping=False), a)
+        _close(rd.forward_dynamics(model, data, q, v, rd.inverse_dynamics(model, data, q, v, a,
+                                                                          friction=fr), fr), a)
         # FD with resting joints: compiled against the twin, both against Pinocchio's ABA
         v[rng.random(model.nv) < 0.5] = 0.0
         pv = pm.v(v)
         tau = rd.gravity_torques(model, data, q) * rng.uniform(0.2, 1.2) + rng.normal(
             size=model.nv)
-        a1 = rd.forward_dynamics(model, data, q, v, tau, fr)
-        a2 = forward_dynamics_reference(model, ref, q, v, tau, fr)
+        a1 = rd.forward_dynamics(model, data, q, v, tau, fr, damping=False)  # as pin.aba below
+        a2 = forward_dynamics_reference(model, ref, q, v, tau, fr, damping=False)
         _close(a1, a2)
         _close(data.tau_friction, ref.tau_friction)
         assert data.fd_report.stuck == ref.fd_report.stuck

@@ -46,7 +46,10 @@ def test_recursions_match_their_statement_and_the_general_solve(robot):
         assert report.converged and report.method == "newton", report  # the recursions answered
         held = np.isin(model.joint_names, report.stuck)
         directions = np.where(v != 0, np.sign(v), np.sign(a))
-        b, fn = articulated_motion(model, twin, q, v, tau, fr, held, directions)
+        # the recursions' statement takes the efforts the joints feel: τ − d∘q̇ (issue 33:
+        # forward_dynamics' default takes panda's URDF damping out of τ)
+        tau_d = tau - model.damping * v
+        b, fn = articulated_motion(model, twin, q, v, tau_d, fr, held, directions)
         scale = 1.0 + np.abs(a).max()
         np.testing.assert_allclose(b, a, atol=1e-8 * scale)
         np.testing.assert_allclose(a, forward_dynamics_reference(model, ref, q, v, tau, fr),
@@ -57,7 +60,7 @@ def test_recursions_match_their_statement_and_the_general_solve(robot):
                                                         ref.fd_report.breaking_away)
         # the joint equations hold at the twin's wrenches: Sᵀ fn + armature q̈ = τ + τf
         np.testing.assert_allclose(np.einsum("ij,ij->i", model.motion_subspaces, fn)
-                                   + model.armature * b, tau + fast.tau_friction,
+                                   + model.armature * b, tau_d + fast.tau_friction,
                                    atol=1e-7 * (1 + np.abs(tau).max()))
         seen.add((bool(report.stuck), bool(report.breaking_away)))
     assert len(seen) >= 2, seen  # sliding only, and with joints at rest
@@ -72,8 +75,8 @@ def test_without_friction_it_is_the_articulated_body_algorithm():
         q, v, tau = (rng.uniform(-1, 1, model.nv) for _ in range(3))
         a = rd.forward_dynamics(model, fast, q, v, tau)
         assert fast.fd_report.method == "direct" and fast.fd_report.iterations == 0
-        b, _ = articulated_motion(model, twin, q, v, tau, None, np.zeros(model.nv, bool),
-                                  np.sign(v))
-        c = forward_dynamics_reference(model, ref, q, v, tau)  # M⁻¹ (τ − b)
+        b, _ = articulated_motion(model, twin, q, v, tau - model.damping * v, None,
+                                  np.zeros(model.nv, bool), np.sign(v))  # τ − d∘q̇ (issue 33)
+        c = forward_dynamics_reference(model, ref, q, v, tau)  # M⁻¹ (τ − d∘q̇ − b)
         np.testing.assert_allclose(a, c, atol=1e-10 * (1 + np.abs(c).max()))
         np.testing.assert_allclose(b, c, atol=1e-10 * (1 + np.abs(c).max()))

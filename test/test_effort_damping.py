@@ -3,8 +3,10 @@
 The motor effort of a joint is ``fn∥ (+ fext) + armature∘q̈ − τf + d∘q̇``: the URDF
 ``<dynamics damping>`` d is a passive effort of the plant, as ``Simulator(damping=True)`` applies
 it, and ``inverse_dynamics`` (single, batch, compiled and Python paths, mimic models) includes it
-by default (``damping=False``: left out, the numbers of before to the bit). The test robot is
-arm7 with ``damping="1.0"`` on every joint (the bundled URDF's text, edited).
+by default (``damping=False``: left out, the numbers of before to the bit). ``forward_dynamics``
+takes the same effort (``damping=True``: its joints feel −d∘q̇ at the given q̇), so it inverts
+inverse dynamics on every path (compiled, Python laws, fext, mimic; the readable twin). The test
+robot is arm7 with ``damping="1.0"`` on every joint (the bundled URDF's text, edited).
 """
 import numpy as np
 import pytest
@@ -12,6 +14,7 @@ import pytest
 import robot_dynamics as rd
 from robot_dynamics.algorithm.batch import inverse_dynamics_batch
 from robot_dynamics.reference import dynamics as ref_dynamics
+from robot_dynamics.reference import forward_dynamics as ref_fd
 from conftest import bundled, damped_urdf
 
 LAW = {"default": {"model": "load_dependent", "coulomb": 0.5, "viscous": 0.08, "k1": 0.005,
@@ -207,3 +210,108 @@ def test_computed_torque_states_the_damping_through_inverse_dynamics(damped):
             sim2.step(ct.torque(model, data2, k, sim2.q, sim2.v))
             np.testing.assert_allclose(compiled["tau"][k], sim2.tau_applied, rtol=0,
                                        atol=1e-9 * max(1.0, np.abs(sim2.tau_applied).max()))
+
+
+def _fext(model, seed):
+    return np.random.default_rng(100 + seed).normal(scale=5.0, size=(model.nv, 6))
+
+
+@pytest.mark.parametrize("external", [False, True], ids=["", "fext"])
+@pytest.mark.parametrize("law", [None, LAW], ids=["no friction", "load-dependent friction"])
+def test_forward_dynamics_inverts_inverse_dynamics(damped, law, external):
+    """forward_dynamics(inverse_dynamics(q, q̇, q̈)) = q̈ to 1e-9 on the damped robot, both with
+    their defaults (the compiled call, the converting path, the readable twin) and both with
+    damping=False; forward dynamics without the damping (before issue 33) missed by M⁻¹ d∘q̇
+    (exactly so without friction; with friction the missed motion moves the friction too)."""
+    model = damped
+    friction = _friction(model, law)
+    data = model.create_data()
+    for seed in range(3):
+        q, v, a = _sliding_state(model, seed)
+        if seed == 2:  # half the joints at rest: the stick/slip solve (they break away)
+            v[::2] = 0.0
+        fext = _fext(model, seed) if external else None
+        tau = rd.inverse_dynamics(model, data, q, v, a, friction, fext=fext)
+        got = rd.forward_dynamics(model, data, q, v, tau, friction, fext=fext)
+        assert np.abs(got - a).max() < 1e-9, (seed, np.abs(got - a).max())
+        listed = rd.forward_dynamics(model, data, list(q), list(v), list(tau), friction,
+                                     fext=fext)
+        assert np.array_equal(listed, got)
+        twin = ref_fd.forward_dynamics(model, model.create_data(), q, v, tau, friction, fext=fext)
+        assert np.abs(twin - a).max() < 1e-9, (seed, np.abs(twin - a).max())
+        off = rd.inverse_dynamics(model, data, q, v, a, friction, fext=fext, damping=False)
+        back = rd.forward_dynamics(model, data, q, v, off, friction, fext=fext, damping=False)
+        assert np.abs(back - a).max() < 1e-9, (seed, np.abs(back - a).max())
+        # the old meaning: no damping in forward dynamics
+        old = rd.forward_dynamics(model, data, q, v, tau, friction, fext=fext, damping=False)
+        missed = np.linalg.solve(rd.mass_matrix(model, model.create_data(), q), model.damping * v)
+        assert np.abs(old - a).max() > 1.0, np.abs(old - a).max()
+        if law is None:
+            np.testing.assert_allclose(old - a, missed, rtol=0, atol=1e-9 * np.abs(missed).max())
+
+
+def test_forward_dynamics_damping_false_is_the_old_statement_to_the_bit(damped):
+    """damping=False applies no damping: on the damped robot it gives, bit for bit, the numbers
+    of the same robot without URDF damping (whose efforts the damping leaves alone either way),
+    on the compiled, fext and Python-law paths; damping=True is forward dynamics at τ − d∘q̇,
+    bit for bit (one subtraction per joint, in the kernel and in NumPy alike)."""
+    plain = rd.load_urdf(bundled("arm7.urdf"))
+    assert not np.asarray(plain.damping).any()
+    py = {"default": {"model": "callable",
+                      "function": lambda normal, other, q, qd: 0.3 + 0.01 * abs(qd)}}
+    for law in (None, LAW, py):
+        fr_d, fr_p = _friction(damped, law), _friction(plain, law)
+        dd, dp = damped.create_data(), plain.create_data()
+        for seed in range(3):
+            q, v, a = _sliding_state(damped, seed)
+            if seed == 2:
+                v[::2] = 0.0
+            tau = rd.rnea(plain, plain.create_data(), q, v, a)
+            for fext in (None, _fext(damped, seed)):
+                off = rd.forward_dynamics(damped, dd, q, v, tau, fr_d, fext=fext, damping=False)
+                tf = dd.tau_friction.copy()
+                for damping in (True, False):
+                    ref = rd.forward_dynamics(plain, dp, q, v, tau, fr_p, fext=fext,
+                                              damping=damping)
+                    assert off.tobytes() == ref.tobytes(), (law, seed, damping)
+                    assert tf.tobytes() == dp.tau_friction.tobytes()
+                on = rd.forward_dynamics(damped, dd, q, v, tau, fr_d, fext=fext)
+                shifted = rd.forward_dynamics(damped, dd, q, v, tau - damped.damping * v, fr_d,
+                                              fext=fext, damping=False)
+                assert on.tobytes() == shifted.tobytes(), (law, seed)
+    with pytest.raises(rd.InputError, match="damping must be True"):
+        rd.forward_dynamics(damped, damped.create_data(), q, v, tau, damping="yes")
+    assert np.array_equal(rd.forward_dynamics(damped, dd, q, v, tau, damping=np.bool_(False)),
+                          rd.forward_dynamics(damped, dd, q, v, tau, damping=False))
+
+
+def test_forward_dynamics_inverts_inverse_dynamics_python_law_and_mimic(damped, tmp_path):
+    """The paths outside the fused kernel: a Python law (forward_dynamics_steps) and a mimic
+    model (coupled.forward_dynamics: the coordinates' model.damping∘q̇)."""
+    model = damped
+    py = rd.friction_from_config({"default": {
+        "model": "callable", "function": lambda normal, other, q, qd: 0.3 + 0.01 * abs(qd)}},
+        model)
+    assert py._packed is None
+    data = model.create_data()
+    q, v, a = _sliding_state(model, 3)
+    for fext in (None, _fext(model, 3)):
+        tau = rd.inverse_dynamics(model, data, q, v, a, py, fext=fext)
+        got = rd.forward_dynamics(model, data, q, v, tau, py, fext=fext)
+        assert np.abs(got - a).max() < 1e-9, np.abs(got - a).max()
+    mimic = rd.load_urdf(damped_urdf(tmp_path, "arm7_gripper_mimic.urdf", 0.5), mimic=True)
+    rng = np.random.default_rng(2)
+    lo = np.where(np.isfinite(mimic.lower_limits), mimic.lower_limits, -1.0)
+    hi = np.where(np.isfinite(mimic.upper_limits), mimic.upper_limits, 1.0)
+    q = rng.uniform(0.6 * lo + 0.4 * hi, 0.4 * lo + 0.6 * hi)
+    v, a = rng.uniform(0.2, 0.5, mimic.nv), rng.normal(size=mimic.nv)
+    md = mimic.create_data()
+    for law in (None, LAW):
+        fr = _friction(mimic, law)
+        tau = rd.inverse_dynamics(mimic, md, q, v, a, fr)
+        got = rd.forward_dynamics(mimic, md, q, v, tau, fr)
+        assert np.abs(got - a).max() < 1e-9, (law, np.abs(got - a).max())
+        off = rd.inverse_dynamics(mimic, md, q, v, a, fr, damping=False)
+        back = rd.forward_dynamics(mimic, md, q, v, off, fr, damping=False)
+        assert np.abs(back - a).max() < 1e-9, (law, np.abs(back - a).max())
+        assert np.abs(rd.forward_dynamics(mimic, md, q, v, tau, fr, damping=False) - a).max() > 1e-3

@@ -69,11 +69,11 @@ def test_rnea_id_fd_with_fext_match_pinocchio(name):
                                                           damping=False), tau)
         np.testing.assert_allclose(rd.inverse_dynamics(model, data, q, v, a, fext=F),
                                    tau + model.damping * v, rtol=0, atol=1e-12 * scale)
-        qdd = rd.forward_dynamics(model, data, q, v, tau, fext=F)
+        qdd = rd.forward_dynamics(model, data, q, v, tau, fext=F, damping=False)  # rnea's inverse
         np.testing.assert_allclose(qdd, a, rtol=0, atol=1e-9 * max(1.0, np.abs(a).max()))
         tau2 = np.random.default_rng(seed).uniform(-5, 5, model.nv)
         pqdd = pin.aba(pm.pmodel, pm.pdata, pm.q(q), pm.v(v), pm.v(tau2), pf)
-        qdd = rd.forward_dynamics(model, data, q, v, tau2, fext=F)
+        qdd = rd.forward_dynamics(model, data, q, v, tau2, fext=F, damping=False)  # as pin.aba
         np.testing.assert_allclose(qdd, pm.ours(pqdd), rtol=0,
                                    atol=1e-9 * max(1.0, np.abs(pqdd).max()))
 
@@ -111,8 +111,8 @@ def test_fext_none_and_zeros_give_identical_numbers(name):
 def test_friction_paths_read_the_loaded_wrenches():
     """Inverse dynamics with friction: compiled laws and the Python path agree with fext; forward
     dynamics (compiled: articulated or general solve) inverts it; the reference solve agrees.
-    (Forward dynamics, as Pinocchio's aba, has no URDF damping: the round trip takes the
-    effort without it, damping=False; panda's URDF has 0.003–0.3.)"""
+    (Panda's URDF damping is 0.003–0.3: the round trip takes it out of the efforts with
+    forward_dynamics' default, issue 33, and inverts damping=False with damping=False.)"""
     model = rd.load_urdf(erd_urdf(PANDA))
     friction = friction_from_config(LOAD, model)
     data = model.create_data()
@@ -130,10 +130,17 @@ def test_friction_paths_read_the_loaded_wrenches():
         smoothed = rd.inverse_dynamics(model, data, q, v, a, friction, smoothing_velocity=1e-9,
                                        fext=F, damping=False)  # the Python path (laws as objects)
         np.testing.assert_allclose(smoothed, tau, atol=1e-9)
-        qdd = rd.forward_dynamics(model, data, q, v, tau, friction, fext=F)
+        qdd = rd.forward_dynamics(model, data, q, v, tau, friction, fext=F, damping=False)
         np.testing.assert_allclose(qdd, a, atol=1e-7)
-        qdd_ref = ref_fd.forward_dynamics(model, model.create_data(), q, v, tau, friction, fext=F)
+        qdd_ref = ref_fd.forward_dynamics(model, model.create_data(), q, v, tau, friction, fext=F,
+                                          damping=False)
         np.testing.assert_allclose(qdd_ref, a, atol=1e-7)
+        damped = rd.inverse_dynamics(model, data, q, v, a, friction, fext=F)  # + d∘q̇
+        np.testing.assert_allclose(rd.forward_dynamics(model, data, q, v, damped, friction,
+                                                       fext=F), a, atol=1e-7)
+        np.testing.assert_allclose(ref_fd.forward_dynamics(model, model.create_data(), q, v,
+                                                           damped, friction, fext=F),
+                                   a, atol=1e-7)
 
 
 # -- closed form: one link turning about a vertical axis ------------------------------------
@@ -419,7 +426,9 @@ def test_articulated_recursions_with_fext_match_their_statement_and_the_general_
                                    atol=1e-8 * (1 + np.abs(tau).max()))
         held = np.isin(model.joint_names, report.stuck)
         directions = np.where(v != 0, np.sign(v), np.sign(acc))
-        b, fn = articulated_motion(model, twin, q, v, tau, fr, held, directions, fext=F)
+        # the recursions' statement on the efforts the joints feel, τ − d∘q̇ (issue 33)
+        b, fn = articulated_motion(model, twin, q, v, tau - model.damping * v, fr, held,
+                                   directions, fext=F)
         np.testing.assert_allclose(b, acc, atol=1e-8 * scale)
     assert "newton" in methods  # the articulated recursions answered
 

@@ -51,6 +51,19 @@ def _fd(fd, law, external=False):
     return run
 
 
+def _fd_of_id(fd, law, external=False, damping=True):
+    """Forward dynamics (issue 33: its joints feel −d∘q̇ with ``damping``, the model's own URDF
+    damping: panda's 0.003–0.3, zero on the bundled robots) on inverse dynamics' efforts."""
+    def run(model, data, q, v, a):
+        friction = None if law is None else friction_from_config(law, model)
+        fext = _fext(model, q) if external else None
+        tau = rd.inverse_dynamics(model, model.create_data(), q, v, a, friction, fext=fext,
+                                  damping=damping)
+        return fd(model, data, q, v, tau, friction, on_failure="report", fext=fext,
+                  damping=damping)
+    return run
+
+
 def _id(inverse_dynamics, external=False, law=LOAD):
     """Motor efforts (issue 33: fn∥ + armature∘q̈ − τf + d∘q̇) on the model's own URDF damping
     (panda's 0.003–0.3; zero on the bundled robots)."""
@@ -111,6 +124,16 @@ TWINS = [
      _id(rd.inverse_dynamics, True), _id(ref_dynamics.inverse_dynamics, True), 1e-10),
     ("inverse_dynamics, URDF damping only", _id(rd.inverse_dynamics, law=None),
      _id(ref_dynamics.inverse_dynamics, law=None), 1e-10),
+    ("forward_dynamics of inverse_dynamics' efforts, URDF damping only",
+     _fd_of_id(rd.forward_dynamics, None), _fd_of_id(ref_fd.forward_dynamics, None), 1e-9),
+    ("forward_dynamics of inverse_dynamics' efforts, load-dependent friction and URDF damping",
+     _fd_of_id(rd.forward_dynamics, LOAD), _fd_of_id(ref_fd.forward_dynamics, LOAD), 1e-8),
+    ("forward_dynamics with fext of inverse_dynamics' efforts, load-dependent friction and "
+     "URDF damping", _fd_of_id(rd.forward_dynamics, LOAD, True),
+     _fd_of_id(ref_fd.forward_dynamics, LOAD, True), 1e-8),
+    ("forward_dynamics of inverse_dynamics' efforts, damping=False",
+     _fd_of_id(rd.forward_dynamics, LOAD, damping=False),
+     _fd_of_id(ref_fd.forward_dynamics, LOAD, damping=False), 1e-8),
 ]
 
 

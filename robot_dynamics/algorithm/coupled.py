@@ -112,9 +112,11 @@ def inverse_dynamics(model, data, q, v, a, friction=None, *,
 
 
 def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_iter=50,
-                     velocity_tolerance=1e-9, on_failure="raise", fext=None,
+                     velocity_tolerance=1e-9, on_failure="raise", fext=None, damping=True,
                      **_ignored) -> np.ndarray:
-    """Seed 004 §2.8 in the independent coordinates: ``M q̈ = τ − b + Gᵀ τf_full`` with the
+    """Seed 004 §2.8 in the independent coordinates: ``M q̈ = τ − d∘q̇ − b + Gᵀ τf_full`` (the
+    damping term with ``damping=True``: ``model.damping``, the Gᵀ·G image of the full joints'
+    URDF damping, as inverse dynamics adds it; False: none) with the
     reference stick/slip solver over :class:`CoupledFriction` (a follower sticks with its
     leader) — or, when no follower has friction of its own (``step_pack``), the compiled solve
     on the leaders' loads, equal to it (tested to 1e-10) and faster. Sets
@@ -125,6 +127,8 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
     q = as_vector("q", q, model.nq, where="forward_dynamics")
     v = as_vector("v", v, model.nv, where="forward_dynamics")
     tau = as_vector("tau", tau, model.nv, where="forward_dynamics")
+    if forward_dynamics_mod.check_damping(damping):  # the coordinates feel −d∘q̇ (issue 33)
+        tau = tau - inverse_dynamics_mod.damping_effort(model, v)
     if fext is None:
         bias = efforts_at(model, data, q, v, "bias_forces")
     else:  # b = Gᵀ rnea_full(q, q̇, 0, fext), and the joint wrenches that carry fext

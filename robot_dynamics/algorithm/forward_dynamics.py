@@ -8,6 +8,17 @@ implements that iteration, a Newton fallback when it does not converge, and what
 open — joints at rest that stick or break away. ``data.fd_report`` says which method answered,
 in how many iterations, with what residual, and which joints are stuck.
 
+Joint damping (issue 33, docs/identification.md "What a joint effort contains"): ``tau`` is the
+motor effort as :func:`~robot_dynamics.algorithm.inverse_dynamics.inverse_dynamics` states it,
+``fn∥ + armature∘q̈ − τf + d∘q̇`` with d the URDF ``<dynamics damping>`` (``model.damping``).
+With ``damping=True`` (the default) the joints feel −d∘q̇ as well, so forward dynamics inverts
+inverse dynamics (``forward_dynamics(…, inverse_dynamics(q, q̇, q̈, …)) == q̈``, both with their
+default). The term is explicit, taken at the given q̇: ``M q̈ = τ − d∘q̇ − b + τf``.
+``damping=False`` applies none (Pinocchio's ``aba``; the numbers of the package before, to the
+bit). :class:`~robot_dynamics.simulation.simulator.Simulator` (``damping=True``) applies the same
+term implicitly in its step, −d∘(q̇ + h q̈) = −d∘q̇⁺ (kernels/fd.py ``_step``): a property of
+the time step, which differs from the explicit −d∘q̇ here by h d∘q̈, O(h).
+
 External efforts (``fext``, (nv, 6), Pinocchio's convention: see
 :mod:`robot_dynamics.algorithm.rnea`) enter the bias b and the joint wrenches fn(q, q̇, 0) that
 the friction laws read (the stick/slip solve and the articulated solve included); the mass
@@ -27,6 +38,7 @@ from robot_dynamics.errors import (InputError, as_vector, check_data, check_fric
     raise_overflow, real_array)
 from robot_dynamics.kernels.fd import OVERFLOW, fd_checked, fd_fext_checked
 from robot_dynamics.algorithm.rnea import check_fext, rnea
+from robot_dynamics.algorithm.inverse_dynamics import damping_effort
 from robot_dynamics.algorithm.friction_solve import (FrictionSolveError, FrictionSolveReport,
                                                      report_from_work,
     solve_with_friction)
@@ -34,8 +46,10 @@ from robot_dynamics.algorithm.friction_solve import (FrictionSolveError, Frictio
 
 @by_model
 def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_iter=50,
-                     velocity_tolerance=1e-9, on_failure="raise", fext=None) -> np.ndarray:
-    """Joint accelerations q̈ (nv,) under motor efforts ``tau``, gravity and friction.
+                     velocity_tolerance=1e-9, on_failure="raise", fext=None,
+                     damping=True) -> np.ndarray:
+    """Joint accelerations q̈ (nv,) under motor efforts ``tau``, gravity, friction and (with
+    ``damping=True``, the default) the URDF joint damping −d∘q̇ at the given q̇.
 
     Joints with ``|q̇_i| ≤ velocity_tolerance`` are at rest: they stick while friction can hold
     them. Sets ``data.tau_friction`` (τf, stuck joints' holding effort included) and
@@ -50,7 +64,14 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
 
     ``fext`` (nv, 6), optional: the external wrench on each body, body frame, about its origin
     (Pinocchio's ``fext``, as ``pin.aba(…, fext)``).
+
+    ``damping``: ``tau`` contains d∘q̇ (``model.damping``, the URDF ``<dynamics damping>``), as
+    inverse dynamics' default states it: the solve runs on ``tau − d∘q̇``, so that
+    ``forward_dynamics(inverse_dynamics(q, q̇, q̈)) == q̈``. ``False``: no damping (as
+    ``pin.aba``; the numbers of before issue 33 to the bit).
     """
+    if damping is not True and damping is not False:
+        damping = check_damping(damping)
     if getattr(model, "mass_matrix_problem", None):  # no inverse of M: the reason (build_model)
         raise ModelError(model.mass_matrix_problem)
     if getattr(data, "_model", None) is not model:
@@ -65,44 +86,59 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
         if packed is None:
             return forward_dynamics_steps(model, data, q, v, tau, friction, tol=tol,
                                           max_iter=max_iter, velocity_tolerance=velocity_tolerance,
-                                          on_failure=on_failure, reference_solver=False, fext=fext)
+                                          on_failure=on_failure, reference_solver=False, fext=fext,
+                                          damping=damping)
+        damped = damping
         try:  # as below; the kernel checks fext's shape and finiteness too
             status = fd_fext_checked(model._mb, packed[2], q, v, tau, fext, velocity_tolerance,
-                                     tol, max_iter, data._work)
+                                     tol, max_iter, data._work, damped)
         except TypeError:
             status = 1
         except np.linalg.LinAlgError:
             status = OVERFLOW
         if status == 1 or status == OVERFLOW:
             status = _fd_converted(model, data, packed[2], q, v, tau, float(velocity_tolerance),
-                                   float(tol), int(max_iter),
+                                   float(tol), int(max_iter), damped,
                                    check_fext(model, fext, "forward_dynamics"))
         data._report = report_from_work
         if status == 2 and on_failure == "raise":
             raise FrictionSolveError(data.fd_report)
         return data._acc.copy()
     if packed is not None:
+        damped = damping
         try:  # numba's explicit signature takes float64 C vectors only (it converts the
             # scalars as float() / int() do); the kernel checks their length and finiteness
             status = fd_checked(model._mb, packed[2], q, v, tau, velocity_tolerance, tol,
-                                max_iter, data._work)
+                                max_iter, data._work, damped)
         except TypeError:  # lists, other dtypes or layouts, objects that are not arrays
             status = 1
         except np.linalg.LinAlgError:  # non-finite matrices in the solve: name the culprit below
             status = OVERFLOW
         if status == 1 or status == OVERFLOW:
             status = _fd_converted(model, data, packed[2], q, v, tau, float(velocity_tolerance),
-                                   float(tol), int(max_iter))
+                                   float(tol), int(max_iter), damped)
         data._report = report_from_work  # built when read (Data.fd_report)
         if status == 2 and on_failure == "raise":
             raise FrictionSolveError(data.fd_report)
         return data._acc.copy()
     return forward_dynamics_steps(model, data, q, v, tau, friction, tol=tol,
                                   max_iter=max_iter, velocity_tolerance=velocity_tolerance,
-                                  on_failure=on_failure, reference_solver=False)
+                                  on_failure=on_failure, reference_solver=False, damping=damping)
 
 
-def _fd_converted(model, data, fr, q, v, tau, v_tol, tol, max_iter, fext=None) -> int:
+def check_damping(damping, where="forward_dynamics") -> bool:
+    """``damping`` as a bool (True, False or a NumPy bool), else InputError."""
+    if damping is True or damping is False:
+        return damping
+    if isinstance(damping, np.bool_):
+        return bool(damping)
+    raise InputError(f"{where}: damping must be True (the effort τ contains the URDF joint "
+                     f"damping d∘q̇, as inverse_dynamics' default states it: the joints feel "
+                     f"−d∘q̇) or False, got {damping!r}")
+
+
+def _fd_converted(model, data, fr, q, v, tau, v_tol, tol, max_iter, damped,
+                  fext=None) -> int:
     """The compiled forward dynamics on inputs converted to float64 C vectors (as
     :func:`~robot_dynamics.errors.run_converted`: the kernel checks them; only when it refuses
     are they examined, or the culprit of an overflow named)."""
@@ -111,8 +147,9 @@ def _fd_converted(model, data, fr, q, v, tau, v_tol, tol, max_iter, fext=None) -
         try:
             if fext is not None:
                 return fd_fext_checked(model._mb, fr, q, v, tau, fext, v_tol, tol, max_iter,
-                                       data._work)
-            return fd_checked(model._mb, fr, q, v, tau, v_tol, tol, max_iter, data._work)
+                                       data._work, damped)
+            return fd_checked(model._mb, fr, q, v, tau, v_tol, tol, max_iter, data._work,
+                              damped)
         except np.linalg.LinAlgError:  # non-finite matrices in the solve (huge inputs)
             return OVERFLOW
 
@@ -135,9 +172,9 @@ def _fd_converted(model, data, fr, q, v, tau, v_tol, tol, max_iter, fext=None) -
 @by_model
 def forward_dynamics_steps(model, data, q, v, tau, friction=None, *, tol=1e-10, max_iter=50,
                            velocity_tolerance=1e-9, on_failure="raise",
-                           reference_solver=True, fext=None) -> np.ndarray:
-    """:func:`forward_dynamics` step by step in Python: b and fn(q, q̇, 0), M, the directors, the
-    friction solve (its Python statement with ``reference_solver``, else the compiled solve when
+                           reference_solver=True, fext=None, damping=True) -> np.ndarray:
+    """:func:`forward_dynamics` step by step in Python: the damped efforts τ − d∘q̇ (with
+    ``damping``), b and fn(q, q̇, 0), M, the directors, the friction solve (its Python statement with ``reference_solver``, else the compiled solve when
     the laws allow). The path of friction laws the kernels do not know;
     :func:`robot_dynamics.reference.forward_dynamics.forward_dynamics` is it with the Python
     solve, the statement of the fused kernel."""
@@ -151,7 +188,8 @@ def forward_dynamics_steps(model, data, q, v, tau, friction=None, *, tol=1e-10, 
     tau = as_vector("tau", tau, model.nv, where="forward_dynamics")
     if fext is not None:
         fext = check_fext(model, fext, "forward_dynamics")
-    args = (model, data, friction, tol, max_iter, velocity_tolerance, reference_solver, fext)
+    args = (model, data, friction, tol, max_iter, velocity_tolerance, reference_solver, fext,
+            check_damping(damping))
     try:
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named below
             a, report = _fd_steps(q, v, tau, *args)
@@ -170,7 +208,9 @@ def forward_dynamics_steps(model, data, q, v, tau, friction=None, *, tol=1e-10, 
 
 
 def _fd_steps(q, v, tau, model, data, friction, tol, max_iter, velocity_tolerance,
-              reference_solver, fext=None):
+              reference_solver, fext=None, damping=False):
+    if damping:  # the joints feel −d∘q̇ (kernels/fd.py fd_core's ``damped``)
+        tau = tau - damping_effort(model, v)
     if fext is None:
         bias = bias_forces(model, data, q, v)
     else:  # b and fn(q, q̇, 0) carry the external wrenches (rnea at q̈ = 0)

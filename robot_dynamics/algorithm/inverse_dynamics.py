@@ -21,8 +21,10 @@ effort** (issue 33, docs/identification.md "What a joint effort contains") — w
 torque sensor or a MuJoCo/Drake log holds. ``damping=True`` (the default, with or without a
 friction model) includes it, ``damping=False`` leaves it out (the numbers of the package before
 issue 33, to the bit). Plain :func:`~robot_dynamics.algorithm.rnea.rnea` stays Pinocchio's
-rnea: no damping, no friction; and :func:`~robot_dynamics.algorithm.forward_dynamics.
-forward_dynamics`, like Pinocchio's aba, applies no damping: it inverts ``damping=False``.
+rnea: no damping, no friction. :func:`~robot_dynamics.algorithm.forward_dynamics.
+forward_dynamics` takes the same keyword with the same default and inverts this function
+(``damping=True``: its joints feel −d∘q̇ at the given q̇; ``damping=False``: none, as Pinocchio's
+aba).
 
 At ``q̇_i = 0`` friction has no direction of its own. Here it takes the direction of the
 commanded acceleration ``q̈_i`` — the motion the controller asks for — with the breakaway

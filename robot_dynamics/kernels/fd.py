@@ -19,8 +19,8 @@ from robot_dynamics.kernels.dynamics import (F1, F2, add_armature, all_finite, a
     composite_inertias,
     directors_core, mass_from_composite, mass_from_directors, placements_kernel,
     rnea_passes_ext, world_kernel)
-from robot_dynamics.kernels.layout import (laws_views, model_armature, model_gravity,
-    model_relations, model_views, scratch_views, work_views)
+from robot_dynamics.kernels.layout import (laws_views, model_armature, model_damping,
+    model_gravity, model_relations, model_views, scratch_views, work_views)
 from robot_dynamics.kernels.friction import loads_matter
 from robot_dynamics.kernels.articulated import solve_instant
 from robot_dynamics.kernels.friction_solve import (LOWER, STUCK, TAU_LIMIT, UHI, ULO, UPPER,
@@ -28,6 +28,9 @@ from robot_dynamics.kernels.friction_solve import (LOWER, STUCK, TAU_LIMIT, UHI,
 
 # rows of the ``vecs`` scratch used here (rows 0–15 belong to the friction solve and its bounds)
 ACC, BIAS, Q_HALF, V_EVAL, Q_NEW, V_NEW, ZERO = 16, 17, 18, 19, 20, 21, 22
+#: fd_core's damped motor efforts τ − d∘q̇: the row friction.ID_OUT, which inverse dynamics
+#: copies out as soon as it has written it (nothing reads it across calls)
+TAU_DAMPED = 23
 
 @njit(cache=True)
 def _mass_and_directors(loaded, parents, I6, S, R, p, X, Ic, M, D, rel, motion):
@@ -41,12 +44,17 @@ def _mass_and_directors(loaded, parents, I6, S, R, p, X, Ic, M, D, rel, motion):
         mass_from_composite(parents, S, X, Ic, M)
 
 
-_SIG = "int64({F1}, {F1}, {extra}{F1}, {F1}, {F1}, {h}float64, float64, int64, {F1})"
+_SIG = "int64({F1}, {F1}, {extra}{F1}, {F1}, {F1}, {h}float64, float64, int64, {F1}{damped})"
 
 
 @njit(cache=True)
-def fd_core(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
+def fd_core(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext, damped):
     """q̈ under motor efforts τ, gravity and friction (seed 004 §2.8 + stiction) into vecs[ACC].
+
+    ``damped`` (issue 33): the joints also feel the URDF damping −d∘q̇ (:func:`.layout.
+    model_damping`), explicit at the given q̇: the solve runs on τ − d∘q̇ (vecs[TAU_DAMPED]),
+    the inverse of inverse dynamics' τ = … + d∘q̇ (:func:`.dynamics.add_joint_damping`).
+    Where d is 0 the efforts are τ to the bit.
 
     Joints with |q̇| ≤ v_tol are at rest. The articulated recursions answer where they can
     (:func:`.articulated.solve_instant`: O(n) per iteration, no mass matrix); else the general
@@ -63,6 +71,12 @@ def fd_core(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
     if fext.shape[0] > 0 and (fext.shape[0] != n or fext.shape[1] != 6
                               or not all_finite_array(fext)):
         return 1
+    if damped:
+        d = model_damping(mb)
+        td = scratch_views(mb, w)[6][TAU_DAMPED]
+        for i in range(n):
+            td[i] = tau[i] - d[i] * v[i]
+        tau = td
     if solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
         return 0
     R, p, vel, acc, f, tau_, tauf, X, Ic, oMi, M = work_views(mb, w)
@@ -96,10 +110,10 @@ def fd_core(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
     return 0
 
 
-@njit(_SIG.format(F1=F1, extra="", h=""), cache=True)
-def fd_entry(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
+@njit(_SIG.format(F1=F1, extra="", h="", damped=", boolean"), cache=True)
+def fd_entry(mb, fr, q, v, tau, v_tol, tol, max_iter, w, damped):
     """:func:`fd_core` without external efforts."""
-    return fd_core(mb, fr, q, v, tau, v_tol, tol, max_iter, w, work_views(mb, w)[4][:0])
+    return fd_core(mb, fr, q, v, tau, v_tol, tol, max_iter, w, work_views(mb, w)[4][:0], damped)
 
 
 @njit(cache=True)
@@ -547,20 +561,21 @@ def _checked(mb, w, status):
 OVERFLOW = 3  # status of fd_checked: solved, but q̈ or τf is not finite
 
 
-@njit(f"int64({F1}, {F1}, {F1}, {F1}, {F1}, float64, float64, int64, {F1})", cache=True)
-def fd_checked(mb, fr, q, v, tau, v_tol, tol, max_iter, w):
+@njit(f"int64({F1}, {F1}, {F1}, {F1}, {F1}, float64, float64, int64, {F1}, boolean)", cache=True)
+def fd_checked(mb, fr, q, v, tau, v_tol, tol, max_iter, w, damped):
     """:func:`~robot_dynamics.kernels.fd.fd_entry`, then the finiteness of its outputs (q̈, τf;
     status OVERFLOW when not): finite inputs so large that the dynamics leave the float64 range.
     A friction solve that failed (status 2) on a non-finite M or bias is an overflow too."""
-    status = fd_entry(mb, fr, q, v, tau, v_tol, tol, max_iter, w)
+    status = fd_entry(mb, fr, q, v, tau, v_tol, tol, max_iter, w, damped)
     return _checked(mb, w, status)
 
 
-@njit(f"int64({F1}, {F1}, {F1}, {F1}, {F1}, {F2}, float64, float64, int64, {F1})", cache=True)
-def fd_fext_checked(mb, fr, q, v, tau, fext, v_tol, tol, max_iter, w):
+@njit(f"int64({F1}, {F1}, {F1}, {F1}, {F1}, {F2}, float64, float64, int64, {F1}, boolean)",
+      cache=True)
+def fd_fext_checked(mb, fr, q, v, tau, fext, v_tol, tol, max_iter, w, damped):
     """:func:`fd_checked` with external wrenches ``fext`` (n, 6) on the bodies (status 1 also
     for another shape or a NaN/Inf in it)."""
     if fext.shape[0] != q.shape[0]:
         return 1
-    status = fd_core(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext)
+    status = fd_core(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext, damped)
     return _checked(mb, w, status)

@@ -234,7 +234,8 @@ def id_friction_kernel(codes, params, kinds, axes, W, q, v, a, fn_axial, tol, ta
         tau[i] = fn_axial[i] - tauf[i]
 
 
-#: row of the work array's ``vecs`` scratch that receives id_entry's τ (fd.py uses 16–22)
+#: row of the work array's ``vecs`` scratch that receives id_entry's τ (fd.py uses 16–22, and
+#: this row for its damped efforts: inverse dynamics copies τ out at once)
 ID_OUT = 23
 
 

@@ -23,7 +23,9 @@ link. Remap it to ``/simulator/external_wrench`` to see what the simulator is pu
 message is logged (naming the field) and refused.
 
 The acceleration that enters the wrenches and friction is ``acceleration``: ``zero`` (quasi-
-static) or ``forward_dynamics`` (q̈ from the measured efforts in the JointState, with friction).
+static) or ``forward_dynamics`` (q̈ from the measured efforts in the JointState, with friction
+and the URDF joint damping: a measured effort contains d∘q̇, which ``forward_dynamics``' default
+``damping=True`` takes out — issue 33, docs/identification.md "What a joint effort contains").
 
 The payload parameters (``payload.link``, ``payload.mass``, ``payload.com``,
 ``payload.inertia``, ``payload_file``; :mod:`.payload`) put a load on the model: everything

@@ -13,7 +13,8 @@ One step of length h (a velocity-level, "time-stepping" scheme suited to frictio
    ``M q̈ + b = τ + τf + τl − d∘q̇⁺`` where friction is solved at the velocity level
    (:mod:`robot_dynamics.algorithm.friction_solve` with h > 0): a joint whose velocity would cross zero stops
    exactly and stays stuck while friction can hold it — so nothing creeps at rest; URDF viscous
-   damping ``d`` is implicit too. The stops are unilateral constraints of the same solve:
+   damping ``d`` is implicit too (−d∘q̇⁺; ``forward_dynamics(…, damping=True)`` takes the
+   same term explicitly, −d∘q̇ at its given q̇: the two differ by h d∘q̈, issue 33). The stops are unilateral constraints of the same solve:
    ``q̇⁺_i ≥ 2(lower − q½_i)/h`` (≤ 0) and ``q̇⁺_i ≤ 2(upper − q½_i)/h`` (≥ 0), so
    the second half drift cannot cross a stop and a joint on its stop has no velocity into it
    (inelastic); the stop's reaction τl pushes only (≥ 0 on a lower stop), enters the joint's
