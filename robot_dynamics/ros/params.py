@@ -272,7 +272,8 @@ DYNAMICS_MODEL = ROBOT + (
     Param("publish_rate", "double", 50.0, "outputs per second [Hz] (live)", 0.1, 10000.0),
     Param("acceleration", "string", "zero",
           "acceleration used for wrenches/friction: zero | forward_dynamics (from the measured "
-          "efforts) (live)", choices=("zero", "forward_dynamics")),
+          "efforts, less the URDF damping d·q̇, as inverse dynamics adds it) (live)",
+          choices=("zero", "forward_dynamics")),
     Param("markers", "bool", True, "publish friction arrows (MarkerArray) (live)"),
     Param("marker_scale", "double", 0.05, "arrow length per N·m (or N) [m] (live)", 0.0, 100.0),
     Param("joint_states_topic", "string", "/joint_states", "JointState input topic",
