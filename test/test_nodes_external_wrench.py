@@ -106,6 +106,27 @@ def test_simulator_node_passes_the_held_wrench_as_fext(sim_node):
     assert step.calls[-1] == "absent"
 
 
+def test_simulator_node_audit_books_the_wrenchs_work(sim_node, capfd):
+    """~/energy_audit and its log line carry the external work (and the dissipations), so the
+    published balance adds up to its residual with a wrench pushing the arm."""
+    node = sim_node()
+    published = []
+    node.audit_pub.publish = published.append  # the message as it would leave the node
+    node.on_external_wrench(wrench("tool@world", force=(0.0, 0.0, 40.0)))
+    node.advance(200)
+    node.report_audit()
+    msg = published[-1]
+    values = dict(zip(msg.layout.dim[0].label.split("|"), msg.data))
+    audit = node.sim.audit
+    assert values["external_work"] == audit.external_work and abs(audit.external_work) > 1e-3
+    balance = (values["kinetic"] + values["potential"] - values["motor_work"]
+               - values["external_work"] + values["friction_dissipation"]
+               + values["damping_dissipation"] + values["limit_dissipation"])
+    assert balance == pytest.approx(values["residual"], abs=1e-12)
+    assert abs(values["relative_residual"]) < 1e-3  # as every audit of the suite (README)
+    assert f"external work {audit.external_work:.6g} J" in capfd.readouterr().err
+
+
 @pytest.mark.parametrize("msg, field", [
     (wrench("", force=(1, 0, 0)), "header.frame_id is empty"),
     (wrench("elbow_link", force=(1, 0, 0)), "header.frame_id: robot 'planar_2r' has no link"),

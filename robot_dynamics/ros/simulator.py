@@ -76,7 +76,9 @@ non-finite component) is refused with one log line naming the field; the node ke
 
 ``~/reset`` (std_srvs/Trigger) puts the arm back at its initial state; ``~/energy_audit``
 (Float64MultiArray: kinetic, potential, motor_work, friction_dissipation, residual,
-relative_residual) and a log line every ``audit_period`` seconds report the energy balance.
+relative_residual, damping_dissipation, limit_dissipation, external_work — in this order, named
+in ``layout.dim[0].label``) and a log line every ``audit_period`` seconds report the energy
+balance; the external efforts' work (held wrenches, payload handling excluded) is in both.
 """
 from __future__ import annotations
 
@@ -105,7 +107,7 @@ from robot_dynamics.ros.params import SIMULATOR, row
 from robot_dynamics.ros.payload import NAMES as PAYLOAD_NAMES, NodePayload, PayloadTopic
 
 AUDIT_FIELDS = ("kinetic", "potential", "motor_work", "friction_dissipation", "residual",
-                "relative_residual")
+                "relative_residual", "damping_dissipation", "limit_dissipation", "external_work")
 #: the choices of the string parameters, from the table (params.SIMULATOR)
 MODES = row(SIMULATOR, "mode").choices
 STALE_BEHAVIORS = row(SIMULATOR, "stale_command_behavior").choices
@@ -648,8 +650,9 @@ class SimulatorNode(Node):
             f"t={self.sim.t:.2f} s energy audit: ΔT+ΔV={audit.kinetic + audit.potential:.6g} J, "
             f"motor work {audit.motor_work:.6g} J, dissipation by friction "
             f"{audit.friction_dissipation:.6g} J, damping {audit.damping_dissipation:.6g} J, "
-            f"stops {audit.limit_dissipation:.6g} J, residual {audit.relative_residual:.2e} "
-            "(relative)")
+            f"stops {audit.limit_dissipation:.6g} J, "
+            + (f"external work {audit.external_work:.6g} J, " if audit.external_work else "")
+            + f"residual {audit.relative_residual:.2e} (relative)")
 
 
 def main(args=None):

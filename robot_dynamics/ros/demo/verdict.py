@@ -171,8 +171,11 @@ def report(summary, log=print):
              if parts else "")
     log(f"friction dissipation {_fixed(s['friction_dissipation'])} J{split}, motor work "
         f"{_fixed(s['motor_work'])} J")
+    external = (f"external work {audit.external_work:+.6g} J, " if audit.external_work
+                else "")  # a contact's or a pushed arm's: without it the line does not add up
     log(f"energy audit: ΔT {audit.kinetic:+.6g} J, ΔV {audit.potential:+.6g} J, motor work "
-        f"{audit.motor_work:+.6g} J, friction dissipation {audit.friction_dissipation:.6g} J, "
+        f"{audit.motor_work:+.6g} J, {external}friction dissipation "
+        f"{audit.friction_dissipation:.6g} J, "
         f"damping dissipation {audit.damping_dissipation:.6g} J, limit dissipation "
         f"{audit.limit_dissipation:.6g} J, {format_energy_residual(audit)}")
     if s["stats"]:
