@@ -61,6 +61,14 @@ def inertia_matrix(values) -> np.ndarray:
     return np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]], dtype=float)
 
 
+def _finite(name, value, n, what):
+    """``value`` as a list of ``n`` finite floats, or ValueError naming parameter ``name``."""
+    values = _listed(value)
+    if len(values) != n or not np.all(np.isfinite(values)):
+        raise ValueError(f"parameter {name}: expected {n} finite numbers {what}, got {values}")
+    return values
+
+
 def _listed(values) -> list:
     return [float(x) for x in values]
 
@@ -130,17 +138,9 @@ class NodePayload:
                                  f"{MAX_MASS:g} (kg; 0 = no payload), got {value}")
             return value
         if name == "payload.com":
-            values = _listed(value)
-            if len(values) != 3 or not np.all(np.isfinite(values)):
-                raise ValueError(f"parameter payload.com: expected 3 finite numbers (m, link "
-                                 f"frame), got {values}")
-            return values
+            return _finite(name, value, 3, "(m, link frame)")
         if name == "payload.inertia":
-            values = _listed(value)
-            if len(values) != 6 or not np.all(np.isfinite(values)):
-                raise ValueError(f"parameter payload.inertia: expected 6 finite numbers ixx ixy "
-                                 f"ixz iyy iyz izz (kg·m², about the com), got {values}")
-            return values
+            return _finite(name, value, 6, "ixx ixy ixz iyy iyz izz (kg·m², about the com)")
         if name == "payload_file":
             return str(value).strip()
         raise KeyError(name)

@@ -57,15 +57,9 @@ def save_plot(path, model, data, qd, title=""):
             ax.grid(alpha=0.3)
     for col, heading in enumerate(("joint tracking", "tracking error", "motor effort split")):
         # legends above the first row, outside the data
-        axes[0, col].legend(fontsize=7, loc="lower left", bbox_to_anchor=(0.0, 1.15), ncol=2,
-                            frameon=False, title=heading, title_fontproperties={
-                                "size": 9, "weight": "bold"}, alignment="left")
+        _heading(axes[0, col], heading)
         axes[-1, col].set_xlabel("t [s]")
-    if title:
-        fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, 0, 1, 0.97))
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    _save(fig, path, title)
 
 
 def save_scenario_plot(path, model, runs, t_event, title=""):
@@ -111,16 +105,10 @@ def save_scenario_plot(path, model, runs, t_event, title=""):
     for k, label in enumerate(pair):
         for col, heading in ((k, f"tracking error, controller {label}"),
                              (len(pair) + k, f"motor effort, controller {label}")):
-            axes[0, col].legend(fontsize=7, loc="lower left", bbox_to_anchor=(0.0, 1.15),
-                                ncol=2, frameon=False, title=heading, title_fontproperties={
-                                    "size": 9, "weight": "bold"}, alignment="left")
+            _heading(axes[0, col], heading)
     for ax in axes[-1]:
         ax.set_xlabel("t [s]")
-    if title:
-        fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, 0, 1, 0.97))
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    _save(fig, path, title)
 
 
 def save_press_plot(path, model, summary, numbers, title=""):
@@ -171,12 +159,24 @@ def save_press_plot(path, model, summary, numbers, title=""):
             ax.set_title(model.joint_names[i], fontsize=8, loc="right", pad=2)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
-    axes[0, 0].legend(fontsize=7, loc="lower left", bbox_to_anchor=(0.0, 1.1), frameon=False,
-                      title="contact normal force; per joint the friction effort (slides "
-                      "shaded)", title_fontproperties={"size": 9, "weight": "bold"},
-                      alignment="left")
+    _heading(axes[0, 0], "contact normal force; per joint the friction effort (slides shaded)",
+             above=1.1, ncol=1)
     axes[-1, 0].set_xlabel("t [s]")
     axes[-1, 1].set_xlabel("mean normal force over the slides [N]")
+    _save(fig, path, title)
+
+
+def _heading(ax, heading, above=1.15, ncol=2):
+    """A column's legend above its first panel, outside the data, titled ``heading``."""
+    ax.legend(fontsize=7, loc="lower left", bbox_to_anchor=(0.0, above), ncol=ncol,
+              frameon=False, title=heading, title_fontproperties={"size": 9, "weight": "bold"},
+              alignment="left")
+
+
+def _save(fig, path, title):
+    """Title, layout, write ``path``, release the figure (the callers imported matplotlib)."""
+    import matplotlib.pyplot as plt
+
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
