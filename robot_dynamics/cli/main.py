@@ -147,6 +147,11 @@ def run_node(name, module, rest) -> int:
     except KeyboardInterrupt:  # before the node's own handler was installed
         pass
     except Exception as exc:
+        signals = sys.modules.get("robot_dynamics.ros.signals")
+        if signals is not None and signals.received() is not None:
+            # a signal during the start-up shut the context down under the node being built
+            # ("the given context is not valid"): interrupted, not a mistake
+            return 0
         # a half-built node may fail again while rclpy shuts down: report the user's mistake
         # that started it, not the clean-up's error
         cause = exc

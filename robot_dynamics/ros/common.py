@@ -374,6 +374,8 @@ def run_node(node_class, args=None):
         try:
             node = _construct(node_class)
         except (ValueError, ParameterException) as exc:
+            if signals.received() is not None:  # interrupted while it was built: not a mistake
+                raise KeyboardInterrupt from exc
             # a user mistake in the node's parameters: one line naming it, exit code 2
             name = getattr(node_class, "node_name", node_class.__name__)
             print(f"{name}: {parameter_error_text(exc)}", file=sys.stderr)
@@ -389,6 +391,7 @@ def run_node(node_class, args=None):
         executor.add_node(node)
         if signals.received() is not None:  # its KeyboardInterrupt was swallowed (raised in a
             raise KeyboardInterrupt  # __del__, say) before rclpy's handler could stop the spin
+        signals.stop_by(node.context.try_shutdown)  # a signal now ends the spin, raises nothing
         # everything built so far (modules, model, compiled kernels) lives as long as the
         # process: out of the collector's sight, a full collection no longer walks it (pauses
         # of milliseconds, at the 99th percentile of a 1 kHz loop's latency)
@@ -403,6 +406,7 @@ def run_node(node_class, args=None):
         pass
     finally:
         signals.hold()  # no KeyboardInterrupt inside the clean-up, not even a deferred one
+        signals.stop_by(None)
         if executor is not None:  # its threads end before the node and the context go
             executor.shutdown(timeout_sec=2.0)
         if node is not None:

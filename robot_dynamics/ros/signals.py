@@ -28,7 +28,7 @@ import sys
 import threading
 
 _state = {"installed": False, "received": None, "pending": False, "held": False,
-          "unraisablehook": None}
+          "unraisablehook": None, "stop": None}
 
 #: Modules whose Python code runs inside ctypes callbacks of C/C++ code: llvmlite's object-cache
 #: hooks, called by LLVM while numba loads or compiles a kernel (at every node start). A
@@ -71,6 +71,12 @@ def _handler(signum, frame):
         return  # shutting down already: let the clean-up finish
     if _state["received"] is None:
         _state["received"] = signum
+    if _state["stop"] is not None:  # spinning: end the spin, raise nothing (stop_by says why)
+        _state["held"] = True
+        import _thread
+
+        _thread.start_new_thread(_state["stop"], ())
+        return
     if _in_callback(frame):  # not here: it would be lost, and the callback's work with it
         _state["pending"] = True
         _retry(signum)
@@ -102,6 +108,17 @@ def install() -> bool:
     _state["unraisablehook"], sys.unraisablehook = sys.unraisablehook, _unraisable
     _state["installed"] = True
     return True
+
+
+def stop_by(stop):
+    """From now on (the node built, its executor about to spin) a signal calls ``stop`` on a
+    thread of its own (a context's ``try_shutdown``, which ends the spin) instead of raising
+    KeyboardInterrupt. Raised at whatever bytecode the executor was at, the KeyboardInterrupt
+    could land inside rclpy itself: inside a Future's ``__init__`` on Jazzy, whose half-made Task
+    then printed an ``AttributeError`` traceback from its ``__del__`` as the node exited. rclpy's
+    own handler shuts the contexts down too; ``stop`` makes the end not depend on it. ``None``:
+    back to raising."""
+    _state["stop"] = stop
 
 
 def hold():
