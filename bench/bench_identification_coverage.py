@@ -25,6 +25,7 @@ import time
 import numpy as np
 import yaml
 from scipy.stats import binom
+from scipy.stats import t as student_t
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.join(HERE, "..")
@@ -58,7 +59,8 @@ def main():
     cfg = yaml.safe_load(open(os.path.join(REPO, "config", "arm7_friction.yaml")))
     truth = {j: cfg.get("joints", {}).get(j, cfg["default"]) for j in model.joint_names}
     strides = [int(s) for s in args.strides.split(",")]
-    cases = {s: [] for s in strides}  # (inside, |err|/se)
+    cases = {s: [] for s in strides}  # (inside, |err|/se, inside without the
+    # reconstruction term, SE / SE without it)
     kw = {} if args.method is None else {"method": args.method}
     for rec in range(args.recordings):
         t0 = time.time()
@@ -78,11 +80,19 @@ def main():
             for j in res.joints:
                 if j.assumed_zero:
                     continue
+                q975 = student_t.ppf(0.975, max(j.samples - len(j.coefficients), 1))
                 for k, (lo, hi) in j.intervals.items():
                     true = truth[j.joint][k]
                     se = j.standard_errors[k]
+                    # the noise-only SE (before the state reconstruction's term, fit step 4)
+                    noise = np.sqrt(max(se ** 2 - j.reconstruction_errors.get(k, 0.0) ** 2, 0))
+                    half = q975 * noise + j.resolution.get(k, 0.0)
+                    u, x = j.unconstrained[k], j.coefficients[k]
+                    lo0, hi0 = max(u - half, 0.0), max(u + half, 0.0)
                     cases[s].append((lo <= true <= hi,
-                                     abs(j.coefficients[k] - true) / se if se > 0 else np.inf))
+                                     abs(j.coefficients[k] - true) / se if se > 0 else np.inf,
+                                     min(lo0, x) <= true <= max(hi0, x),
+                                     se / noise if noise > 0 else 1.0))
         print(f"recording {rec}: {time.time() - t0:.0f} s; running coverage "
               + ", ".join(f"stride {s}: {np.mean([c[0] for c in cases[s]]):.3f}"
                           for s in strides if cases[s]), flush=True)
@@ -90,12 +100,13 @@ def main():
           f"σ_τ {args.sigma_tau:g}, velocities {args.velocities}, method "
           f"{args.method or 'default'}")
     for s in strides:
-        c = np.array([x[0] for x in cases[s]])
-        z = np.array([x[1] for x in cases[s]])
+        c, z, c0, g = (np.array([x[m] for x in cases[s]]) for m in range(4))
         n, k = len(c), int(c.sum())
         print(f"stride {s}: coverage {k}/{n} = {k / max(n, 1):.3f}; |err|/SE median "
               f"{np.median(z):.2f}, max {z.max():.1f}; P[Bin({n}, 0.95) ≤ {k}] = "
-              f"{binom.cdf(k, n, 0.95):.2g}")
+              f"{binom.cdf(k, n, 0.95):.2g}; without the state reconstruction's term "
+              f"{c0.mean():.3f}; SE / SE without it: median {np.median(g):.3f}, "
+              f"90th percentile {np.percentile(g, 90):.2f}, max {g.max():.2f}")
 
 
 if __name__ == "__main__":

@@ -51,8 +51,8 @@ from robot_dynamics.algorithm.batch import joint_wrenches_batch
 from robot_dynamics.algorithm.crba import mass_matrix
 from robot_dynamics.errors import InputError
 from robot_dynamics.multibody.units import units_of
-from robot_dynamics.identification.differentiate import (METHODS, filtered_states, savgol_states,
-                                                         simulator_step_log)
+from robot_dynamics.identification.differentiate import (CHECK_ORDER, METHODS, filtered_states,
+                                                         savgol_states, simulator_step_log)
 from robot_dynamics.identification.regressors import (EFFICIENCIES, FORMULAS, LAWS, TERM_ABSENT,
     TERM_MEANINGS, TERMS, coefficient_names, column_meaning, efficiency, load_terms, regressor)
 from robot_dynamics.identification.step_model import StepReplay
@@ -115,6 +115,11 @@ class JointFit:
     #: the effort noise seen in the residuals, √(mean Δr²/2) over consecutive used rows (white
     #: noise passes, a smooth model error cancels): what the intervals' SE can account for
     noise_rms: float = float("nan")
+    #: the filter method's state-reconstruction error in each coefficient (name → |θ' − θ|, θ'
+    #: refitted on the same rows with the states of the next-order Savitzky–Golay fit,
+    #: :data:`.differentiate.CHECK_ORDER`): an error in the regressors that the residuals' HAC
+    #: SE does not see; included in :attr:`standard_errors` in quadrature
+    reconstruction_errors: dict = field(default_factory=dict)
 
     @property
     def model_mismatch(self) -> bool:
@@ -563,13 +568,17 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
         method = "step" if simulator_step_log(t, Q, V) else "filter"
     if method == "filter":
         Qf, Vf, A, valid, w = filtered_states(t, Q, V)
+        # an independent reconstruction, one order up: its refit measures the states' error in
+        # the coefficients (step 4)
+        Qc, Vc, Ac = filtered_states(t, Q, V, order=CHECK_ORDER)[:3]
         try:
             with np.errstate(over="raise", invalid="raise"):
                 return _fit_all(model, law, terms, Vf, TAU, A,
                                 joint_wrenches_batch(model, Qf, Vf, A), valid,
                                 _inertial_scale(model, Qf, A), 0.0, min_velocity, min_samples,
                                 folds, progress, damping, lags=w, t=np.asarray(t, float),
-                                band=low_speed_band)
+                                band=low_speed_band,
+                                check=(Vc, Ac, joint_wrenches_batch(model, Qc, Vc, Ac)))
         except (InputError, FloatingPointError, np.linalg.LinAlgError) as exc:
             raise _overflow(exc, Vf, A, TAU) from None
     if V is None:
@@ -611,27 +620,39 @@ def _inertial_scale(model, Q, A):
     return out
 
 
+def _other_effort(model, terms, damping, V, A, W):
+    """The motor effort that is not friction (N, nv): fn∥ (eq. 2.7.5, from the joint wrenches
+    W), the URDF damping d∘q̇ and, unless fitted, the armature's armature∘q̈."""
+    other = np.einsum("nik,ik->ni", W, model.motion_subspaces) + damping * V
+    if "armature" not in terms:
+        other = other + np.asarray(model.armature, float) * A
+    return other
+
+
 def _fit_all(model, law, terms, V, TAU, A, W, valid, inertial, tolerance, min_velocity,
-             min_samples, folds, progress, damping, lags=0, t=None, band=True):
+             min_samples, folds, progress, damping, lags=0, t=None, band=True, check=None):
     """Every joint's fit from the joint wrenches W (N, nv, 6) of the rows' states; the motor
     effort that is not friction: fn∥ (eq. 2.7.5), the armature's armature∘q̈ and the URDF
     damping d∘q̇ (the simulator applies both besides the friction law). Each row's balance is
-    known to ± tolerance·(|τ| + |that effort| + inertial) (step 4)."""
-    axial = np.einsum("nik,ik->ni", W, model.motion_subspaces)
-    other = axial + damping * V
-    if "armature" not in terms:
-        other = other + np.asarray(model.armature, float) * A
+    known to ± tolerance·(|τ| + |that effort| + inertial) (step 4). ``check``: (V, A, W) of an
+    independent reconstruction of the states (the filter method's next order), refitted on
+    each joint's rows to measure the reconstruction's error in the coefficients (step 4)."""
+    other = _other_effort(model, terms, damping, V, A, W)
     delta = tolerance * (np.abs(TAU) + np.abs(other) + inertial)
     # the effort's timing against the states (t given: the filter method): τ logged at t_k may
     # have acted at t_k − δ (a zero-order hold over the simulator's step: δ = h/2; a sensor's
     # delay); other(t_k − δ) ≈ other − δ·d(other)/dt, δ a per-joint nuisance of the fit
     rate = None if t is None else np.gradient(other, t, axis=0)
+    if check is not None:
+        Vc, Ac, Wc = check
+        other_c = _other_effort(model, terms, damping, Vc, Ac, Wc)
+        check = (Vc, Ac, Wc, other_c, None if t is None else np.gradient(other_c, t, axis=0))
     present = structural_loads(model)
     result = FitResult(law, terms=terms)
     for i in range(model.nv):
         result.joints.append(_fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid,
                                         present[i], min_velocity, min_samples, folds, lags,
-                                        None if rate is None else rate[:, i], band))
+                                        None if rate is None else rate[:, i], band, check))
         if progress is not None:
             progress(i + 1, model.nv)
     return result
@@ -667,8 +688,21 @@ def low_speed_band(speed, X, y, rows, n_rows, lags, min_samples, ratio=BAND_RATI
         keep = rest
 
 
+def _reconstruction_shift(model, i, law, terms, rows, cols, TAU, check, theta):
+    """|θ' − θ| per column of the joint's fit: θ' the same fit (same rows, same columns, the
+    delay's if any) on the independent reconstruction ``check`` = (V, A, W, other, rate)."""
+    Vc, Ac, Wc, other_c, rate_c = check
+    vi = Vc[rows, i]
+    X = regressor(law, vi, Wc[rows, i], model.axes[i], model.kinds[i], terms, a=Ac[rows, i],
+                  S=model.motion_subspaces[i])[:, cols]
+    if rate_c is not None:
+        X = np.column_stack([X, -np.sign(vi) * rate_c[rows, i]])
+    y = np.sign(vi) * (TAU[rows, i] - other_c[rows, i])
+    return np.abs(_ols(X, y)[0] - theta)
+
+
 def _fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid, present, min_velocity,
-               min_samples, folds, lags=0, rate=None, band=True):
+               min_samples, folds, lags=0, rate=None, band=True, check=None):
     """One joint's JointFit."""
     joint, kind = model.joint_names[i], model.kinds[i]
     rows = np.flatnonzero((np.abs(V[:, i]) > min_velocity) & valid[:, i])
@@ -715,7 +749,7 @@ def _fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid, present,
         found = low_speed_band(np.abs(vi), Xa, y, rows, len(V), jf.hac_lags, min_samples)
         if found is not None:
             out = _fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid, present,
-                             found[0], min_samples, folds, lags, rate, band=False)
+                             found[0], min_samples, folds, lags, rate, band=False, check=check)
             out.low_speed_band = found
             return out
     consecutive = np.diff(rows) == 1
@@ -726,6 +760,13 @@ def _fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid, present,
     ratio = white / np.maximum(np.diag(cov), 1e-300)
     jf.effective_samples = float(min(len(y) * np.median(ratio[:p]), len(y)))
     jf.velocity_range = (float(np.abs(vi).min()), float(np.abs(vi).max()))
+    # errors in the regressors: the states rebuilt from the log carry an error (the filter's
+    # truncation where q changes faster than its polynomial follows) that is not in the
+    # residuals' noise; the independent reconstruction's refit measures it in each
+    # coefficient, added to the variance (step 4)
+    shift = np.zeros(len(theta_u)) if check is None else \
+        _reconstruction_shift(model, i, law, terms, rows, cols, TAU, check, theta_u)
+    cov = cov + np.diag(shift ** 2)
     if rate is not None:
         jf.effort_delay = (float(theta_u[p]), float(np.sqrt(max(cov[p, p], 0.0))))
         y = y - Xa[:, p] * theta_u[p]  # the delay compensated; the law's columns from here on
@@ -741,6 +782,8 @@ def _fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid, present,
         nm = names[k]
         jf.coefficients[nm] = float(theta[m])
         jf.standard_errors[nm] = float(se[m])
+        if check is not None:
+            jf.reconstruction_errors[nm] = float(shift[m])
         jf.resolution[nm] = float(bound[m])
         half = q975 * se[m] + bound[m]
         lo, hi = float(theta_u[m] - half), float(theta_u[m] + half)
