@@ -10,7 +10,8 @@ the step): ``fit(model, q[:-1], v[:-1], tau[1:], a=Δv/h, law="classic")``.
     PYTHONPATH=. python3 bench/bench_identification_mujoco.py --seeds 0,1,2 [--states]
         [--min-velocity 0.05] [--no-band]   # --no-band: fit(..., low_speed_band=False)
 
-Prints per joint the coefficients ± SE, '*' where |estimate − MuJoCo's| > 3 SE or > 25 %, the
+Prints per joint the coefficients ± SE (the total: noise and the states' reconstruction error,
+``JointFit.reconstruction_errors``, shown after 'rec'), '*' where |estimate − MuJoCo's| > 3 SE or > 25 %, the
 fitted effort delay (MuJoCo's step: the effort of a step acts at the state one step before the
 logged one) and the residual RMS; also the RMS of MuJoCo's own frictionloss force minus the
 Coulomb law ∓0.8 over the rows faster than each speed (MuJoCo's soft friction constraint is
@@ -103,7 +104,9 @@ def main():
                 se = j.standard_errors[k]
                 ok = abs(x - truth[k]) <= min(3 * se, 1e9) and abs(x - truth[k]) <= 0.25 * truth[k]
                 bad += not ok
-                row.append(f"{k} {x:.4f} ± {se:.4f}{'' if ok else '*'}")
+                rec = j.reconstruction_errors.get(k)
+                row.append(f"{k} {x:.4f} ± {se:.4f}" + (f" (rec {rec:.4f})" if rec else "")
+                           + ("" if ok else "*"))
             delay = f"delay {1e3 * j.effort_delay[0]:.2f} ms, " if j.effort_delay else ""
             band = (f"band |q̇| ≤ {j.low_speed_band[0]:.3g} left out, "
                     if j.low_speed_band else "")

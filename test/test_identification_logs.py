@@ -7,7 +7,8 @@ Binomial bound: 3 recordings × 3 strides × 7 joints × 5 coefficients = 315 ca
 conditional ones, on joints with a coefficient dropped for conditioning, not counted; at least
 85 % counted). With nominal 95 % coverage and independent cases, P[fewer than 88 % of ≥ 268
 cases inside] = P[Binomial(268, 0.95) < 236] ≈ 2e-5; the replay these logs used to get covered
-56–68 % (bench/bench_identification_coverage.py: 20 recordings × 20 s, 93.6–94.6 % now).
+56–68 % (bench/bench_identification_coverage.py: 20 recordings × 20 s, 95.3–96.0 % now;
+93.6–94.6 % before the states' reconstruction error was counted).
 """
 import numpy as np
 import pytest

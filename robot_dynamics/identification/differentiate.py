@@ -146,6 +146,22 @@ def filtered_states(t, Q, V=None, window=FILTER_WINDOW, order=FILTER_ORDER):
     return Qf, Vf, A, valid, w
 
 
+def check_states(t, Q, V, Qf, Vf, A):
+    """Two other readings [(Q, V, A), …] of the log's states beside :func:`filtered_states`'
+    (Qf, Vf, A), each as defensible, that the fit repeats to measure the reconstruction's error
+    in its coefficients (docs/identification.md, "Errors in the regressors"):
+
+    * the next-order fit (:data:`CHECK_ORDER`): the filter's truncation where q changes faster
+      than its polynomial follows;
+    * q̇ as the mean over the sample interval ending at the row, q̇(t_k − h/2), instead of at the
+      row: which a sampled velocity is depends on its source (a semi-implicit Euler step such as
+      MuJoCo's, q_k = q_{k−1} + h q̇_k, or a differencing encoder: the mean; a trapezoidal step
+      such as this project's simulator: the instant's) and the log does not say."""
+    Qc, Vc, Ac = filtered_states(t, Q, V, order=CHECK_ORDER)[:3]
+    h = filter_window(t)[1]
+    return [(Qc, Vc, Ac), (Qf, Vf - 0.5 * h * A, A)]
+
+
 def simulator_step_log(t, Q, V, share=0.99):
     """Whether the log is one of this project's simulator, written at every step: its rows
     satisfy the step's integration q_k − q_{k−1} = (Δt/2)(q̇_{k−1} + q̇_k) to roundoff (a

@@ -33,6 +33,10 @@ Per joint (docs/identification.md explains and measures each choice):
    only to ``δ = balance_tolerance·(|τ| + |fn∥| + Σ_j |M_ij|(1 + |q̈_j|))`` (the simulator's
    friction solve stops at 1e-10 of the efforts in its equations): |Δθ| ≤ |(ΦᵀΦ)⁻¹Φᵀ| δ — the
    whole uncertainty of a noise-free simulator log, negligible beside any sensor noise.
+   With the filter method, the states' reconstruction error (errors in the regressors): the
+   joint's fit repeated on the same rows with the other readings of the states
+   (:func:`.differentiate.check_states`: the next-order filter, q̇ as the mean over the sample),
+   Σ(θ' − θ)² added to the variance (``JointFit.reconstruction_errors``).
    95 % interval: θ ± (t₀.₉₇₅(n − p) · SE + that bound).
 5. **Other law, held out.** Both laws fitted on 4/5 of the samples in contiguous time blocks
    and evaluated on the fifth (blocks, not shuffled rows: neighbouring rows are correlated).
@@ -51,7 +55,7 @@ from robot_dynamics.algorithm.batch import joint_wrenches_batch
 from robot_dynamics.algorithm.crba import mass_matrix
 from robot_dynamics.errors import InputError
 from robot_dynamics.multibody.units import units_of
-from robot_dynamics.identification.differentiate import (CHECK_ORDER, METHODS, filtered_states,
+from robot_dynamics.identification.differentiate import (METHODS, check_states, filtered_states,
                                                          savgol_states, simulator_step_log)
 from robot_dynamics.identification.regressors import (EFFICIENCIES, FORMULAS, LAWS, TERM_ABSENT,
     TERM_MEANINGS, TERMS, coefficient_names, column_meaning, efficiency, load_terms, regressor)
@@ -115,10 +119,11 @@ class JointFit:
     #: the effort noise seen in the residuals, √(mean Δr²/2) over consecutive used rows (white
     #: noise passes, a smooth model error cancels): what the intervals' SE can account for
     noise_rms: float = float("nan")
-    #: the filter method's state-reconstruction error in each coefficient (name → |θ' − θ|, θ'
-    #: refitted on the same rows with the states of the next-order Savitzky–Golay fit,
-    #: :data:`.differentiate.CHECK_ORDER`): an error in the regressors that the residuals' HAC
-    #: SE does not see; included in :attr:`standard_errors` in quadrature
+    #: the filter method's state-reconstruction error in each coefficient, name → √Σ(θ' − θ)²
+    #: over the refits on the same rows with the other readings of the states
+    #: (:func:`.differentiate.check_states`: the next-order filter; q̇ as the mean over the
+    #: sample): an error in the regressors that the residuals' HAC SE does not see; included in
+    #: :attr:`standard_errors` in quadrature (which is thus the total)
     reconstruction_errors: dict = field(default_factory=dict)
 
     @property
@@ -337,6 +342,9 @@ class FitResult:
                     bound = j.resolution.get(k, 0.0)
                     note = (f"  (incl. ± {bound:.2g} balance precision)"
                             if bound > 0.5 * half else "")
+                    rec = j.reconstruction_errors.get(k, 0.0)
+                    if rec > 0.5 * se:
+                        note += f"  (SE incl. ± {rec:.2g} state reconstruction)"
                     lines.append(f"    {k:<17}{j.coefficients[k]:>12.{d}g} ± {se:<9.2g} "
                                  f"95 % [{lo:.{d}g}, {hi:.{d}g}]{neg}{note}")
                     if k in EFFICIENCIES:
@@ -568,9 +576,10 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
         method = "step" if simulator_step_log(t, Q, V) else "filter"
     if method == "filter":
         Qf, Vf, A, valid, w = filtered_states(t, Q, V)
-        # an independent reconstruction, one order up: its refit measures the states' error in
-        # the coefficients (step 4)
-        Qc, Vc, Ac = filtered_states(t, Q, V, order=CHECK_ORDER)[:3]
+        # other readings of the states: their refits measure the states' error in the
+        # coefficients (step 4)
+        checks = [(Vx, Ax, joint_wrenches_batch(model, Qx, Vx, Ax))
+                  for Qx, Vx, Ax in check_states(t, Q, V, Qf, Vf, A)]
         try:
             with np.errstate(over="raise", invalid="raise"):
                 return _fit_all(model, law, terms, Vf, TAU, A,
@@ -578,7 +587,7 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
                                 _inertial_scale(model, Qf, A), 0.0, min_velocity, min_samples,
                                 folds, progress, damping, lags=w, t=np.asarray(t, float),
                                 band=low_speed_band,
-                                check=(Vc, Ac, joint_wrenches_batch(model, Qc, Vc, Ac)))
+                                check=checks)
         except (InputError, FloatingPointError, np.linalg.LinAlgError) as exc:
             raise _overflow(exc, Vf, A, TAU) from None
     if V is None:
@@ -634,9 +643,10 @@ def _fit_all(model, law, terms, V, TAU, A, W, valid, inertial, tolerance, min_ve
     """Every joint's fit from the joint wrenches W (N, nv, 6) of the rows' states; the motor
     effort that is not friction: fn∥ (eq. 2.7.5), the armature's armature∘q̈ and the URDF
     damping d∘q̇ (the simulator applies both besides the friction law). Each row's balance is
-    known to ± tolerance·(|τ| + |that effort| + inertial) (step 4). ``check``: (V, A, W) of an
-    independent reconstruction of the states (the filter method's next order), refitted on
-    each joint's rows to measure the reconstruction's error in the coefficients (step 4)."""
+    known to ± tolerance·(|τ| + |that effort| + inertial) (step 4). ``check``: [(V, A, W)] of
+    other readings of the states (the filter method's, :func:`.differentiate.check_states`),
+    refitted on each joint's rows to measure the reconstruction's error in the coefficients
+    (step 4)."""
     other = _other_effort(model, terms, damping, V, A, W)
     delta = tolerance * (np.abs(TAU) + np.abs(other) + inertial)
     # the effort's timing against the states (t given: the filter method): τ logged at t_k may
@@ -644,9 +654,9 @@ def _fit_all(model, law, terms, V, TAU, A, W, valid, inertial, tolerance, min_ve
     # delay); other(t_k − δ) ≈ other − δ·d(other)/dt, δ a per-joint nuisance of the fit
     rate = None if t is None else np.gradient(other, t, axis=0)
     if check is not None:
-        Vc, Ac, Wc = check
-        other_c = _other_effort(model, terms, damping, Vc, Ac, Wc)
-        check = (Vc, Ac, Wc, other_c, None if t is None else np.gradient(other_c, t, axis=0))
+        check = [(Vc, Ac, Wc, oc, None if t is None else np.gradient(oc, t, axis=0))
+                 for Vc, Ac, Wc in check
+                 for oc in [_other_effort(model, terms, damping, Vc, Ac, Wc)]]
     present = structural_loads(model)
     result = FitResult(law, terms=terms)
     for i in range(model.nv):
@@ -690,7 +700,7 @@ def low_speed_band(speed, X, y, rows, n_rows, lags, min_samples, ratio=BAND_RATI
 
 def _reconstruction_shift(model, i, law, terms, rows, cols, TAU, check, theta):
     """|θ' − θ| per column of the joint's fit: θ' the same fit (same rows, same columns, the
-    delay's if any) on the independent reconstruction ``check`` = (V, A, W, other, rate)."""
+    delay's if any) on another reading of the states ``check`` = (V, A, W, other, rate)."""
     Vc, Ac, Wc, other_c, rate_c = check
     vi = Vc[rows, i]
     X = regressor(law, vi, Wc[rows, i], model.axes[i], model.kinds[i], terms, a=Ac[rows, i],
@@ -761,11 +771,12 @@ def _fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid, present,
     jf.effective_samples = float(min(len(y) * np.median(ratio[:p]), len(y)))
     jf.velocity_range = (float(np.abs(vi).min()), float(np.abs(vi).max()))
     # errors in the regressors: the states rebuilt from the log carry an error (the filter's
-    # truncation where q changes faster than its polynomial follows) that is not in the
-    # residuals' noise; the independent reconstruction's refit measures it in each
-    # coefficient, added to the variance (step 4)
-    shift = np.zeros(len(theta_u)) if check is None else \
-        _reconstruction_shift(model, i, law, terms, rows, cols, TAU, check, theta_u)
+    # truncation where q changes faster than its polynomial follows; where in the sample its
+    # velocity stands) that is not in the residuals' noise; the refits on the other readings
+    # of the states measure it in each coefficient, added to the variance (step 4)
+    shift = np.zeros(len(theta_u)) if check is None else np.sqrt(sum(
+        _reconstruction_shift(model, i, law, terms, rows, cols, TAU, c, theta_u) ** 2
+        for c in check))
     cov = cov + np.diag(shift ** 2)
     if rate is not None:
         jf.effort_delay = (float(theta_u[p]), float(np.sqrt(max(cov[p, p], 0.0))))
