@@ -146,3 +146,38 @@ def test_press_surfaces_face_the_tool():
         np.testing.assert_allclose(c.plane_point, x0 - PRESS_APPROACH * c.normal, atol=1e-12)
         c.wrench(q, np.zeros(model.nv))
         assert c.depth == pytest.approx(-PRESS_APPROACH) and c.normal_force == 0.0
+
+
+def test_press_starts_where_the_tool_can_slide():
+    """planar_2r's demo starts outstretched: its tool can only move up and down there (the
+    press scenario refused the robot). The scenario now starts from the first pose of the demo
+    trajectory from which the tool slides along the surface without a near-singular swing;
+    arm7 keeps its start; five_bar, whose tool reaches no tangent from any pose, is refused
+    with the start pose's reason."""
+    import robot_dynamics as rd
+    from robot_dynamics.control.press import point_jacobian
+    from robot_dynamics.errors import InputError
+    from robot_dynamics.parsers.resources import robot_path
+    from robot_dynamics.ros.demo.scenario import demo_trajectory
+    from robot_dynamics.ros.demo.scenarios import (PRESS_RATE, PRESS_SLIDE, press_link,
+                                                   press_slide, press_start, press_table)
+
+    for robot, first in (("arm7", 0), ("planar_2r", 1)):
+        model = rd.load_urdf(robot_path(robot))
+        poses = demo_trajectory(model, robot).positions
+        link = press_link(model)
+        if first:  # the start pose itself is refused, with its reason
+            with pytest.raises(InputError, match="cannot move along the surface"):
+                q0 = poses[0]
+                press_slide(model, press_table(model, link, q0), q0)
+        q, table, slide = press_start(model, link, poses)
+        np.testing.assert_array_equal(q, poses[first])
+        assert abs(slide @ table.normal) < 1e-12 and np.linalg.norm(slide) == pytest.approx(
+            PRESS_SLIDE)
+        J = point_jacobian(model, model.create_data(), q, table)
+        np.testing.assert_allclose(J @ np.linalg.lstsq(J, slide, rcond=None)[0], slide,
+                                   atol=1e-9)  # reachable at first order
+        assert np.linalg.norm(np.linalg.pinv(J) @ slide) <= PRESS_RATE * PRESS_SLIDE
+    model = rd.load_urdf(robot_path("five_bar"))
+    with pytest.raises(InputError, match="nor from the demo trajectory"):
+        press_start(model, press_link(model), demo_trajectory(model, "five_bar").positions)

@@ -18,7 +18,7 @@ from robot_dynamics.ros.demo.scenario import (START, demo_timing, demo_trajector
     loop_closure_note, trajectory_msg)
 from robot_dynamics.ros.demo.scenarios import (PAYLOAD_RUNS, PRESS_FORCES, PRESS_SURFACES,
     PRESS_TABLE, SCENARIOS, ParameterEvent, payload_link, payload_parameters, press_link,
-    press_numbers, press_reasons, press_slide, press_table, report_payload, report_press,
+    press_numbers, press_reasons, press_start, press_table, report_payload, report_press,
     run_numbers)
 from robot_dynamics.ros.demo.session import (Progress, Signals, private_namespace,
     private_remaps, record_modes, record_normal_force, record_published_states)
@@ -179,14 +179,13 @@ def _press_scenario(run_args, labels, log):
         raise UsageError(f"press surface: expected one of {', '.join(PRESS_SURFACES)}, got "
                          f"{o.press_surface!r}")
     link = press_link(model, o.press_link)
-    q_start = traj.positions[0]
-    table = press_table(model, link, q_start, o.press_surface)
+    q_start, table, slide = press_start(model, link, traj.positions, o.press_surface)
     kp = np.broadcast_to(np.asarray(gains.get("kp", row(ID_CONTROLLER, "kp").default), float),
                          (model.nv,))
     move_time = o.move_time or 1.0
     settle = 0.5 if o.settle is None else o.settle
     press_traj, levels = press_reference(model, table, q_start, o.press_forces, kp,
-                                         slide=press_slide(model, table, q_start),
+                                         slide=slide,
                                          move_time=move_time)
     t_end = press_traj.duration + settle
 

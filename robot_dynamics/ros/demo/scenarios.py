@@ -131,6 +131,9 @@ PRESS_SLIDE = 0.1
 #: the part of each slide the numbers are taken over (fractions of it): its middle, where the
 #: joints move (minimum-jerk: above 40 % of the peak speed)
 PRESS_WINDOW = (0.2, 0.8)
+#: the most joint motion per metre of slide [rad/m] a start pose may need (beyond it the pose is
+#: near a singularity: 0.1 m of slide would swing joints by radians)
+PRESS_RATE = 20.0
 
 
 def press_link(model, link=None) -> str:
@@ -189,7 +192,30 @@ def press_slide(model, contact, q_start) -> np.ndarray:
     if np.linalg.norm(way) < 1e-6:
         raise InputError(f"press: the point on {contact.link!r} cannot move along the surface "
                          "from the start pose")
-    return PRESS_SLIDE * way / np.linalg.norm(way)
+    way = way / np.linalg.norm(way)
+    rate = np.linalg.norm(np.linalg.pinv(J, rcond=1e-9) @ way)  # joint motion per metre
+    if rate > PRESS_RATE:
+        raise InputError(f"press: the point on {contact.link!r} moves along the surface only "
+                         f"through a near-singular pose ({rate:.3g} rad per metre of slide)")
+    return PRESS_SLIDE * way
+
+
+def press_start(model, link, positions, surface="overhead"):
+    """The press scenario's start pose, surface and slide: the first of ``positions`` (the
+    demo trajectory's samples, its start first) from which ``link`` can slide along the
+    surface (:func:`press_slide`) — a planar arm starts outstretched, a pose from which its tool
+    can only move up and down. InputError (the start pose's reason) when none can."""
+    from robot_dynamics.errors import InputError
+
+    first = None
+    for q in positions:
+        table = press_table(model, link, q, surface)
+        try:
+            return q, table, press_slide(model, table, q)
+        except InputError as exc:
+            first = exc if first is None else first
+    raise InputError(f"{first} (nor from the demo trajectory's {len(positions) - 1} other "
+                     "poses)")
 
 
 def press_numbers(summary, levels, t0=0.0) -> list:
