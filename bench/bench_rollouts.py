@@ -24,6 +24,7 @@ a soft constraint. Per rollout-step, best of ``--blocks``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import statistics
 import sys
@@ -83,14 +84,13 @@ def bench_mujoco(s, blocks):
     coulomb = np.array([law.coulomb for law in fr.laws])
     viscous = np.array([law.viscous for law in fr.laws])
     m, dofs, qadr = mujoco_model(robot_path("arm7"), model, coulomb, viscous)
-    sim = rd.Simulator(model, fr, 1e-3)
-    spec = s.specs[0]
-    sim.reset(spec.q0)
-    out = sim.run(steps=spec.steps, controller=rd.ComputedTorque(
-        spec.kp, spec.kd, spec.q_ref, spec.v_ref, spec.a_ref, friction=fr))
-    n, N = len(s.specs), spec.steps
-    qfrc = np.zeros((N, m.nv))
-    qfrc[:, dofs] = out["tau"]
+    # the controls: per rollout, the efforts its computed torque applies on the nominal plant
+    # (no friction scale, no payload) — replayed open loop, they drive each arm along its move
+    nominal = [dataclasses.replace(sp, friction_scale=1.0, payload_mass=0.0) for sp in s.specs]
+    taus = np.array([out["tau"] for out in run_rollouts(s.plant, nominal, workers=1)[0]])
+    n, N = len(s.specs), s.specs[0].steps
+    control = np.zeros((n, N, m.nv))
+    control[:, :, dofs] = taus
     spec_bits = mujoco.mjtState.mjSTATE_QFRC_APPLIED.value
     d0 = mujoco.MjData(m)
     full = mujoco.mjtState.mjSTATE_FULLPHYSICS.value
@@ -99,8 +99,7 @@ def bench_mujoco(s, blocks):
         d0.qpos[qadr] = sp.q0
         d0.qvel[:] = 0.0
         mujoco.mj_getState(m, d0, x0[i], full)
-    control = np.broadcast_to(qfrc, (n, N, m.nv)).copy()
-    result = {}
+    result = {"ours": bench_open_loop(s, taus, coulomb, viscous, blocks)}
     for threads in (1, 2):
         datas = [mujoco.MjData(m) for _ in range(threads)]
         best = np.inf
@@ -110,6 +109,33 @@ def bench_mujoco(s, blocks):
                             control_spec=spec_bits)
             best = min(best, time.perf_counter() - t0)
         result[threads] = best / (n * N)
+    return result
+
+
+def bench_open_loop(s, taus, coulomb, viscous, blocks):
+    """Ours on MuJoCo's task: the same open-loop efforts from the same initial states
+    (``controller="open_loop"``), one worker; per rollout-step, best of ``blocks``, with the
+    bundled load-dependent law and with the classic law MuJoCo's frictionloss/damping state
+    (its Coulomb levels and viscous coefficients)."""
+    from robot_dynamics.simulation.rollouts import Plant, RolloutSpec
+
+    classic = {"default": {"model": "classic", "coulomb": 0.0, "viscous": 0.0},
+               "joints": {f"joint_a{i + 1}": {"model": "classic", "coulomb": float(c),
+                                              "viscous": float(v)}
+                          for i, (c, v) in enumerate(zip(coulomb, viscous))}}
+    N = s.specs[0].steps
+    specs = [RolloutSpec(q0=sp.q0, q_ref=None, steps=N, controller="open_loop", tau=tau)
+             for sp, tau in zip(s.specs, taus)]
+    result = {}
+    for law, friction in (("load_dependent", s.plant.friction), ("classic", classic)):
+        plant = Plant("arm7", friction, 1e-3)
+        run_rollouts(plant, specs[:1], workers=1)  # warm
+        best = np.inf
+        for _ in range(blocks):
+            t0 = time.perf_counter()
+            run_rollouts(plant, specs, workers=1, trajectories=False)
+            best = min(best, time.perf_counter() - t0)
+        result[law] = best / (len(specs) * N)
     return result
 
 
@@ -142,6 +168,9 @@ def main():
               f"on 1 thread, {1e6 * mj[2]:.2f} on 2; ours best block, 1 worker: "
               f"{1e6 * best_one:.2f} µs (ratio {best_one / mj[1]:.2f}), 2 workers: "
               f"{1e6 * min(two) / total:.2f} µs (ratio {min(two) / total / mj[2]:.2f})")
+        for law, t in mj["ours"].items():
+            print(f"ours on the same task (open loop, the same efforts, 1 worker), {law} law: "
+                  f"{1e6 * t:.2f} µs per rollout-step (ratio {t / mj[1]:.2f})")
     print(f"load average after: {os.getloadavg()}")
 
 

@@ -135,6 +135,55 @@ def test_bad_spec_is_one_line_naming_the_field(field, value, words):
     assert words in str(exc.value) and "\n" not in str(exc.value)
 
 
+def test_open_loop_rollouts_apply_the_given_efforts_step_by_step():
+    """controller 'open_loop' (controls, as mujoco.rollout takes them): each rollout is its
+    efforts applied by hand, one Simulator.step per row (the last row held), bit for bit, with
+    one worker or two; no reference, no tracking error."""
+    rng = np.random.default_rng(7)
+    steps = 80
+    model = rd.load_urdf(robot_path("arm7"))
+    data = model.create_data()
+    runs = []
+    for i in range(3):
+        q0 = 0.1 * rng.standard_normal(7)
+        g = rd.rnea(model, data, q0, np.zeros(7), np.zeros(7))
+        tau = g + 3.0 * rng.standard_normal((steps - 20 * i, 7))  # shorter: last row held
+        runs.append(RolloutSpec(q0=q0, q_ref=None, steps=steps, controller="open_loop",
+                                tau=tau, friction_scale=1.0 + 0.5 * i))
+    plant = Plant("arm7", "arm7_friction", 1e-3)
+    one, summaries = run_rollouts(plant, runs, workers=1)
+    two, _ = run_rollouts(plant, runs, workers=2, start_method="fork", chunks_per_worker=1)
+    for spec, out, again, summary in zip(runs, one, two, summaries):
+        sim = rd.Simulator(model, rd.friction_from_config(
+            scaled_by_hand(spec.friction_scale), model), 1e-3)
+        sim.reset(spec.q0)
+        for k in range(steps):
+            sim.step(spec.tau[min(k, len(spec.tau) - 1)])
+            assert np.array_equal(out["q"][k], sim.q) and np.array_equal(out["v"][k], sim.v), k
+        assert np.array_equal(out["tau"][-1], spec.tau[-1])  # held (no saturation here)
+        assert all(np.array_equal(out[key], again[key]) for key in out)
+        assert summary["status"] == "ok" and np.isnan(summary["rms_error"])
+        assert summary["motor_work"] == pytest.approx(sim.audit.motor_work, rel=1e-12)
+    assert not np.array_equal(one[0]["q"], one[1]["q"])
+
+
+@pytest.mark.parametrize("changes, words", [
+    ({"controller": "open_loop"}, "tau (the efforts) goes with controller 'open_loop'"),
+    ({"tau": np.zeros(7)}, "tau (the efforts) goes with controller 'open_loop'"),
+    ({"q_ref": None}, "q_ref: controller 'computed_torque' needs a reference"),
+    ({"controller": "open_loop", "tau": np.where(np.arange(21).reshape(3, 7) == 7, np.inf, 1.0)},
+     "tau: not finite at row 1, joint index 0"),
+    ({"controller": "open_loop", "tau": np.zeros((2, 2, 7))}, "tau: expected (steps, nv)"),
+])
+def test_bad_open_loop_spec_is_one_line(changes, words):
+    spec = specs()[0]
+    for field, value in changes.items():
+        setattr(spec, field, value)
+    with pytest.raises(rd.InputError) as exc:
+        run_rollouts(Plant("arm7", None), [spec], workers=1)
+    assert words in str(exc.value) and "\n" not in str(exc.value)
+
+
 def test_bad_plant_and_workers():
     with pytest.raises(rd.ModelError, match="no_such_robot"):
         Plant("no_such_robot")

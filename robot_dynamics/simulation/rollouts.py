@@ -35,7 +35,9 @@ from robot_dynamics.errors import InputError
 #: summary fields of a rollout (:func:`summarize`), in the CSV's order
 SUMMARY_FIELDS = ("rms_error", "max_error", "saturation", "motor_work", "motor_gross",
                   "friction_dissipation", "energy_residual")
-CONTROLLERS = ("computed_torque", "pd")
+CONTROLLERS = ("computed_torque", "pd")  # the closed-loop ones (what a sweep varies the gains of)
+#: and open loop: the efforts given (``RolloutSpec.tau``), as ``mujoco.rollout``'s controls
+OPEN_LOOP = "open_loop"
 _SCALED = {"load_dependent": ("coulomb", "viscous", "k1", "k2", "k3"),
            "classic": ("coulomb", "viscous", "coulomb_positive", "coulomb_negative"),
            "none": ()}
@@ -89,12 +91,14 @@ def _plain(x):
 class RolloutSpec:
     """One rollout. ``q0``, ``v0`` (None: at rest) the initial state; ``controller``
     ``"computed_torque"`` (:class:`~robot_dynamics.ComputedTorque`, compensating the plant's
-    *nominal* friction) or ``"pd"`` (:class:`~robot_dynamics.PD` with gravity compensation);
-    ``kp``, ``kd`` gains (scalars or (nv,)); ``q_ref``, ``v_ref``, ``a_ref`` the references,
-    row k at step k (the last row held; ``steps + 1`` rows: row k + 1 is what the state after
-    step k is compared with); ``friction_scale`` multiplies the plant's friction coefficients
-    (≥ 0; the controller keeps the nominal ones); ``payload_mass`` [kg] (0: none) on
-    ``payload_link`` (None: the last body's link) at ``payload_com`` (link frame)."""
+    *nominal* friction), ``"pd"`` (:class:`~robot_dynamics.PD` with gravity compensation) or
+    ``"open_loop"`` (the motor efforts ``tau`` (steps, nv) or (nv,), row k at step k, the last
+    row held: controls as ``mujoco.rollout`` takes them; ``q_ref`` may then be None — no
+    tracking error); ``kp``, ``kd`` gains (scalars or (nv,)); ``q_ref``, ``v_ref``, ``a_ref``
+    the references, row k at step k (the last row held; ``steps + 1`` rows: row k + 1 is what
+    the state after step k is compared with); ``friction_scale`` multiplies the plant's friction
+    coefficients (≥ 0; the controller keeps the nominal ones); ``payload_mass`` [kg] (0: none)
+    on ``payload_link`` (None: the last body's link) at ``payload_com`` (link frame)."""
     q0: np.ndarray
     q_ref: np.ndarray
     steps: int
@@ -108,11 +112,29 @@ class RolloutSpec:
     payload_mass: float = 0.0
     payload_link: str | None = None
     payload_com: tuple = (0.0, 0.0, 0.0)
+    tau: np.ndarray | None = None
 
     def check(self):
         """One-line InputError naming the field that is wrong."""
-        if self.controller not in CONTROLLERS:
-            raise InputError(f"controller must be one of {CONTROLLERS}, got {self.controller!r}")
+        if self.controller not in CONTROLLERS + (OPEN_LOOP,):
+            raise InputError(f"controller must be one of {CONTROLLERS + (OPEN_LOOP,)}, got "
+                             f"{self.controller!r}")
+        if (self.controller == OPEN_LOOP) != (self.tau is not None):
+            raise InputError("tau (the efforts) goes with controller 'open_loop', and only with "
+                             f"it (controller {self.controller!r}, tau "
+                             f"{'given' if self.tau is not None else 'not given'})")
+        if self.tau is not None:
+            try:
+                tau = np.asarray(self.tau, dtype=float)
+            except (TypeError, ValueError):
+                raise InputError("tau: expected numbers, (steps, nv) or (nv,)") from None
+            if tau.ndim not in (1, 2) or tau.size == 0:
+                raise InputError(f"tau: expected (steps, nv) or (nv,), got shape {tau.shape}")
+            bad = np.argwhere(~np.isfinite(np.atleast_2d(tau)))
+            if len(bad):
+                raise InputError(f"tau: not finite at row {bad[0][0]}, joint index {bad[0][1]}")
+        if self.q_ref is None and self.controller != OPEN_LOOP:
+            raise InputError(f"q_ref: controller {self.controller!r} needs a reference")
         for name in ("friction_scale", "payload_mass"):
             x = getattr(self, name)
             if (isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(x)
@@ -193,9 +215,12 @@ def _context(plant: Plant) -> _Context:
 
 
 def build_controller(spec: RolloutSpec, nominal_friction):
-    """The compiled controller of a spec (:class:`PD` or :class:`ComputedTorque`)."""
+    """The compiled controller of a spec (:class:`PD` or :class:`ComputedTorque`; open loop:
+    a PD without gains whose feed-forward is the efforts)."""
     from robot_dynamics.control.controllers import PD, ComputedTorque
 
+    if spec.controller == OPEN_LOOP:
+        return PD(0.0, 0.0, spec.q0, feedforward=spec.tau)
     if spec.controller == "pd":
         return PD(spec.kp, spec.kd, spec.q_ref, spec.v_ref, gravity_compensation=True)
     return ComputedTorque(spec.kp, spec.kd, spec.q_ref, spec.v_ref, spec.a_ref,
@@ -209,7 +234,9 @@ def summarize(spec: RolloutSpec, out: dict, sim) -> dict:
     the audit's residual) [J]."""
     q = out["q"]
     n = len(q)
-    if n == 0:
+    if spec.q_ref is None:  # open loop without a reference: no tracking error
+        e = np.full(1, math.nan)
+    elif n == 0:
         e = np.zeros((0,))
     else:
         Q = np.asarray(spec.q_ref, dtype=float)
