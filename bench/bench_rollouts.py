@@ -16,10 +16,15 @@ speed-up two free cores would give.
 **MuJoCo.** The same URDF in MuJoCo (``bench_mujoco.mujoco_model``: visuals and collisions
 stripped, contacts off, 1 ms, joint ``frictionloss`` = the bundled friction's Coulomb levels,
 ``damping`` = viscous + URDF damping), ``mujoco.rollout.rollout`` over the same number of
-rollouts and steps, open loop: the generalized forces our first rollout applied
-(``mjSTATE_QFRC_APPLIED``), one thread and two (``data`` a list of two MjData). Ours is closed
-loop (the controller runs inside each step) with stick/slip friction; MuJoCo's friction loss is
-a soft constraint. Per rollout-step, best of ``--blocks``.
+rollouts and steps, open loop (``mjSTATE_QFRC_APPLIED``), one thread and two (``data`` a list
+of two MjData); its controls are, per rollout, the efforts its computed torque applies on the
+nominal plant (each arm's own: replayed open loop, they drive it along its move — rollout 0's
+efforts from every initial state, as before, let the arms fall onto their stops and stick in
+ours, another motion class). MuJoCo's friction loss is a soft constraint. Per rollout-step, best
+of ``--blocks``; beside it, ours closed loop (the controller inside each step, stick/slip
+friction) and ours on MuJoCo's task: the same controls open loop
+(``RolloutSpec(controller="open_loop", tau=…)``), with the bundled load-dependent law and with
+the classic law of MuJoCo's own frictionloss and damping.
 """
 from __future__ import annotations
 
