@@ -459,6 +459,10 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
     # before: on a 60-joint chain it diverges) goes over to Newton from the current iterate,
     # once (issue 35); not with a self-locking gear (above)
     switch, force = lockfree and not newton, False
+    # refactoring Newton's matrix costs n³ on a long chain: after the switch the chord rule
+    # holds within a step too — the matrix is kept while each step shrinks the one before by
+    # CHORD (issue 35: a 200-joint chain refactored at every iteration)
+    dear = switch
     affine = all(affine_in_velocity(law) for law in friction.laws)
     if not newton:  # a long chain, or a self-locking gear: the seed's iteration, preconditioned
         # by the diagonal Λ within a step (none at an instant) and started from (M_FF + Λ)⁻¹
@@ -478,9 +482,10 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
         if newton and guess is None and it == 1:  # from a = 0 Newton's first step is no
             P = MFF  # better than the plain one: the derivatives are taken from a₁ on
         elif newton and (force or step > 1e-3 * (1.0 + big) and (
-                h > 0 or not fresh or (since >= 2 and step > CHORD * prev))):
-            # once close, or at an instant while its steps contract by CHORD each, the last
-            # matrix serves (``force``: the switch from the seed's iteration, below)
+                (h > 0 and not dear) or not fresh or (since >= 2 and step > CHORD * prev))):
+            # once close, or at an instant (or on a long chain, ``dear``) while its steps
+            # contract by CHORD each, the last matrix serves (``force``: the switch from the
+            # seed's iteration, below)
             force = False
             G, lam = newton_matrix(model, friction, q, v, a, W0, D, F, direction, h)
             fresh, since = True, 0
