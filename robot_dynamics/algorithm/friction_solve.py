@@ -321,7 +321,11 @@ def _unsettled(model, joints) -> str:
 
 
 FREE, STUCK, LOWER, UPPER = 0, 1, 2, 3  # joint states of the active set (also the kernel's)
-_LAMBDA_STEP = 1e-6  # relative step of the difference that estimates λ (kernels/stiction.py)
+#: relative step of the differences in :func:`newton_matrix` (the kernel's matrix is analytic):
+#: at 1e-6 the load terms' curvature left errors of 5 % in G at the iterates a 100-joint chain
+#: reaches (|a| ~ 100), and with M_FF's condition there (1.7e6) Newton diverged where the
+#: kernel's converges; at 1e-8 G agrees with the kernel's to 1e-3 of its largest entry
+_LAMBDA_STEP = 1e-8
 _ROUNDOFF = 1e-14  # roundoff allowance of the inertial efforts Σ|M a| in the residual test
 _NOISE = 1e-12  # relative roundoff allowance of a holding effort (relative to the efforts in it)
 #: tolerance of the motions that only screen a stick/slip assignment (kernels/stiction.py SCREEN)
@@ -408,7 +412,7 @@ def affine_in_velocity(law) -> bool:
 
 def newton_matrix(model, friction, q, v, a, W0, D, F, direction, h):
     """(G, λ) at accelerations ``a``: G = −∂τf_F/∂a_F on the free joints F, by differences
-    (a_α moved by ε = 1e-6 (1 + |a_α|) along its joint's direction; the kernel's analytic
+    (a_α moved by ε = 1e-8 (1 + |a_α|) along its joint's direction; the kernel's analytic
     derivatives, kernels/friction.py law_gradient, give the same matrix), so that M_FF + G is
     the Jacobian of the residual M_FF a − rhs − τf(a); λ = max(0, diag G), the diagonal
     preconditioner Λ. Entries that are not finite are 0."""
@@ -459,6 +463,10 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
     # before: on a 60-joint chain it diverges) goes over to Newton from the current iterate,
     # once (issue 35); not with a self-locking gear (above)
     switch, force = lockfree and not newton, False
+    # refactoring Newton's matrix costs n³ on a long chain: after the switch the chord rule
+    # holds within a step too — the matrix is kept while each step shrinks the one before by
+    # CHORD (issue 35: a 200-joint chain refactored at every iteration)
+    dear = switch
     affine = all(affine_in_velocity(law) for law in friction.laws)
     if not newton:  # a long chain, or a self-locking gear: the seed's iteration, preconditioned
         # by the diagonal Λ within a step (none at an instant) and started from (M_FF + Λ)⁻¹
@@ -478,9 +486,10 @@ def _solve_free(model, friction, q, v, tau, M, bias, W0, D, stuck, target, direc
         if newton and guess is None and it == 1:  # from a = 0 Newton's first step is no
             P = MFF  # better than the plain one: the derivatives are taken from a₁ on
         elif newton and (force or step > 1e-3 * (1.0 + big) and (
-                h > 0 or not fresh or (since >= 2 and step > CHORD * prev))):
-            # once close, or at an instant while its steps contract by CHORD each, the last
-            # matrix serves (``force``: the switch from the seed's iteration, below)
+                (h > 0 and not dear) or not fresh or (since >= 2 and step > CHORD * prev))):
+            # once close, or at an instant (or on a long chain, ``dear``) while its steps
+            # contract by CHORD each, the last matrix serves (``force``: the switch from the
+            # seed's iteration, below)
             force = False
             G, lam = newton_matrix(model, friction, q, v, a, W0, D, F, direction, h)
             fresh, since = True, 0
