@@ -41,7 +41,7 @@ from numba import njit
 from robot_dynamics.kernels.dynamics import (_inertia_times, finite_or_zero, placements_kernel,
     transformed_inertia, world_kernel)
 from robot_dynamics.kernels.friction import (can_self_lock, friction_gradient_inline,
-    friction_one, friction_one_inline, law_inputs)
+    friction_one_inline, law_inputs)
 from robot_dynamics.kernels.layout import (articulated_views, laws_views, model_armature,
     model_gravity, model_views, scratch_views, work_views)
 from robot_dynamics.kernels.friction_solve import FREE, NOISE, PREMATURE, ROUNDOFF, SCREEN, STUCK
@@ -414,7 +414,8 @@ def _clear_release(codes, params, kinds, axes, oMi, arm, tau, state, ab, abv, qd
         hold = _joint_effort(Sw, fn, arm, qdd, i) - tau[i]
         joint_frame(oMi, fn, i, W)
         release = -1.0 if hold > 0 else 1.0
-        bound = friction_one(codes[i], params[i], kinds[i], axes[i], W[i], 0.0, release)
+        pr, e, Wi = law_inputs(params, axes, W, i)  # values: no reference counts (issue 35)
+        bound = friction_one_inline(codes[i], pr, kinds[i], e, Wi, 0.0, release)
         if abs(hold) - bound > margin * (1.0 + bound) + 2.0 * res:
             return True
     return False
@@ -422,12 +423,14 @@ def _clear_release(codes, params, kinds, axes, oMi, arm, tau, state, ab, abv, qd
 
 @njit(cache=True)
 def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm, v, tau, tol,
-                      max_iter, state, IA, ab, abv, qdd, newton, resume, early, info):
+                      max_iter, state, IA, ab, abv, qdd, newton, resume, once, early, info):
     """Newton's method on the articulated recursion for the stick/slip assignment ``state``,
     linearised first at the wrenches in ab[_FN] (``newton`` False: the plain step there), or
-    (``resume``) continuing a solve of the same assignment to a looser tolerance with its last
-    linearisation. Returns 1 when the residual is within tol of the applied efforts and the
-    steps of q̈ have converged (the rule of robot_dynamics.algorithm.friction_solve.converged_step); 2 when
+    (``resume``) continuing a solve of the same assignment to a tighter tolerance with its last
+    linearisation (a chord step: no backward pass of the inertias). Returns 1 when the residual
+    is within tol of the applied efforts and the steps of q̈ have converged (the rule of
+    robot_dynamics.algorithm.friction_solve.converged_step), or (``once``, a screened
+    assignment) when the first pass's residual alone is within tol; 2 when
     ``early`` > 0 and after the first pass a stuck joint clearly breaks away
     (:func:`_clear_release`); 0 when the recursions cannot answer (a pivot that is not positive,
     no convergence)."""
@@ -463,6 +466,8 @@ def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm
         if it == 0 and early > 0.0 and _clear_release(codes, params, kinds, axes, oMi, arm, tau,
                                                        state, ab, abv, qdd, early, res):
             return 2
+        if once and res <= tol * (1.0 + applied) + ROUNDOFF * inertial:
+            return 1  # a screen: the laws hold within tol at this motion, the rules judge it
         bound = tol * (1.0 + big)
         if res <= tol * (1.0 + applied) + ROUNDOFF * inertial and (
                 step <= bound or (it >= 1 and step < prev and step * step <= bound * (prev - step))):
@@ -536,72 +541,71 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
     premature = 0
     newton = False  # the first linearisation at fn(q, q̇, 0): the plain step
     # as robot_dynamics.algorithm.friction_solve at an instant: once the assignment has changed, each new one is
-    # solved to SCREEN only (its rules need no more); the one that passes them is then solved
-    # on to tol and checked again
+    # solved to SCREEN only (its rules need no more): one pass, linearised at the last answer's
+    # wrenches, when its laws' residual is within SCREEN there (issue 35: one forward pass per
+    # screen, not two). The one that passes the rules is then solved on to tol from there with
+    # that linearisation (chord steps: a backward pass of the inertias costs more than the
+    # forward passes it would save) and checked again: the answer passes the same rules
     screen = False
     resume = False
     for change in range(12 * n + 21):
         tol_k = max(tol, SCREEN) if screen else tol
         done = _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm, v,
                                  tau, tol_k, max_iter, state, IA, ab, abv, qdd, newton,
-                                 resume, EARLY, info)
+                                 resume, screen, EARLY, info)
         if done == 0:
             return False
         newton = True  # from the last answer on
         resume = False
         for i in range(n):  # the friction (and stop) effort each joint needs for this motion
             hold[i] = _joint_effort(Sw, fn, arm, qdd, i) - tau[i]
-        # 1) a breaking joint moving against its release direction sticks (not judged on an
-        #    early answer: a clear release comes first)
-        worst = -1
-        worst_val = 0.0
-        for i in range(n):
-            excess[i] = 0.0  # how far each joint is against its rule (> 0: it breaks it)
-            if done == 2 or state[i] != FREE or not at_rest[i]:
-                continue
-            val = -direction[i] * qdd[i]
-            if val > tol_k * (1 + abs(qdd[i])):
-                excess[i] = val
-                if val > worst_val:
-                    worst, worst_val = i, val
-        if worst >= 0:
-            for i in range(n):
-                if i != worst and not (bulk and excess[i] > 0):
-                    continue
-                state[i] = STUCK
-                direction[i] = 0.0
-            info[3] += 1
-            premature += 1
-            bulk = premature < PREMATURE
-            screen = True
-            continue
-        # 3) a stuck joint whose holding effort exceeds its bound breaks away
-        worst = -1
-        worst_val = 0.0
+        # the rules at this motion, each joint's excess over its own in excess (> 0: it breaks
+        # it): 1) a breaking joint moving against its release direction sticks (not judged on
+        # an early answer to tol: a clear release comes first; a screen's early answer is one
+        # pass, as its others), 3) a stuck joint whose holding effort exceeds its bound breaks
+        # away. In bulk both change at once, every joint that breaks its rule (issue 35: 3.0 →
+        # 2.6 changes per mixed state on talos); then one joint alone, rule 1's worst first
+        worst1, worst3 = -1, -1
+        worst1_val, worst3_val = 0.0, 0.0
         rel_noise = tol_k if screen else NOISE  # a screened motion: within tol_k
         for i in range(n):
             excess[i] = 0.0
-            if state[i] != STUCK:
-                continue
-            joint_frame(oMi, fn, i, W)
-            release = -1.0 if hold[i] > 0 else (1.0 if hold[i] < 0 else 0.0)
-            bound = friction_one(codes[i], params[i], kinds[i], axes[i], W[i], 0.0, release)
-            phi[i] = bound
-            noise = rel_noise * (1.0 + abs(tau[i]) + abs(hold[i] + tau[i]))  # roundoff
-            excess[i] = abs(hold[i]) - bound * (1 + 1e-9) - noise
-            if excess[i] > 0 and excess[i] / (1.0 + bound) > worst_val:
-                worst, worst_val = i, excess[i] / (1.0 + bound)
-        if worst >= 0:
+            if state[i] == STUCK:
+                joint_frame(oMi, fn, i, W)
+                release = -1.0 if hold[i] > 0 else (1.0 if hold[i] < 0 else 0.0)
+                pr, e, Wi = law_inputs(params, axes, W, i)  # values, as evaluate's
+                bound = friction_one_inline(codes[i], pr, kinds[i], e, Wi, 0.0, release)
+                phi[i] = bound
+                noise = rel_noise * (1.0 + abs(tau[i]) + abs(hold[i] + tau[i]))  # roundoff
+                excess[i] = abs(hold[i]) - bound * (1 + 1e-9) - noise
+                if excess[i] > 0 and excess[i] / (1.0 + bound) > worst3_val:
+                    worst3, worst3_val = i, excess[i] / (1.0 + bound)
+            elif (done != 2 or screen) and at_rest[i]:
+                val = -direction[i] * qdd[i]
+                if val > tol_k * (1 + abs(qdd[i])):
+                    excess[i] = val
+                    if val > worst1_val:
+                        worst1, worst1_val = i, val
+        if worst1 >= 0 or worst3 >= 0:
             for i in range(n):
-                if i != worst and not (bulk and excess[i] > 0):
+                if not excess[i] > 0:
                     continue
-                state[i] = FREE
-                d = -1.0 if hold[i] > 0 else 1.0
-                direction[i] = d
-                # its law where it starts to slide (W: this rule's joint frames), as evaluate
-                pr, e, Wi = law_inputs(params, axes, W, i)
-                phi[i] = friction_one_inline(codes[i], pr, kinds[i], e, Wi, abs(v[i]) * d, d)
+                if state[i] == STUCK:
+                    if not (bulk or (worst1 < 0 and i == worst3)):
+                        continue
+                    state[i] = FREE
+                    d = -1.0 if hold[i] > 0 else 1.0
+                    direction[i] = d
+                    # its law where it starts to slide (W: this rule's joint frames), as evaluate
+                    pr, e, Wi = law_inputs(params, axes, W, i)
+                    phi[i] = friction_one_inline(codes[i], pr, kinds[i], e, Wi, abs(v[i]) * d, d)
+                elif bulk or i == worst1:
+                    state[i] = STUCK
+                    direction[i] = 0.0
             info[3] += 1
+            if worst1 >= 0:  # a release was premature: after PREMATURE of them, one at a time
+                premature += 1
+                bulk = premature < PREMATURE
             screen = True
             continue
         if screen:  # this assignment holds as far as a screened motion tells: on to tol
