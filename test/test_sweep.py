@@ -118,6 +118,8 @@ def test_command_runs_a_tiny_study(tmp_path):
     (["--friction-scale=-1,1"], "--friction-scale: values must be finite and ≥ 0"),
     (["--payload", "a,b"], "--payload: expected numbers"),
     (["--samples", "4", "--perturbation", "0.2:0.1"], "--perturbation: range 0.2:0.1 has lo > hi"),
+    (["--samples", "4", "--friction-scale", "0.5,2"],
+     "--friction-scale: a random design (--samples) takes a range lo:hi or one value"),
     (["--friction-scale", "0.5:2"], "--friction-scale: '0.5:2' is not a level list"),
     (["--gain-scale", "0"], "--gain-scale: values must be > 0"),
     (["--duration", "-1"], "--duration: expected a positive number"),

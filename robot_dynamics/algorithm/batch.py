@@ -18,7 +18,7 @@ import numpy as np
 from robot_dynamics.errors import (InputError, as_batch, as_wrenches, check_friction,
                                    raise_overflow)
 from robot_dynamics.kernels.batch import CHUNKS, id_batch
-from robot_dynamics.algorithm.inverse_dynamics import damping_effort
+from robot_dynamics.algorithm.inverse_dynamics import check_damping, damping_effort
 
 
 def _run(model, Q, V, A, friction=None, tol=1e-6, where="rnea_batch", FEXT=None, damped=False):
@@ -107,10 +107,7 @@ def inverse_dynamics_batch(model, Q, V, A, friction=None, *, velocity_tolerance=
     commanded acceleration's direction). With ``return_friction`` also returns τf (N, nv).
     """
     if damping is not True and damping is not False:
-        if not isinstance(damping, np.bool_):
-            raise InputError(f"inverse_dynamics_batch: damping must be True (the efforts "
-                             f"include the URDF joint damping d∘q̇) or False, got {damping!r}")
-        damping = bool(damping)
+        damping = check_damping(damping, "inverse_dynamics_batch")
     python_laws = friction is not None and friction._packed is None
     Q, V, A, TAU, F, TAUF = _run(model, Q, V, A, friction, velocity_tolerance,
                                  "inverse_dynamics_batch", FEXT, damping and not python_laws)

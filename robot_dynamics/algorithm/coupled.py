@@ -127,7 +127,7 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
     q = as_vector("q", q, model.nq, where="forward_dynamics")
     v = as_vector("v", v, model.nv, where="forward_dynamics")
     tau = as_vector("tau", tau, model.nv, where="forward_dynamics")
-    if forward_dynamics_mod.check_damping(damping):  # the coordinates feel −d∘q̇ (issue 33)
+    if inverse_dynamics_mod.check_damping(damping, "forward_dynamics"):  # the coordinates feel −d∘q̇ (issue 33)
         tau = tau - inverse_dynamics_mod.damping_effort(model, v)
     if fext is None:
         bias = efforts_at(model, data, q, v, "bias_forces")

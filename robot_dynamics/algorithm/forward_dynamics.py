@@ -38,7 +38,7 @@ from robot_dynamics.errors import (InputError, as_vector, check_data, check_fric
     raise_overflow, real_array)
 from robot_dynamics.kernels.fd import OVERFLOW, fd_checked, fd_fext_checked
 from robot_dynamics.algorithm.rnea import check_fext, rnea
-from robot_dynamics.algorithm.inverse_dynamics import damping_effort
+from robot_dynamics.algorithm.inverse_dynamics import check_damping, damping_effort
 from robot_dynamics.algorithm.friction_solve import (FrictionSolveError, FrictionSolveReport,
                                                      report_from_work,
     solve_with_friction)
@@ -71,7 +71,7 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
     ``pin.aba``; the numbers of before issue 33 to the bit).
     """
     if damping is not True and damping is not False:
-        damping = check_damping(damping)
+        damping = check_damping(damping, "forward_dynamics")
     if getattr(model, "mass_matrix_problem", None):  # no inverse of M: the reason (build_model)
         raise ModelError(model.mass_matrix_problem)
     if getattr(data, "_model", None) is not model:
@@ -88,35 +88,33 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
                                           max_iter=max_iter, velocity_tolerance=velocity_tolerance,
                                           on_failure=on_failure, reference_solver=False, fext=fext,
                                           damping=damping)
-        damped = damping
         try:  # as below; the kernel checks fext's shape and finiteness too
             status = fd_fext_checked(model._mb, packed[2], q, v, tau, fext, velocity_tolerance,
-                                     tol, max_iter, data._work, damped)
+                                     tol, max_iter, data._work, damping)
         except TypeError:
             status = 1
         except np.linalg.LinAlgError:
             status = OVERFLOW
         if status == 1 or status == OVERFLOW:
             status = _fd_converted(model, data, packed[2], q, v, tau, float(velocity_tolerance),
-                                   float(tol), int(max_iter), damped,
+                                   float(tol), int(max_iter), damping,
                                    check_fext(model, fext, "forward_dynamics"))
         data._report = report_from_work
         if status == 2 and on_failure == "raise":
             raise FrictionSolveError(data.fd_report)
         return data._acc.copy()
     if packed is not None:
-        damped = damping
         try:  # numba's explicit signature takes float64 C vectors only (it converts the
             # scalars as float() / int() do); the kernel checks their length and finiteness
             status = fd_checked(model._mb, packed[2], q, v, tau, velocity_tolerance, tol,
-                                max_iter, data._work, damped)
+                                max_iter, data._work, damping)
         except TypeError:  # lists, other dtypes or layouts, objects that are not arrays
             status = 1
         except np.linalg.LinAlgError:  # non-finite matrices in the solve: name the culprit below
             status = OVERFLOW
         if status == 1 or status == OVERFLOW:
             status = _fd_converted(model, data, packed[2], q, v, tau, float(velocity_tolerance),
-                                   float(tol), int(max_iter), damped)
+                                   float(tol), int(max_iter), damping)
         data._report = report_from_work  # built when read (Data.fd_report)
         if status == 2 and on_failure == "raise":
             raise FrictionSolveError(data.fd_report)
@@ -124,17 +122,6 @@ def forward_dynamics(model, data, q, v, tau, friction=None, *, tol=1e-10, max_it
     return forward_dynamics_steps(model, data, q, v, tau, friction, tol=tol,
                                   max_iter=max_iter, velocity_tolerance=velocity_tolerance,
                                   on_failure=on_failure, reference_solver=False, damping=damping)
-
-
-def check_damping(damping, where="forward_dynamics") -> bool:
-    """``damping`` as a bool (True, False or a NumPy bool), else InputError."""
-    if damping is True or damping is False:
-        return damping
-    if isinstance(damping, np.bool_):
-        return bool(damping)
-    raise InputError(f"{where}: damping must be True (the effort τ contains the URDF joint "
-                     f"damping d∘q̇, as inverse_dynamics' default states it: the joints feel "
-                     f"−d∘q̇) or False, got {damping!r}")
 
 
 def _fd_converted(model, data, fr, q, v, tau, v_tol, tol, max_iter, damped,
@@ -189,7 +176,7 @@ def forward_dynamics_steps(model, data, q, v, tau, friction=None, *, tol=1e-10, 
     if fext is not None:
         fext = check_fext(model, fext, "forward_dynamics")
     args = (model, data, friction, tol, max_iter, velocity_tolerance, reference_solver, fext,
-            check_damping(damping))
+            check_damping(damping, "forward_dynamics"))
     try:
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named below
             a, report = _fd_steps(q, v, tau, *args)

@@ -81,7 +81,7 @@ def inverse_dynamics(model, data, q, v, a, friction=None, *, velocity_tolerance=
     if getattr(data, "_model", None) is not model:
         check_data(model, data, "inverse_dynamics")
     if damping is not True and damping is not False:
-        damping = _check_damping(damping)
+        damping = check_damping(damping)
     if friction is None:
         if not damping:
             if fext is not None:
@@ -138,12 +138,16 @@ def inverse_dynamics(model, data, q, v, a, friction=None, *, velocity_tolerance=
     return out
 
 
-def _check_damping(damping) -> bool:
+def check_damping(damping, where="inverse_dynamics",
+                  meaning="the effort includes the URDF joint damping d∘q̇, as inverse_dynamics "
+                          "returns it and Simulator(damping=True) applies it") -> bool:
+    """``damping`` as a bool (True, False or a NumPy bool), else a one-line InputError naming
+    ``where`` — every function that takes ``damping`` (issue 33's one statement of an effort)."""
+    if damping is True or damping is False:
+        return damping
     if isinstance(damping, np.bool_):
         return bool(damping)
-    raise InputError(f"inverse_dynamics: damping must be True (the effort includes the URDF "
-                     f"joint damping d∘q̇, as Simulator(damping=True) applies it) or False, "
-                     f"got {damping!r}")
+    raise InputError(f"{where}: damping must be True ({meaning}) or False, got {damping!r}")
 
 
 def _inverse_dynamics_fext(model, data, q, v, a, friction, velocity_tolerance,

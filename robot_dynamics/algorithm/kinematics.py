@@ -39,3 +39,23 @@ def frame_placement(model, data, name: str) -> np.ndarray:
     except KeyError:
         raise ModelError(f"robot {model.name!r} has no link {name!r}") from None
     return T.copy() if body < 0 else data.oMi[body] @ T
+
+
+def body_point_jacobian(model, data, body: int, point):
+    """World position (3,) and Jacobian (3, nv) of a point fixed on body ``body`` (``point``:
+    its coordinates in the body's frame; body −1, the root: fixed, J = 0), from ``data``'s
+    placements (after :func:`forward_kinematics`): for each joint moving the body, ``e × (x − o)``
+    (revolute; e, o the joint's axis and origin in the world) or ``e`` (prismatic)."""
+    from robot_dynamics.multibody import joints as jt
+
+    point = np.asarray(point, dtype=float)
+    J = np.zeros((3, model.nv))
+    if body < 0:
+        return point.copy(), J
+    x = data.oMi[body, :3, :3] @ point + data.oMi[body, :3, 3]
+    j = body
+    while j >= 0:
+        e = data.oMi[j, :3, :3] @ model.axes[j]
+        J[:, j] = e if model.kinds[j] == jt.PRISMATIC else np.cross(e, x - data.oMi[j, :3, 3])
+        j = int(model.parents[j])
+    return x, J

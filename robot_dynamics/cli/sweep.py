@@ -120,6 +120,9 @@ def _values(option, text, random):
     except ValueError:
         raise InputError(f"{option}: expected numbers, got {text!r}") from None
     if ":" not in text:
+        if random and len(parts) > 1:  # levels a,b would be read as a range
+            raise InputError(f"{option}: a random design (--samples) takes a range lo:hi or one "
+                             f"value, got the levels {text!r}")
         return parts
     if random and len(parts) == 2:
         return parts

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from robot_dynamics.algorithm.inverse_dynamics import check_damping
 from robot_dynamics.control.computed_torque import computed_torque
 from robot_dynamics.errors import InputError, check_friction, real_array
 from robot_dynamics.kernels.rollout import COMPUTED_TORQUE, PD as _PD, ZERO, pack_controller
@@ -157,10 +158,8 @@ class ComputedTorque(_Controller):
         super().__init__(kp, kd, q_ref, v_ref, a_ref, "a_ref")
         self.friction = friction
         self.velocity_tolerance = float(velocity_tolerance)
-        if not isinstance(damping, (bool, np.bool_)):
-            raise InputError(f"ComputedTorque: damping must be True (compensate the URDF's joint "
-                             f"damping) or False, got {damping!r}")
-        self.damping = bool(damping)
+        self.damping = check_damping(damping, "ComputedTorque",
+                                     "compensate the URDF's joint damping")
 
     def pack(self, model):
         if model not in self._packed:

@@ -34,30 +34,24 @@ import numpy as np
 from robot_dynamics.errors import InputError
 
 
-def contact_point(model, data, q, contact) -> np.ndarray:
-    """World position of ``contact``'s point at ``q`` (``data`` left at q's placements)."""
-    from robot_dynamics.algorithm.kinematics import forward_kinematics
+def _point_and_jacobian(model, data, q, contact):
+    """World position (3,) of ``contact``'s point at ``q`` and its Jacobian (3, nv) (``data``
+    left at q's placements)."""
+    from robot_dynamics.algorithm.kinematics import body_point_jacobian, forward_kinematics
 
     forward_kinematics(model, data, np.asarray(q, dtype=float))
-    T = data.oMi[contact.body]
-    return T[:3, :3] @ contact.point_body + T[:3, 3]
+    return body_point_jacobian(model, data, contact.body, contact.point_body)
+
+
+def contact_point(model, data, q, contact) -> np.ndarray:
+    """World position of ``contact``'s point at ``q`` (``data`` left at q's placements)."""
+    return _point_and_jacobian(model, data, q, contact)[0]
 
 
 def point_jacobian(model, data, q, contact) -> np.ndarray:
-    """(3, nv) Jacobian of the contact point's world position at ``q``: for each joint moving
-    the body, ``e × (x − o)`` (revolute; e, o the axis and origin in the world) or ``e``
-    (prismatic)."""
-    from robot_dynamics.multibody import joints as jt
-
-    x = contact_point(model, data, q, contact)
-    J = np.zeros((3, model.nv))
-    j = contact.body
-    while j >= 0:
-        R, o = data.oMi[j][:3, :3], data.oMi[j][:3, 3]
-        e = R @ model.axes[j]
-        J[:, j] = e if jt.is_prismatic(jt.kind_of(model.joint_types[j])) else np.cross(e, x - o)
-        j = int(model.parents[j])
-    return J
+    """(3, nv) Jacobian of the contact point's world position at ``q``
+    (:func:`~robot_dynamics.algorithm.kinematics.body_point_jacobian`)."""
+    return _point_and_jacobian(model, data, q, contact)[1]
 
 
 def inverse_position(model, data, q0, contact, target, *, tol=1e-10, iterations=50):
@@ -68,8 +62,8 @@ def inverse_position(model, data, q0, contact, target, *, tol=1e-10, iterations=
     q = np.array(q0, dtype=float)
     target = np.asarray(target, dtype=float)
     for _ in range(iterations):
-        J = point_jacobian(model, data, q, contact)
-        err = target - contact_point(model, data, q, contact)
+        x, J = _point_and_jacobian(model, data, q, contact)
+        err = target - x
         if float(np.linalg.norm(err)) < tol:
             return q
         q += J.T @ np.linalg.solve(J @ J.T + 1e-12 * np.eye(3), err)

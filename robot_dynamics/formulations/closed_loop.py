@@ -24,11 +24,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robot_dynamics.multibody import joints as jt
 from robot_dynamics.parsers.config_files import load_mapping
 from robot_dynamics.algorithm.crba import bias_forces, mass_matrix
 from robot_dynamics.errors import ModelError
-from robot_dynamics.algorithm.kinematics import forward_kinematics
+from robot_dynamics.algorithm.kinematics import body_point_jacobian, forward_kinematics
 
 AXES = {"x": 0, "y": 1, "z": 2}
 
@@ -42,28 +41,10 @@ class LoopClosure:
     components: list
 
 
-def _point(model, data, link, point):
-    body, T = model.frames[link]
-    local = T[:3, :3] @ point + T[:3, 3]
-    if body < 0:
-        return body, local
-    R, p = data.oMi[body, :3, :3], data.oMi[body, :3, 3]
-    return body, R @ local + p
-
-
 def point_jacobian(model, data, link, point):
     """World position (3,) and its Jacobian (3, nv) of a point fixed on ``link``."""
-    body, x = _point(model, data, link, point)
-    J = np.zeros((3, model.nv))
-    j = body
-    while j >= 0:
-        e = data.oMi[j, :3, :3] @ model.axes[j]
-        if model.kinds[j] == jt.PRISMATIC:
-            J[:, j] = e
-        else:
-            J[:, j] = np.cross(e, x - data.oMi[j, :3, 3])
-        j = model.parents[j]
-    return x, J
+    body, T = model.frames[link]
+    return body_point_jacobian(model, data, body, T[:3, :3] @ point + T[:3, 3])
 
 
 class ClosedLoopMechanism:

@@ -53,6 +53,7 @@ from scipy.stats import t as student_t
 from robot_dynamics.multibody import joints as jt
 from robot_dynamics.algorithm.batch import joint_wrenches_batch
 from robot_dynamics.algorithm.crba import mass_matrix
+from robot_dynamics.algorithm.inverse_dynamics import check_damping
 from robot_dynamics.errors import InputError
 from robot_dynamics.multibody.units import units_of
 from robot_dynamics.identification.differentiate import (METHODS, check_states, filtered_states,
@@ -527,9 +528,7 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
     law (:func:`low_speed_band`, data-derived; reported as ``JointFit.low_speed_band``) — the
     rows from ``min_velocity`` up otherwise.
     """
-    if not isinstance(damping, (bool, np.bool_)):
-        raise InputError(f"damping must be True (the efforts contain the URDF damping d∘q̇) or "
-                         f"False (they do not), got {damping!r}")
+    damping = check_damping(damping, "fit", "the efforts contain the URDF damping d∘q̇")
     damping = np.asarray(model.damping, float) if damping else np.zeros(model.nv)
     if law not in LAWS:
         raise InputError(f"law must be one of {sorted(LAWS)}, got {law!r}")
@@ -576,12 +575,12 @@ def fit(model, q, v, tau, a=None, *, t=None, law="load_dependent", min_velocity=
         method = "step" if simulator_step_log(t, Q, V) else "filter"
     if method == "filter":
         Qf, Vf, A, valid, w = filtered_states(t, Q, V)
-        # other readings of the states: their refits measure the states' error in the
-        # coefficients (step 4)
-        checks = [(Vx, Ax, joint_wrenches_batch(model, Qx, Vx, Ax))
-                  for Qx, Vx, Ax in check_states(t, Q, V, Qf, Vf, A)]
         try:
             with np.errstate(over="raise", invalid="raise"):
+                # other readings of the states: their refits measure the states' error in the
+                # coefficients (step 4)
+                checks = [(Vx, Ax, joint_wrenches_batch(model, Qx, Vx, Ax))
+                          for Qx, Vx, Ax in check_states(t, Q, V, Qf, Vf, A)]
                 return _fit_all(model, law, terms, Vf, TAU, A,
                                 joint_wrenches_batch(model, Qf, Vf, A), valid,
                                 _inertial_scale(model, Qf, A), 0.0, min_velocity, min_samples,
@@ -705,10 +704,18 @@ def _reconstruction_shift(model, i, law, terms, rows, cols, TAU, check, theta):
     vi = Vc[rows, i]
     X = regressor(law, vi, Wc[rows, i], model.axes[i], model.kinds[i], terms, a=Ac[rows, i],
                   S=model.motion_subspaces[i])[:, cols]
-    if rate_c is not None:
-        X = np.column_stack([X, -np.sign(vi) * rate_c[rows, i]])
-    y = np.sign(vi) * (TAU[rows, i] - other_c[rows, i])
+    X, y = _balance(X, vi, TAU[rows, i], other_c[rows, i],
+                    None if rate_c is None else rate_c[rows, i])
     return np.abs(_ols(X, y)[0] - theta)
+
+
+def _balance(X, vi, tau, other, rate=None):
+    """A joint's friction balance on its used rows: (X with the effort delay's column when
+    ``rate`` is given — a nuisance, unbounded: y += −sign(q̇)·δ·ȯ — and y = sign(q̇)(τ − other),
+    = |τf|, eq. 2.7.5)."""
+    if rate is not None:
+        X = np.column_stack([X, -np.sign(vi) * rate])
+    return X, np.sign(vi) * (tau - other)
 
 
 def _fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid, present, min_velocity,
@@ -746,11 +753,9 @@ def _fit_joint(model, i, law, terms, V, TAU, A, W, other, delta, valid, present,
     jf.effort_unit = units_of(model.joint_types[i]).effort
     if not cols:
         return jf
-    y = np.sign(vi) * (TAU[rows, i] - other[rows, i])  # = |τf| (eq. 2.7.5)
-    Xa = X[:, cols]
     p = len(cols)
-    if rate is not None:  # the effort delay's column (nuisance, unbounded): y += −sign(q̇)·δ·ȯ
-        Xa = np.column_stack([Xa, -np.sign(vi) * rate[rows]])
+    Xa, y = _balance(X[:, cols], vi, TAU[rows, i], other[rows, i],
+                     None if rate is None else rate[rows])
     theta_u, r = _ols(Xa, y)
     cov, jf.hac_lags, jf.residual_autocorrelation = hac_covariance(Xa, r, rows, len(V), lags)
     # a log the law fits to its balance's precision (noise-free, this project's simulator) has

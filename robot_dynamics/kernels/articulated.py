@@ -24,10 +24,11 @@ Everything is expressed in the world frame at its origin (as Pinocchio's ABA): t
 inertias are carried to the world once per call, and the backward passes add the children's
 inertias without a transform. The law reads fn_i in joint i's frame.
 
-The stick/slip rules are those of :mod:`.stiction` at an instant (no stops): joints at rest
-start stuck, a stuck joint whose holding effort exceeds its bound breaks away (every one at
-once until a release proves premature), a breaking joint that would move against its release
-direction sticks. :func:`solve_instant` returns False where it cannot answer as the general
+The stick/slip rules are those of robot_dynamics.algorithm.friction_solve at an instant (no
+stops): joints at rest start stuck, a stuck joint whose holding effort exceeds its bound breaks
+away, a breaking joint that would move against its release direction sticks. Unlike that solve,
+which sticks first and then releases, one at a time, here both change in the same step (every
+joint at once) until a release proves premature, then one at a time, sticking first. :func:`solve_instant` returns False where it cannot answer as the general
 solve would (a law that can self-lock, a pivot that is not positive, no convergence): the
 caller then takes that solve (kernels/fd.py ``fd_entry``), which is the specification
 (robot_dynamics.algorithm.friction_solve). :mod:`robot_dynamics.reference.articulated` states the recursions in
@@ -540,7 +541,8 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
     bulk = True
     premature = 0
     newton = False  # the first linearisation at fn(q, q̇, 0): the plain step
-    # as robot_dynamics.algorithm.friction_solve at an instant: once the assignment has changed, each new one is
+    # (the rules of robot_dynamics.algorithm.friction_solve at an instant, changed in bulk: the
+    # module docstring) once the assignment has changed, each new one is
     # solved to SCREEN only (its rules need no more): one pass, linearised at the last answer's
     # wrenches, when its laws' residual is within SCREEN there (issue 35: one forward pass per
     # screen, not two). The one that passes the rules is then solved on to tol from there with

@@ -84,12 +84,15 @@ def _levels(name, values, random):
 def nominal_gains(robot, nv):
     """(Kp, Kd) (nv,) from the bundled ``config/<robot>_controller.yaml``, else 400 and 40."""
     from robot_dynamics.errors import ModelError
-    from robot_dynamics.parsers.resources import config_path, robot_stem
+    from robot_dynamics.parsers.resources import bundled_robot, config_path
 
+    stem = bundled_robot(robot)  # a user's ~/arm7.urdf does not get the bundled arm's gains
     try:
         import yaml
 
-        with open(config_path(robot_stem(robot) + "_controller"), encoding="utf-8") as f:
+        if stem is None:
+            raise OSError
+        with open(config_path(stem + "_controller"), encoding="utf-8") as f:
             params = yaml.safe_load(f)["id_controller"]["ros__parameters"]
         kp, kd = np.array(params["kp"], float), np.array(params["kd"], float)
         if kp.shape == kd.shape == (nv,):
@@ -116,10 +119,11 @@ def make_study(robot="arm7", *, friction="default", friction_scale=(1.0,), paylo
                controller="computed_torque", duration=1.5, move_time=1.0, move=0.4, dt=1e-3,
                q_start=None, payload_link=None, payload_com=(0.0, 0.0, 0.0), bins=3) -> Study:
     """The specs of a study (module docstring); bad input: one-line InputError/ModelError
-    naming the option. ``friction="default"``: the bundled ``<robot>_friction`` if there is
-    one, else none; None: none; or a mapping, YAML path or bundled config name."""
+    naming the option. ``friction="default"``: a bundled robot's ``<robot>_friction`` if
+    there is one, else none (a user's URDF named like a bundled robot: none); None: none; or a mapping, YAML path or bundled config name."""
     from robot_dynamics.control.trajectory import minimum_jerk
-    from robot_dynamics.parsers.resources import config_path, robot_stem
+    from robot_dynamics.multibody.model import unknown_link
+    from robot_dynamics.parsers.resources import bundled_robot, config_path
     from robot_dynamics.errors import ModelError
 
     from robot_dynamics.simulation.rollouts import CONTROLLERS
@@ -145,9 +149,10 @@ def make_study(robot="arm7", *, friction="default", friction_scale=(1.0,), paylo
         raise InputError(f"bins: expected a whole number ≥ 1, got {bins!r}")
     levels = {name: _levels(name, value, random) for name, value in
               zip(FACTORS, (friction_scale, payload_mass, perturbation, gain_scale))}
-    if friction == "default":
+    if friction == "default":  # the bundled robot's own; a user's URDF: none
+        stem = bundled_robot(robot)
         try:
-            friction = config_path(robot_stem(robot) + "_friction", "friction")
+            friction = None if stem is None else config_path(stem + "_friction", "friction")
         except ModelError:
             friction = None
     plant = Plant(robot, friction, dt)
@@ -156,8 +161,7 @@ def make_study(robot="arm7", *, friction="default", friction_scale=(1.0,), paylo
     model = _context(plant).model
     n = model.nv
     if payload_link is not None and payload_link not in model.frames:
-        raise InputError(f"payload_link: robot {model.name!r} has no link {payload_link!r} "
-                         f"(links: {sorted(model.frames)})")
+        raise InputError(f"payload_link: {unknown_link(model, payload_link)}")
     com = np.asarray(payload_com, dtype=float)
     if com.shape != (3,) or not np.isfinite(com).all():
         raise InputError(f"payload_com: expected 3 finite numbers, got {payload_com!r}")
@@ -244,12 +248,13 @@ class SweepResult:
         ``<field>_median``, ``_p5``, ``_p95`` over the group's rollouts that completed (NaN when
         none did)."""
         ok = self.ok
+        metrics = {name: self.metric(name) for name in SUMMARY_FIELDS}
         rows = []
         for factor, level, mask in self.groups():
             row = {"factor": factor, "level": level, "n": int(mask.sum()),
                    "failed": int((mask & ~ok).sum())}
             for name in SUMMARY_FIELDS:
-                x = self.metric(name)[mask & ok]
+                x = metrics[name][mask & ok]
                 values = (np.percentile(x, PERCENTILES) if len(x)
                           else np.full(len(PERCENTILES), np.nan))
                 for tag, value in zip(("median", "p5", "p95"), values):

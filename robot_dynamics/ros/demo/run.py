@@ -180,8 +180,16 @@ def _press_scenario(run_args, labels, log):
                          f"{o.press_surface!r}")
     link = press_link(model, o.press_link)
     q_start, table, slide = press_start(model, link, traj.positions, o.press_surface)
-    kp = np.broadcast_to(np.asarray(gains.get("kp", row(ID_CONTROLLER, "kp").default), float),
-                         (model.nv,))
+    from robot_dynamics.ros.common import per_joint
+
+    try:
+        kp = per_joint("kp", gains.get("kp", row(ID_CONTROLLER, "kp").default), model.nv,
+                       nonnegative=True)
+    except ValueError as exc:
+        raise UsageError(f"controller gains: {exc}") from None
+    if np.any(kp <= 0):  # the press offset is K_p⁻¹ M⁻¹ Jᵀ n F
+        raise UsageError(f"scenario press: kp must be > 0 on every joint (the reference's "
+                         f"offset divides by it), got {kp.tolist()}")
     move_time = o.move_time or 1.0
     settle = 0.5 if o.settle is None else o.settle
     press_traj, levels = press_reference(model, table, q_start, o.press_forces, kp,

@@ -185,7 +185,8 @@ def press_slide(model, contact, q_start) -> np.ndarray:
     radial = x / np.linalg.norm(x) if np.linalg.norm(x) > 1e-9 else np.array([1.0, 0.0, 0.0])
     way = 0.6 * np.cross(n, radial) + 0.8 * radial
     J = point_jacobian(model, model.create_data(), q_start, contact)
-    reach = J @ np.linalg.pinv(J, rcond=1e-9)  # projector on the point's velocities
+    Jp = np.linalg.pinv(J, rcond=1e-9)
+    reach = J @ Jp  # projector on the point's velocities
     tangent = np.eye(3) - np.outer(n, n)
     for _ in range(50):  # alternating projections: into both subspaces
         way = tangent @ (reach @ way)
@@ -193,7 +194,7 @@ def press_slide(model, contact, q_start) -> np.ndarray:
         raise InputError(f"press: the point on {contact.link!r} cannot move along the surface "
                          "from the start pose")
     way = way / np.linalg.norm(way)
-    rate = np.linalg.norm(np.linalg.pinv(J, rcond=1e-9) @ way)  # joint motion per metre
+    rate = np.linalg.norm(Jp @ way)  # joint motion per metre
     if rate > PRESS_RATE:
         raise InputError(f"press: the point on {contact.link!r} moves along the surface only "
                          f"through a near-singular pose ({rate:.3g} rad per metre of slide)")
