@@ -550,6 +550,25 @@ def test_summary_reports_a_mode_switched_during_the_run():
     assert steady["valid"] and steady["modes"] == ["lockstep"]
 
 
+def test_summary_names_its_tracking_reason():
+    """The tracking-error reason is handed out as such (the press scenario drops that one
+    reason and no other, whatever its wording); None within tolerance."""
+    from robot_dynamics.algorithm.energy import EnergyAudit
+    from robot_dynamics.ros.demo.verdict import summarize
+
+    model = rd.load_urdf(robot_path("planar_2r"))
+    data = {"t": np.arange(5) * 1e-3, "q": np.zeros((5, 2)), "tau": np.zeros((5, 2))}
+    qd = np.zeros((5, 2))
+    qd[-1, 1] = 0.05
+    kw = dict(mode="lockstep", wall=1.0, tolerance=0.01, tolerance_prismatic=0.001)
+    off = summarize(model, data, qd, EnergyAudit(), {"steps": 5, "errors": 1}, **kw)
+    assert off["tracking_reason"] in off["reasons"] and len(off["reasons"]) == 2
+    assert model.joint_names[1] in off["tracking_reason"]
+    assert off["reasons"][1] == "1 simulation step error(s)"
+    on = summarize(model, data, np.zeros((5, 2)), EnergyAudit(), {"steps": 5}, **kw)
+    assert on["tracking_reason"] is None and on["valid"]
+
+
 def _declared(node):
     """{name: (type name, value, read_only, (low, high) or None, description)} of a live node."""
     from rcl_interfaces.msg import ParameterType
