@@ -12,6 +12,12 @@ place of S where the equation projects the force solves it exactly. Here in each
 with 6×6 matrices and the laws' gradients by central differences; the kernel works in the world
 frame with the laws' analytic derivatives, and adds the stick/slip rules of
 :mod:`robot_dynamics.algorithm.friction_solve`.
+
+The simulator's step 2 by the same recursions (:mod:`robot_dynamics.kernels.articulated_step`),
+:func:`articulated_step_motion`: the damping as a further armature (h d) with −d q̇' on the
+right, each law reading the end-of-step velocity |q̇' + h q̈|·s (its derivative on the pivot),
+and the joints that are not free (stuck, on a stop) with a prescribed acceleration
+(u − q̇')/h carried by their velocity products.
 """
 from __future__ import annotations
 
