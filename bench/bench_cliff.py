@@ -62,7 +62,8 @@ ab140ce run alongside:
     200      0 / 50    48.8 / 153.8               0.7 /   2.4             newton 50
 
 mean time per step ∝ n^1.1 (least squares over 10–200; pairwise 1.1, 1.0, 0.9, 1.4) against
-n^2.5 before (pairwise 1.9, 2.4, 2.4, 3.5). "newton" is the report's mark of the recursions
+n^2.5 before (pairwise 1.9, 2.4, 2.4, 3.5); a second pair of runs on a quieter machine: before
+0.0 / 0.1 / 0.7 / 4.6 / 50.8 ms (n^2.5), after 0.0 / 0.0 / 0.1 / 0.3 / 0.7 ms (n^1.2). "newton" is the report's mark of the recursions
 (info[1] 2, as the instant's kernels/articulated.py; a fallback to the dense solve would
 report its fixed_point): every step converged, on the recursions. Finer timings, dense / articulated, mean ms per step from the same 50 states:
 6 joints 0.021 / 0.017, 10 joints 0.020 / 0.019, 16 joints 0.053 / 0.038, 25 joints
