@@ -39,14 +39,35 @@ chain factors Newton's matrix 3.8 times instead of 10.2, at about 9 ms each.) Ev
 converged, every one by the fixed point (the seed's iteration, handing over to Newton past 48
 joints), none by the difference-Jacobian fallback.
 
-The cost per step is not linear: mean time ∝ n^2.5 to n^2.9 fitted over 10–200 joints,
-n^3.4 between 100 and 200. Dense linear algebra of size n does it: on a serial chain every
-joint is every other's ancestor, so M_FF is full and the tree-pattern factorisations have no
-zeros to skip — the LTL of M_FF + Λ for each stick/slip assignment (n³/6, 4.5 ms at 200) and
-the LU of Newton's matrix at the handover (n³/3, 9 ms at 200), with a 200×200 matrix (320 kB)
-no longer in cache; each iteration is n² (the reactions W(a) over related joints, M_FF a), as
-are M and the wrench directors D (n × n × 6). A linear cost needs a recursive (articulated-
-body) form of the stick/slip solve that never forms M — not done.
+Without the recursions below, the cost per step was not linear: mean time ∝ n^2.5 to n^2.9
+fitted over 10–200 joints, n^3.4 between 100 and 200. Dense linear algebra of size n did it: on
+a serial chain every joint is every other's ancestor, so M_FF is full and the tree-pattern
+factorisations have no zeros to skip — the LTL of M_FF + Λ for each stick/slip assignment (n³/6,
+4.5 ms at 200) and the LU of Newton's matrix at the handover (n³/3, 9 ms at 200), with a
+200×200 matrix (320 kB) no longer in cache; each iteration is n² (the reactions W(a) over related
+joints, M_FF a), as are M and the wrench directors D (n × n × 6).
+
+Step 2 by articulated-body recursions (kernels/articulated_step.py: Newton's method on
+Featherstone's ABA with the laws' force-side projections, the prescribed accelerations of stuck
+joints and joints on a stop, no M, no directors; from kernels/articulated_step.ARTICULATED_MIN
+= 12 joints, the dense solve below that and wherever the recursions cannot answer). Issue 35's
+closing measurement again, same loaded machine, 50 states per chain (seed 0); "before" is
+ab140ce run alongside:
+
+    joints   failed   before: mean / worst ms   after: mean / worst ms   method (after)
+    10       0 / 50     0.0 /   0.0               0.0 /   0.1             fixed_point 50 (dense)
+    25       0 / 50     0.1 /   0.3               0.1 /   0.1             newton 50
+    50       0 / 50     0.8 /   1.1               0.1 /   0.3             newton 50
+    100      0 / 50     4.2 /   6.3               0.3 /   0.4             newton 50
+    200      0 / 50    48.8 / 153.8               0.7 /   2.4             newton 50
+
+mean time per step ∝ n^1.1 (least squares over 10–200; pairwise 1.1, 1.0, 0.9, 1.4) against
+n^2.5 before (pairwise 1.9, 2.4, 2.4, 3.5); a second pair of runs on a quieter machine: before
+0.0 / 0.1 / 0.7 / 4.6 / 50.8 ms (n^2.5), after 0.0 / 0.0 / 0.1 / 0.3 / 0.7 ms (n^1.2). "newton" is the report's mark of the recursions
+(info[1] 2, as the instant's kernels/articulated.py; a fallback to the dense solve would
+report its fixed_point): every step converged, on the recursions. Finer timings, dense / articulated, mean ms per step from the same 50 states:
+6 joints 0.021 / 0.017, 10 joints 0.020 / 0.019, 16 joints 0.053 / 0.038, 25 joints
+0.11 / 0.05, 50 joints 0.53 / 0.11, 100 joints 4.0 / 0.27.
 """
 from __future__ import annotations
 

@@ -23,6 +23,7 @@ from robot_dynamics.kernels.layout import (laws_views, model_armature, model_dam
     model_gravity, model_relations, model_views, scratch_views, work_views)
 from robot_dynamics.kernels.friction import loads_matter
 from robot_dynamics.kernels.articulated import solve_instant
+from robot_dynamics.kernels.articulated_step import ARTICULATED_MIN, step_pass
 from robot_dynamics.kernels.friction_solve import (LOWER, STUCK, TAU_LIMIT, UHI, ULO, UPPER,
     solve_friction)
 
@@ -287,14 +288,17 @@ PASSES = 4
 #: the simulator's parameter array ``sp`` (owned by the Simulator, one per instance):
 #: [damping, lower, upper, effort limit] (4n; ∓inf: no stop, inf: no limit), then these scalars
 SP_H, SP_VTOL, SP_TOL, SP_MAXITER = 0, 1, 2, 3  # step length, rest velocity, tolerance, iterations
-SP_MOTOR, SP_FRICTION, SP_DAMPING, SP_LIMIT = 4, 5, 6, 7  # energy-audit sums, accumulated
-SP_SATURATED, SP_LIMIT_STEPS = 8, 9  # steps with a saturated joint / with a stop acting
-SP_GROSS = 10  # Σ |a step's motor work|: the energy through the motors (the audit's scale)
+#: the joint count from which step 2 runs on the articulated recursions
+#: (:mod:`.articulated_step`; default ARTICULATED_MIN, inf: always the dense solve)
+SP_ARTICULATED = 4
+SP_MOTOR, SP_FRICTION, SP_DAMPING, SP_LIMIT = 5, 6, 7, 8  # energy-audit sums, accumulated
+SP_SATURATED, SP_LIMIT_STEPS = 9, 10  # steps with a saturated joint / with a stop acting
+SP_GROSS = 11  # Σ |a step's motor work|: the energy through the motors (the audit's scale)
 #: 0 after reset (no step to extrapolate from), 1 after a step whose active set changed (or
 #: whose stop impulse acted), 2 and 3 after one and two steps in a row that kept the previous
 #: step's set: the answers below then lie on one smooth motion
-SP_HISTORY = 11
-SP_SCALARS = 12
+SP_HISTORY = 12
+SP_SCALARS = 13
 #: after the scalars, n entries: the last step's q̈, n entries: its joint states as codes
 #: 4·state + sign(direction) + 1, n entries: the q̈ of the step before (2 q̈_k − q̈_{k−1} places
 #: the next step's mid-step velocity and is its solve's first guess). Zeroed with the audit
@@ -304,10 +308,13 @@ SP_GUESS = SP_SCALARS
 SATURATED, ACTED = 4, 8
 
 
-def sim_params(damping, lower, upper, effort, h, v_tol, tol, max_iter):
-    """The flat ``sp`` array of :func:`sim_step_entry` / :func:`sim_run_entry`."""
+def sim_params(damping, lower, upper, effort, h, v_tol, tol, max_iter,
+               articulated=ARTICULATED_MIN):
+    """The flat ``sp`` array of :func:`sim_step_entry` / :func:`sim_run_entry`
+    (``articulated``: the SP_ARTICULATED threshold)."""
     tail = np.zeros(SP_SCALARS + 3 * len(damping))
     tail[SP_H], tail[SP_VTOL], tail[SP_TOL], tail[SP_MAXITER] = h, v_tol, tol, max_iter
+    tail[SP_ARTICULATED] = articulated
     return np.concatenate([damping, lower, upper, effort, tail]).astype(np.float64)
 
 
@@ -327,6 +334,12 @@ def _step(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf, fext):
 
     Mimic joints: ``cp`` the packed coupling (empty: none), ``mbf``/``wf`` the full tree's
     packed model and work; ``mb``/``w`` are then the coordinates' (:func:`_coupled_mass`).
+
+    Step 2 runs on the articulated recursions (:func:`.articulated_step.step_pass`: O(n) per
+    iteration, no M, no directors) on models with at least sp's SP_ARTICULATED joints and no
+    mimic coupling, on the dense solve (M, the directors, :func:`.friction_solve.solve_friction`)
+    otherwise and wherever the recursions cannot answer (they return −1: the dense solve then
+    runs step 2 from its start).
 
     ``sp``: :func:`sim_params` (step length h; joints with |q̇| ≤ v_tol are at rest). The motor
     efforts are saturated at the effort limits first (the applied efforts go to Data's ``tau``).
@@ -369,9 +382,6 @@ def _step(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf, fext):
     last_states = acc_sums[SP_GUESS + n:SP_GUESS + 2 * n]
     before = acc_sums[SP_GUESS + 2 * n:SP_GUESS + 3 * n]
     two = acc_sums[SP_HISTORY] >= 3.0
-    for i in range(n):  # the first pass iterates from the last steps' q̈, extrapolated
-        a[i] = 2.0 * last[i] - before[i] if two else last[i]
-    info[5] = 0
     crossing = False
     for i in range(n):
         zero[i] = 0.0
@@ -394,16 +404,11 @@ def _step(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf, fext):
         v_eval[i] = vp[i]
     loaded = loads_matter(codes, params)
     info[6] = 1 if loaded else 0  # Wt holds the answer's joint wrenches (else Python computes them)
-    if coupled:
-        _coupled_mass(mbf, wf, cp, q_half, loaded, M, D)
-    else:
-        placements_kernel(kinds, axes, R0, p0, q_half, R, p)
-        _mass_and_directors(loaded, parents, I6, S, R, p, X, Ic, M, D, rel, motion)
-    add_armature(arm, M)  # rotors: M + diag(armature); D (link wrenches) as is
-    for r in range(n):  # implicit damping: −d∘(q̇ + h q̈)
-        for c in range(n):
-            Meff[r, c] = M[r, c]
-        Meff[r, r] += h * damping[r]
+    # long chains (issue 35): step 2 by the articulated recursions, O(n) per iteration, no M
+    # nor directors (kernels/articulated_step.py; a stop's impulse above formed M for itself
+    # alone); not in mimic coordinates. Where they cannot answer, the dense solve below, from
+    # the start of step 2
+    art = not coupled and n >= acc_sums[SP_ARTICULATED]
     # 2. velocity-product terms at the mid-step velocity q̇' + (h/2) q̈: after a step, the last
     # steps' q̈ extrapolated places it, and the answer stands if its active set is the last
     # step's; otherwise (and after a reset or a stop's impulse) a first solve with q̇ predicts
@@ -413,45 +418,73 @@ def _step(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf, fext):
     # joint states and accelerations
     res = np.inf
     first = 1 if acc_sums[SP_HISTORY] >= 1.0 and not crossing else 0
-    if first:
-        for i in range(n):
-            v_eval[i] = vp[i] + 0.5 * h * a[i]  # (a: the extrapolated q̈)
-            seen[i] = int(last_states[i])
     smooth = False  # the extrapolated pass stands: the set is the last step's
-    for ps in range(first, PASSES + 1):
-        if ps == PASSES:
-            info[5] = 1
+    for attempt in range(2):  # the articulated recursions, or the dense solve
+        if not art:
+            if coupled:
+                _coupled_mass(mbf, wf, cp, q_half, loaded, M, D)
+            else:
+                placements_kernel(kinds, axes, R0, p0, q_half, R, p)
+                _mass_and_directors(loaded, parents, I6, S, R, p, X, Ic, M, D, rel, motion)
+            add_armature(arm, M)  # rotors: M + diag(armature); D (link wrenches) as is
+            for r in range(n):  # implicit damping: −d∘(q̇ + h q̈)
+                for c in range(n):
+                    Meff[r, c] = M[r, c]
+                Meff[r, r] += h * damping[r]
+        for i in range(n):  # the first pass iterates from the last steps' q̈, extrapolated
+            a[i] = 2.0 * last[i] - before[i] if two else last[i]
+            v_eval[i] = vp[i]
+        info[5] = 0
+        if first:
             for i in range(n):
-                v_eval[i] = vp[i]
-        if coupled:
-            _coupled_bias(mbf, wf, cp, v_eval, bias, W0, fext)
-        else:
-            rnea_passes_ext(parents, I6, S, gravity, v_eval, zero, R, p, vel, acc, f, bias, fext)
+                v_eval[i] = vp[i] + 0.5 * h * a[i]  # (a: the extrapolated q̈)
+                seen[i] = int(last_states[i])
+        smooth = False
+        for ps in range(first, PASSES + 1):
+            if ps == PASSES:
+                info[5] = 1
+                for i in range(n):
+                    v_eval[i] = vp[i]
+            warm = 3 if ps == 0 else (2 if ps == first else 1)
+            if art:
+                res = step_pass(mb, fr, q_half, v_eval, vp, tau, damping, h, v_tol, tol,
+                                max_iter, ulo, uhi, a, w, fext, warm)
+                if res < 0.0:
+                    break  # the dense solve answers
+            else:
+                if coupled:
+                    _coupled_bias(mbf, wf, cp, v_eval, bias, W0, fext)
+                else:
+                    rnea_passes_ext(parents, I6, S, gravity, v_eval, zero, R, p, vel, acc, f,
+                                    bias, fext)
+                    for i in range(n):
+                        for k in range(6):
+                            W0[i, k] = f[i, k]
+                for i in range(n):
+                    bias[i] += damping[i] * vp[i]
+                res = solve_friction(Meff, bias, tau, W0, D, rel, codes, params, kinds, axes, vp,
+                                     h, v_tol, tol, max_iter, ulo, uhi, a, tauf, stuck, at_rest,
+                                     info, L, W, vecs, idx, warm, loaded)
+            if not np.isfinite(res):
+                for i in range(n):
+                    tauf[i] = 0.0
+                return 2
+            if ps == PASSES:
+                break
+            same = ps > 0
+            direction = vecs[1]
             for i in range(n):
-                for k in range(6):
-                    W0[i, k] = f[i, k]
-        for i in range(n):
-            bias[i] += damping[i] * vp[i]
-        res = solve_friction(Meff, bias, tau, W0, D, rel, codes, params, kinds, axes, vp, h, v_tol,
-                             tol, max_iter, ulo, uhi, a, tauf, stuck, at_rest, info, L, W, vecs,
-                             idx, 3 if ps == 0 else (2 if ps == first else 1), loaded)
-        if not np.isfinite(res):
+                code = _state_code(stuck[i], direction[i])
+                same = same and seen[i] == code
+                seen[i] = code
+            if same:
+                smooth = ps == 1 and first == 1
+                break
             for i in range(n):
-                tauf[i] = 0.0
-            return 2
-        if ps == PASSES:
+                v_eval[i] = vp[i] + 0.5 * h * a[i]
+        if not (art and res < 0.0):
             break
-        same = ps > 0
-        direction = vecs[1]
-        for i in range(n):
-            code = _state_code(stuck[i], direction[i])
-            same = same and seen[i] == code
-            seen[i] = code
-        if same:
-            smooth = ps == 1 and first == 1
-            break
-        for i in range(n):
-            v_eval[i] = vp[i] + 0.5 * h * a[i]
+        art = False
     motor = 0.0
     fric = 0.0
     damp = 0.0

@@ -12,6 +12,12 @@ place of S where the equation projects the force solves it exactly. Here in each
 with 6×6 matrices and the laws' gradients by central differences; the kernel works in the world
 frame with the laws' analytic derivatives, and adds the stick/slip rules of
 :mod:`robot_dynamics.algorithm.friction_solve`.
+
+The simulator's step 2 by the same recursions (:mod:`robot_dynamics.kernels.articulated_step`),
+:func:`articulated_step_motion`: the damping as a further armature (h d) with −d q̇' on the
+right, each law reading the end-of-step velocity |q̇' + h q̈|·s (its derivative on the pivot),
+and the joints that are not free (stuck, on a stop) with a prescribed acceleration
+(u − q̇')/h carried by their velocity products.
 """
 from __future__ import annotations
 
@@ -23,11 +29,13 @@ from robot_dynamics.reference.kinematics import placements
 from robot_dynamics.spatial.algebra import force_cross, motion_cross
 
 
-def _articulated_solve(model, data, T, mu, held, vel_products, bias):
+def _articulated_solve(model, data, T, mu, held, vel_products, bias, arm=None):
     """q̈ and the joint wrenches fn (nv, 6) of the linear joint equations
-    ``T_iᵀ fn_i + armature_i q̈_i = μ_i`` (free joints), ``q̈_i = 0`` (``held``)."""
+    ``T_iᵀ fn_i + armature_i q̈_i = μ_i`` (free joints), ``q̈_i = 0`` (``held``); ``arm``: the
+    pivots' armatures (default the model's)."""
     n = model.nv
-    S, X, arm = data.S, data.X, model.armature
+    S, X = data.S, data.X
+    arm = model.armature if arm is None else arm
     IA = [np.array(model.spatial_inertias[i], dtype=float) for i in range(n)]
     pA = [bias[i].copy() for i in range(n)]
     U, V, D, u = np.zeros((n, 6)), np.zeros((n, 6)), np.ones(n), np.zeros(n)
@@ -110,6 +118,76 @@ def articulated_motion(model, data, q, v, tau, friction, held, directions, *, to
         mu[sliding] += -d[sliding] * m[sliding] + d[sliding] * np.einsum(
             "ij,ij->i", g[sliding], fn[sliding])
         new, fn = _articulated_solve(model, data, T, mu, held, c, beta)
+        done = np.abs(new - qdd).max() <= tol * (1.0 + np.abs(new).max())
+        qdd = new
+        if done:
+            break
+    return qdd, fn
+
+
+def articulated_step_motion(model, data, q_half, v_eval, vp, tau, friction, states, directions,
+                            targets, h, damping, *, tol=1e-12, max_iter=50):
+    """The simulator's step 2 for one joint-state assignment by the same recursions — the
+    readable statement of :mod:`robot_dynamics.kernels.articulated_step`: at (q½, the velocity
+    of the products ``v_eval``), joint i's equation
+    ``S_iᵀ fn_i + (armature_i + h d_i) q̈_i = τ_i − d_i q̇'_i − s_i φ_i(fn_i, u_i)`` for a free
+    joint (``states`` 0; d the damping, s_i ``directions``, u_i = |q̇'_i + h q̈_i|·s_i the
+    end-of-step velocity its law reads), ``q̈_i = targets_i`` for the others (stuck or on a
+    stop: the recursions take them as rigid, with S_i targets_i added to their velocity
+    products). Newton's method: each law linearised in its own wrench and in q̈_i (central
+    differences), ``φ_i ≈ φ̄_i + g_iᵀ (fn_i − f̄_i) + k_i (q̈_i − q̄̈_i)``, moves s_i k_i to the
+    pivot's armature and s_i (k_i q̄̈_i + g_iᵀ f̄_i − φ̄_i) to the right. Returns q̈ (nv,) and
+    the joint wrenches fn (nv, 6, joint frames) at the answer."""
+    check_data(model, data, "articulated_step_motion")
+    if friction is not None:
+        check_friction(model, friction, "articulated_step_motion")
+    n = model.nv
+    held = np.asarray(states) != 0
+    s = np.asarray(directions, dtype=float)
+    targets = np.where(held, np.asarray(targets, dtype=float), 0.0)
+    vp, tau, damping = (np.asarray(x, dtype=float) for x in (vp, tau, damping))
+    rnea(model, data, q_half, v_eval, np.zeros(n))
+    placements(model, data, q_half)
+    vel = np.zeros((n, 6))
+    c, beta = np.zeros((n, 6)), np.zeros((n, 6))
+    for i in range(n):
+        p = model.parents[i]
+        vel[i] = data.X[i] @ (vel[p] if p >= 0 else np.zeros(6)) + data.S[i] * v_eval[i]
+        c[i] = motion_cross(vel[i]) @ (data.S[i] * v_eval[i])
+        beta[i] = force_cross(vel[i]) @ (model.spatial_inertias[i] @ vel[i])
+    c_held = c + data.S * targets[:, None]  # prescribed accelerations ride on c
+    sliding = ~held & (friction.active if friction is not None else np.zeros(n, bool))
+    arm = model.armature + h * damping
+    rhs = tau - damping * vp
+
+    def phi(W, qdd):
+        u = np.abs(vp + h * qdd) * s
+        return (friction.magnitudes(model, W, q_half, u, s) if friction is not None
+                else np.zeros(n))
+
+    qdd = np.where(held, targets, 0.0)  # the first linearisation: q̈ = targets (held), 0
+    fn = _articulated_solve(model, data, data.S, rhs, np.ones(n, bool), c + data.S * qdd[:, None],
+                            beta, arm)[1]  # (every joint prescribed: RNEA)
+    for _ in range(max_iter):
+        m = phi(fn, qdd)
+        g = np.zeros((n, 6))
+        for k in range(6):
+            step = 1e-6 * (1.0 + np.abs(fn[:, k]))
+            up, down = fn.copy(), fn.copy()
+            up[:, k] += step
+            down[:, k] -= step
+            g[:, k] = (phi(up, qdd) - phi(down, qdd)) / (2 * step)
+        step = 1e-6 * (1.0 + np.abs(qdd))
+        kv = (phi(fn, qdd + step) - phi(fn, qdd - step)) / (2 * step)
+        T = data.S.copy()
+        mu = rhs.copy()
+        piv = arm.copy()
+        sl = sliding
+        T[sl] += s[sl, None] * g[sl]
+        piv[sl] += s[sl] * kv[sl]
+        mu[sl] += s[sl] * (kv[sl] * qdd[sl] + np.einsum("ij,ij->i", g[sl], fn[sl]) - m[sl])
+        new, fn = _articulated_solve(model, data, T, mu, held, c_held, beta, piv)
+        new = np.where(held, targets, new)
         done = np.abs(new - qdd).max() <= tol * (1.0 + np.abs(new).max())
         qdd = new
         if done:

@@ -23,7 +23,10 @@ One step of length h (a velocity-level, "time-stepping" scheme suited to frictio
 3. drift the other half: ``q⁺ = q½ + (h/2) q̇⁺`` (clipped to the stops: roundoff only).
 
 M is the mass matrix with the actuators' rotors, M + diag(``model.armature``), everywhere in the
-step (the impulse of step 0, the solve of step 2) and in the audit's kinetic energy.
+step (the impulse of step 0, the solve of step 2) and in the audit's kinetic energy. The compiled
+step solves step 2 of models with many joints (kernels/articulated_step.py ARTICULATED_MIN, no
+mimic joints) by articulated-body recursions that never form M — O(n) per iteration, the same
+motion to the solve's tolerance — and by the dense solve elsewhere (issue 35).
 
 The position update is the Störmer–Verlet splitting (second order, good energy behaviour); the
 impulse of step 0 keeps it exact (``q⁺ − q = h (q̇' + q̇⁺)/2``) with positions never past a stop.
