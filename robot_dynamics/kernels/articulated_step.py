@@ -30,6 +30,12 @@ solve (:func:`.articulated.solve_instant`):
   stop first), in the same order, in bulk until PREMATURE premature releases, then one at a
   time.
 
+An assignment with no free joint (every joint stuck or on a stop: every q̈_i prescribed) needs
+no recursion: one RNEA at the targets gives its wrenches (the rest and stop classes of
+bench/bench_motion_classes.py). The laws' value and derivatives at a linearisation point are
+evaluated side by side (:func:`_evaluate_linearize`), the stick/slip rules evaluate the laws
+inlined.
+
 :func:`step_pass` is one pass of step 2 (velocity products at q̇_e, then the solve); it
 returns −1 where it cannot answer as the general solve would (a law that can self-lock, a pivot
 that is not positive, no convergence, the assignments or the work cap running out): kernels/fd.py
@@ -47,7 +53,7 @@ from robot_dynamics.kernels.articulated import (_ACC, _BETA, _C, _FN, _LAST, _MU
     _VEL, _joint_effort, articulated_pass, bias_pass, external_world, forward_pass, joint_frame,
     world_setup)
 from robot_dynamics.kernels.dynamics import _inertia_times, finite_or_zero
-from robot_dynamics.kernels.friction import (can_self_lock, friction_gradient_inline, friction_one,
+from robot_dynamics.kernels.friction import (can_self_lock, friction_gradient_inline,
     friction_one_inline, law_inputs)
 from robot_dynamics.kernels.friction_solve import (FREE, LOWER, NOISE, PREMATURE, ROUNDOFF, STUCK,
     TAU_LIMIT, UPPER, WORK)
@@ -59,8 +65,19 @@ from robot_dynamics.kernels.layout import (articulated_views, laws_views, model_
 #: states, dense / articulated): 6 joints 0.021 / 0.017, 10 joints 0.020 / 0.019 (a draw),
 #: 16 joints 0.053 / 0.038, 25 joints 0.11 / 0.05, 50 joints 0.53 / 0.11. Branched robots
 #: of that size factor M on its tree pattern (cheaper than a chain's dense one), so the switch
-#: is placed past the draw: the bundled arms (≤ 9 joints) keep the dense step, bit for bit
+#: is placed past the draw: with the classic laws the bundled arms (≤ 9 joints) keep the dense
+#: step, bit for bit
 ARTICULATED_MIN = 12
+#: ... and models with at least this many joints where some law reads its reactions
+#: (:func:`.friction.loads_matter`): the dense step then forms the wrench directors besides M
+#: (O(n²) of them, each a 6-vector) and evaluates the laws on them, the recursions need
+#: neither. Measured (test's chains of n joints with the load-dependent law and URDF
+#: damping, 10 random states × 20 steps, the mean µs of a Simulator step, dense /
+#: articulated): n = 2 3.91 / 3.90 (a draw), 3 4.72 / 4.55, 4 4.99 / 4.84, 5 5.89 / 5.82,
+#: 6 7.25 / 6.80, 7 7.71 / 7.16; panda and ur5 in every class of bench_motion_classes
+#: (docs/measurements.md). The classic laws keep the dense step below ARTICULATED_MIN (their
+#: dense step needs no directors and one Newton step: 8-24 % faster on panda and ur5)
+ARTICULATED_LOADED_MIN = 3
 #: a chord step (the last linearisation kept) while the residual shrinks at least this much
 CHORD = 0.1
 # rows of the ``vecs`` scratch (24, n) used here: those of the friction solve, which does not
@@ -194,6 +211,55 @@ def _linearize(codes, params, kinds, axes, oMi, vp, h, state, ab, abv, vecs, W, 
 
 
 @njit(cache=True)
+def _evaluate_linearize(codes, params, kinds, axes, oMi, vp, h, state, ab, abv, vecs, W, qdd):
+    """:func:`_evaluate`'s law magnitudes φ_i (no residual) and :func:`_linearize` at the same
+    wrenches and accelerations in one sweep: the law's value and derivatives inlined side by
+    side on the same inputs (their common terms — the load components, their norms — computed
+    once); the same values, to the bit, as the two calls in a row."""
+    n = codes.shape[0]
+    Sw, fn, T = ab[_SW], ab[_FN], ab[_T]
+    phi, mu = abv[_PHI], abv[_MU]
+    direction, armp, arme, taup = vecs[_DIRECTION], vecs[_ARMP], vecs[_ARME], vecs[_TAUP]
+    for i in range(n):
+        for k in range(6):
+            T[i, k] = Sw[i, k]
+        mu[i] = taup[i]
+        arme[i] = armp[i]
+        if state[i] != FREE or codes[i] == 0:
+            continue
+        joint_frame(oMi, fn, i, W)
+        d = direction[i]
+        u = vp[i] + h * qdd[i]
+        du = h if u * d >= 0 else -h  # u = |q̇' + h q̈|·s
+        u = abs(u) * d
+        pr, e, Wi = law_inputs(params, axes, W, i)
+        m = friction_one_inline(codes[i], pr, kinds[i], e, Wi, u, d)
+        phi[i] = m
+        mu[i] = taup[i] - d * m
+        mv, g = friction_gradient_inline(codes[i], pr, kinds[i], e, Wi, u, d)
+        kv = finite_or_zero(d * mv * du)
+        arme[i] += kv
+        mu[i] += kv * qdd[i]
+        g0, g1, g2 = finite_or_zero(g[0]), finite_or_zero(g[1]), finite_or_zero(g[2])
+        g3, g4, g5 = finite_or_zero(g[3]), finite_or_zero(g[4]), finite_or_zero(g[5])
+        n0 = oMi[i, 0, 0] * g3 + oMi[i, 0, 1] * g4 + oMi[i, 0, 2] * g5
+        n1 = oMi[i, 1, 0] * g3 + oMi[i, 1, 1] * g4 + oMi[i, 1, 2] * g5
+        n2 = oMi[i, 2, 0] * g3 + oMi[i, 2, 1] * g4 + oMi[i, 2, 2] * g5
+        px, py, pz = oMi[i, 0, 3], oMi[i, 1, 3], oMi[i, 2, 3]
+        e0 = oMi[i, 0, 0] * g0 + oMi[i, 0, 1] * g1 + oMi[i, 0, 2] * g2 + py * n2 - pz * n1
+        e1 = oMi[i, 1, 0] * g0 + oMi[i, 1, 1] * g1 + oMi[i, 1, 2] * g2 + pz * n0 - px * n2
+        e2 = oMi[i, 2, 0] * g0 + oMi[i, 2, 1] * g1 + oMi[i, 2, 2] * g2 + px * n1 - py * n0
+        T[i, 0] += d * e0
+        T[i, 1] += d * e1
+        T[i, 2] += d * e2
+        T[i, 3] += d * n0
+        T[i, 4] += d * n1
+        T[i, 5] += d * n2
+        mu[i] += d * (e0 * fn[i, 0] + e1 * fn[i, 1] + e2 * fn[i, 2] + n0 * fn[i, 3]
+                      + n1 * fn[i, 4] + n2 * fn[i, 5])
+
+
+@njit(cache=True)
 def _chord_rhs(codes, state, ab, abv, vecs, qdd):
     """μ for the kept projections and pivots at the last evaluated wrenches (a chord step):
     μ_i = τ_i − d_i q̇'_i − s_i φ_i + (T_i − S_i)ᵀ fn_i + s_i k_i q̈_i."""
@@ -223,8 +289,12 @@ def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, vp,
     target = vecs[_TARGET]
     _prescribe(state, target, ab, qdd)
     _wrenches_at(parents, gravity, Iw, state, ab, qdd)
-    _evaluate(codes, params, kinds, axes, oMi, vp, h, state, ab, abv, vecs, W, qdd)
-    _linearize(codes, params, kinds, axes, oMi, vp, h, state, ab, abv, vecs, W, qdd)
+    free = False
+    for i in range(n):
+        free = free or state[i] == FREE
+    if not free:  # every acceleration prescribed: the wrenches above are the answer's
+        return True
+    _evaluate_linearize(codes, params, kinds, axes, oMi, vp, h, state, ab, abv, vecs, W, qdd)
     if not articulated_pass(parents, Iw, vecs[_ARME], state, IA, ab, abv):
         return False
     prev_res = np.inf
@@ -325,7 +395,8 @@ def step_pass(mb, fr, q_half, v_eval, vp, tau, damping, h, v_tol, tol, max_iter,
             s = _joint_effort(Sw, fn, armp, a, i)
             hold[i] = s - taup[i]
             noise[i] = NOISE * (1.0 + abs(taup[i]) + abs(s))
-            joint_frame(oMi, fn, i, W)  # every joint's wrench (the bounds, Wt)
+            if stuck[i] != FREE or codes[i] == 0:  # every joint's wrench (the bounds, Wt);
+                joint_frame(oMi, fn, i, W)  # a sliding one's: _evaluate's, at the answer
         # 1) a sliding/breaking joint moving against its assumed direction must stick
         worst = -1
         worst_val = 0.0
@@ -373,8 +444,8 @@ def step_pass(mb, fr, q_half, v_eval, vp, tau, damping, h, v_tol, tol, max_iter,
             release[i] = -1.0 if hold[i] > 0 else (1.0 if hold[i] < 0 else 0.0)
             if stuck[i] != STUCK:
                 continue
-            bounds[i] = friction_one(codes[i], params[i], kinds[i], axes[i], W[i], 0.0,
-                                     release[i])
+            pr, e, Wi = law_inputs(params, axes, W, i)
+            bounds[i] = friction_one_inline(codes[i], pr, kinds[i], e, Wi, 0.0, release[i])
             excess = abs(hold[i]) - bounds[i] * (1 + 1e-9) - noise[i]
             if excess > 0 and excess / (1.0 + bounds[i]) > worst_val:
                 worst, worst_val = i, excess / (1.0 + bounds[i])
@@ -404,12 +475,11 @@ def step_pass(mb, fr, q_half, v_eval, vp, tau, damping, h, v_tol, tol, max_iter,
             u = ulo[i] if stuck[i] == LOWER else uhi[i]
             tf = 0.0
             if codes[i] != 0:
+                pr, e, Wi = law_inputs(params, axes, W, i)
                 if u != 0.0:
-                    tf = push * friction_one(codes[i], params[i], kinds[i], axes[i], W[i], u,
-                                             -push)
+                    tf = push * friction_one_inline(codes[i], pr, kinds[i], e, Wi, u, -push)
                 else:
-                    mag = friction_one(codes[i], params[i], kinds[i], axes[i], W[i], 0.0,
-                                       release[i])
+                    mag = friction_one_inline(codes[i], pr, kinds[i], e, Wi, 0.0, release[i])
                     tf = min(max(hold[i], -mag), mag)
             tauf[i] = tf
             tlim[i] = hold[i] - tf
