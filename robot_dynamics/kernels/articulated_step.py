@@ -49,8 +49,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from robot_dynamics.kernels.articulated import (_ACC, _BETA, _C, _FN, _LAST, _MU, _PHI, _SW, _T,
-    _VEL, _joint_effort, articulated_pass, bias_pass, external_world, forward_pass, joint_frame,
+from robot_dynamics.kernels.articulated import (_ACC, _BETA, _C, _DD, _FN, _MU, _PA, _PHI, _SW,
+    _T, _U, _VEL, _VT, _Y, _joint_effort, articulated_pass, external_world, joint_frame,
     world_setup)
 from robot_dynamics.kernels.dynamics import _inertia_times, finite_or_zero
 from robot_dynamics.kernels.friction import (can_self_lock, friction_gradient_inline,
@@ -139,7 +139,8 @@ def _wrenches_at(parents, gravity, Iw, state, ab, qdd):
 def _evaluate(codes, params, kinds, axes, oMi, vp, h, state, ab, abv, vecs, W, qdd):
     """The sliding joints' law magnitudes φ_i(fn_i, u_i), u_i = |q̇'_i + h q̈_i|·s_i, at the last
     wrenches, and (worst residual |Sᵀ fn + (armature + h d) q̈ − τ + d q̇' + s φ|, largest
-    applied effort, largest inertial effort) over them."""
+    applied effort, largest inertial effort) over them. (The solve runs it fused with the
+    forward pass, :func:`_forward_evaluate`; this is its statement.)"""
     n = codes.shape[0]
     Sw, fn = ab[_SW], ab[_FN]
     phi = abv[_PHI]
@@ -161,6 +162,66 @@ def _evaluate(codes, params, kinds, axes, oMi, vp, h, state, ab, abv, vecs, W, q
         applied = max(applied, abs(taup[i]), m)
         inertial = max(inertial, abs(s))
     return worst, applied, inertial
+
+
+@njit(cache=True)
+def _forward_evaluate(codes, params, kinds, axes, parents, gravity, oMi, vp, h, state, IA, ab,
+                      abv, vecs, W, qdd):
+    """:func:`.articulated.forward_pass` (q̈ of the free joints, the body accelerations and
+    the joint wrenches), the prescribed q̈ of the others, and :func:`_evaluate` at each joint
+    as soon as its wrench is final (the same operations in the same order: the same values, to
+    the bit, as the three in a row, in one sweep). Returns (the largest change of q̈, the
+    largest |q̈|, then :func:`_evaluate`'s three)."""
+    n = parents.shape[0]
+    Sw, c, pA, Vt, T, a, fn = ab[_SW], ab[_C], ab[_PA], ab[_VT], ab[_T], ab[_ACC], ab[_FN]
+    Dd, mu, phi = abv[_DD], abv[_MU], abv[_PHI]
+    target, direction, armp, taup = vecs[_TARGET], vecs[_DIRECTION], vecs[_ARMP], vecs[_TAUP]
+    step = 0.0
+    big = 0.0
+    worst = 0.0
+    applied = 0.0
+    inertial = 0.0
+    for i in range(n):
+        par = parents[i]
+        if par >= 0:
+            a0, a1, a2 = a[par, 0] + c[i, 0], a[par, 1] + c[i, 1], a[par, 2] + c[i, 2]
+            a3, a4, a5 = a[par, 3] + c[i, 3], a[par, 4] + c[i, 4], a[par, 5] + c[i, 5]
+        else:
+            a0, a1, a2 = c[i, 0] - gravity[0], c[i, 1] - gravity[1], c[i, 2] - gravity[2]
+            a3, a4, a5 = c[i, 3], c[i, 4], c[i, 5]
+        free = state[i] == FREE
+        x = target[i]
+        if free:
+            x = (mu[i] - (T[i, 0] * pA[i, 0] + T[i, 1] * pA[i, 1] + T[i, 2] * pA[i, 2]
+                          + T[i, 3] * pA[i, 3] + T[i, 4] * pA[i, 4] + T[i, 5] * pA[i, 5])
+                 - (Vt[i, 0] * a0 + Vt[i, 1] * a1 + Vt[i, 2] * a2 + Vt[i, 3] * a3
+                    + Vt[i, 4] * a4 + Vt[i, 5] * a5)) / Dd[i]
+            a0 += Sw[i, 0] * x
+            a1 += Sw[i, 1] * x
+            a2 += Sw[i, 2] * x
+            a3 += Sw[i, 3] * x
+            a4 += Sw[i, 4] * x
+            a5 += Sw[i, 5] * x
+        step = max(step, abs(x - qdd[i]))
+        big = max(big, abs(x))
+        qdd[i] = x
+        a[i, 0], a[i, 1], a[i, 2], a[i, 3], a[i, 4], a[i, 5] = a0, a1, a2, a3, a4, a5
+        for r in range(6):
+            fn[i, r] = pA[i, r] + (IA[i, r, 0] * a0 + IA[i, r, 1] * a1 + IA[i, r, 2] * a2
+                                   + IA[i, r, 3] * a3 + IA[i, r, 4] * a4 + IA[i, r, 5] * a5)
+        if not free or codes[i] == 0:
+            continue
+        joint_frame(oMi, fn, i, W)
+        d = direction[i]
+        u = abs(vp[i] + h * x) * d
+        pr, e, Wi = law_inputs(params, axes, W, i)
+        m = friction_one_inline(codes[i], pr, kinds[i], e, Wi, u, d)
+        phi[i] = m
+        s = _joint_effort(Sw, fn, armp, qdd, i)
+        worst = max(worst, abs(s - taup[i] + d * m))
+        applied = max(applied, abs(taup[i]), m)
+        inertial = max(inertial, abs(s))
+    return step, big, worst, applied, inertial
 
 
 @njit(cache=True)
@@ -262,7 +323,8 @@ def _evaluate_linearize(codes, params, kinds, axes, oMi, vp, h, state, ab, abv, 
 @njit(cache=True)
 def _chord_rhs(codes, state, ab, abv, vecs, qdd):
     """μ for the kept projections and pivots at the last evaluated wrenches (a chord step):
-    μ_i = τ_i − d_i q̇'_i − s_i φ_i + (T_i − S_i)ᵀ fn_i + s_i k_i q̈_i."""
+    μ_i = τ_i − d_i q̇'_i − s_i φ_i + (T_i − S_i)ᵀ fn_i + s_i k_i q̈_i. (The solve runs it
+    fused with the bias pass, :func:`_chord_bias`; this is its statement.)"""
     n = codes.shape[0]
     Sw, fn, T = ab[_SW], ab[_FN], ab[_T]
     phi, mu = abv[_PHI], abv[_MU]
@@ -277,6 +339,37 @@ def _chord_rhs(codes, state, ab, abv, vecs, qdd):
 
 
 @njit(cache=True)
+def _chord_bias(parents, codes, state, ab, abv, vecs, qdd):
+    """:func:`_chord_rhs`, then :func:`.articulated.bias_pass` (the same operations: the same
+    values, to the bit), in one backward sweep: each μ_i just before its pᴬ_i is used."""
+    n = parents.shape[0]
+    Sw, fn, T, beta, pA, U, y = ab[_SW], ab[_FN], ab[_T], ab[_BETA], ab[_PA], ab[_U], ab[_Y]
+    phi, mu, Dd = abv[_PHI], abv[_MU], abv[_DD]
+    direction, armp, arme, taup = vecs[_DIRECTION], vecs[_ARMP], vecs[_ARME], vecs[_TAUP]
+    for i in range(n):
+        for k in range(6):
+            pA[i, k] = beta[i, k]
+    for i in range(n - 1, -1, -1):
+        free = state[i] == FREE
+        if free and codes[i] != 0:
+            x = 0.0
+            for k in range(6):
+                x += (T[i, k] - Sw[i, k]) * fn[i, k]
+            mu[i] = taup[i] - direction[i] * phi[i] + x + (arme[i] - armp[i]) * qdd[i]
+        par = parents[i]
+        if par < 0:
+            continue
+        if free:
+            x = (mu[i] - (T[i, 0] * pA[i, 0] + T[i, 1] * pA[i, 1] + T[i, 2] * pA[i, 2]
+                          + T[i, 3] * pA[i, 3] + T[i, 4] * pA[i, 4] + T[i, 5] * pA[i, 5])) / Dd[i]
+            for r in range(6):
+                pA[par, r] += pA[i, r] + U[i, r] * x + y[i, r]
+        else:
+            for r in range(6):
+                pA[par, r] += pA[i, r] + y[i, r]
+
+
+@njit(cache=True)
 def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, vp, h, tol,
                       max_iter, state, IA, ab, abv, vecs, W, qdd, info):
     """Newton's method on the articulated recursion for the joint states ``state`` (targets in
@@ -285,7 +378,6 @@ def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, vp,
     and the steps of q̈ have converged (robot_dynamics.algorithm.friction_solve.converged_step);
     False when the recursions cannot answer (a pivot that is not positive, no convergence)."""
     n = codes.shape[0]
-    last = abv[_LAST]
     target = vecs[_TARGET]
     _prescribe(state, target, ab, qdd)
     _wrenches_at(parents, gravity, Iw, state, ab, qdd)
@@ -301,29 +393,19 @@ def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, vp,
     prev = np.inf
     step = np.inf
     for it in range(max_iter):
-        for i in range(n):
-            last[i] = qdd[i]
-        forward_pass(parents, gravity, state, ab, abv, IA, qdd)
-        info[2] += 1
         prev = step
-        step = 0.0
-        big = 0.0
-        for i in range(n):
-            if state[i] != FREE:
-                qdd[i] = target[i]
-            step = max(step, abs(qdd[i] - last[i]))
-            big = max(big, abs(qdd[i]))
+        step, big, res, applied, inertial = _forward_evaluate(
+            codes, params, kinds, axes, parents, gravity, oMi, vp, h, state, IA, ab, abv, vecs,
+            W, qdd)
+        info[2] += 1
         if not step < np.inf:
             return False
-        res, applied, inertial = _evaluate(codes, params, kinds, axes, oMi, vp, h, state, ab,
-                                           abv, vecs, W, qdd)
         bound = tol * (1.0 + big)
         if res <= tol * (1.0 + applied) + ROUNDOFF * inertial and (
                 step <= bound or (it >= 1 and step < prev and step * step <= bound * (prev - step))):
             return True
         if res < CHORD * prev_res:  # the last linearisation serves
-            _chord_rhs(codes, state, ab, abv, vecs, qdd)
-            bias_pass(parents, state, ab, abv)
+            _chord_bias(parents, codes, state, ab, abv, vecs, qdd)
         else:
             _linearize(codes, params, kinds, axes, oMi, vp, h, state, ab, abv, vecs, W, qdd)
             if not articulated_pass(parents, Iw, vecs[_ARME], state, IA, ab, abv):
@@ -396,7 +478,7 @@ def step_pass(mb, fr, q_half, v_eval, vp, tau, damping, h, v_tol, tol, max_iter,
             hold[i] = s - taup[i]
             noise[i] = NOISE * (1.0 + abs(taup[i]) + abs(s))
             if stuck[i] != FREE or codes[i] == 0:  # every joint's wrench (the bounds, Wt);
-                joint_frame(oMi, fn, i, W)  # a sliding one's: _evaluate's, at the answer
+                joint_frame(oMi, fn, i, W)  # a sliding one's: the last evaluation's
         # 1) a sliding/breaking joint moving against its assumed direction must stick
         worst = -1
         worst_val = 0.0
