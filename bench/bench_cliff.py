@@ -50,9 +50,10 @@ joints, M_FF a), as are M and the wrench directors D (n × n × 6).
 Step 2 by articulated-body recursions (kernels/articulated_step.py: Newton's method on
 Featherstone's ABA with the laws' force-side projections, the prescribed accelerations of stuck
 joints and joints on a stop, no M, no directors; from kernels/articulated_step.ARTICULATED_MIN
-= 12 joints, the dense solve below that and wherever the recursions cannot answer). Issue 35's
+= 12 joints — from ARTICULATED_LOADED_MIN = 3 where a law reads its reactions, since branch
+artsmall —, the dense solve below that and wherever the recursions cannot answer). Issue 35's
 closing measurement again, same loaded machine, 50 states per chain (seed 0); "before" is
-ab140ce run alongside:
+ab140ce run alongside (the table predates artsmall: its 10-joint row stepped dense):
 
     joints   failed   before: mean / worst ms   after: mean / worst ms   method (after)
     10       0 / 50     0.0 /   0.0               0.0 /   0.1             fixed_point 50 (dense)

@@ -1,15 +1,16 @@
 """The simulator's step 2 by articulated recursions (kernels/articulated_step.py) against the
 dense step (kernels/fd.py ``_step`` on M and the directors, the general solve: the
 specification), on generated chains with the load-dependent and the classic law, joints at
-rest (they stick or break away) and on their stops; the threshold (kernels/fd.py
-SP_ARTICULATED) that keeps small models on the dense step, bit for bit; and the readable
+rest (they stick or break away) and on their stops; the thresholds (kernels/fd.py
+SP_ARTICULATED, ARTICULATED_LOADED_MIN): small models with the classic law keep the dense step,
+bit for bit, laws that read their reactions take the recursions from 3 joints; and the readable
 statement of the step's recursions (robot_dynamics.reference.articulated) against the kernel."""
 import numpy as np
 import pytest
 
 import robot_dynamics as rd
 from robot_dynamics.algorithm.friction_solve import LOWER, STUCK, UPPER
-from robot_dynamics.kernels.articulated_step import ARTICULATED_MIN
+from robot_dynamics.kernels.articulated_step import ARTICULATED_LOADED_MIN, ARTICULATED_MIN
 from robot_dynamics.kernels.fd import SP_ARTICULATED, SP_GUESS, SP_HISTORY
 from conftest import PANDA, chain_urdf, erd_urdf
 
@@ -134,33 +135,69 @@ def test_external_wrenches_on_the_articulated_step():
     assert art.report.method == "newton"
 
 
+def _threshold_run(model, law, lead="dense", steps=40):
+    """(default, forced articulated, forced dense) simulators of ``model`` with ``law`` stepped
+    from one random state under one random effort; before each step the articulated one takes
+    the dense one's state (``lead`` "dense"), or both take the default one's ("default");
+    yields after each step."""
+    fr = rd.friction_from_config(LAWS[law], model)
+    default = rd.Simulator(model, fr, dt=1e-3)
+    art, dense = _pair(model, fr)
+    rng = np.random.default_rng(1)
+    lo = np.where(np.isfinite(model.lower_limits), model.lower_limits, -1.0)
+    hi = np.where(np.isfinite(model.upper_limits), model.upper_limits, 1.0)
+    q = 0.5 * (lo + hi) + 0.3 * (hi - lo) * rng.uniform(-1, 1, model.nv)
+    v = rng.uniform(-0.5, 0.5, model.nv)
+    for sim in (default, art, dense):
+        sim.reset(q, v)
+    tau = rng.uniform(-2, 2, model.nv)
+    for k in range(steps):
+        if lead == "dense":
+            _sync(dense, art)
+        else:
+            _sync(default, art)
+            _sync(default, dense)
+        for sim in (default, art, dense):
+            sim.step(tau)
+        yield default, art, dense
+
+
 def test_threshold_keeps_small_models_on_the_dense_step():
-    """Below ARTICULATED_MIN joints the default step is the dense one to the bit; forcing the
-    recursions there changes the last bits (so the comparison can tell the two apart)."""
+    """Below ARTICULATED_MIN joints the default step with the classic law is the dense one to
+    the bit; forcing the recursions there changes the last bits (so the comparison can tell the
+    two apart)."""
     cases = [rd.load_urdf(erd_urdf(PANDA)), _chain(ARTICULATED_MIN - 1, "classic")[0]]
     for model in cases:
         assert model.nv < ARTICULATED_MIN
-        fr = rd.friction_from_config(LAWS["load_dependent"], model)
-        default = rd.Simulator(model, fr, dt=1e-3)
-        art, dense = _pair(model, fr)
-        rng = np.random.default_rng(1)
-        lo = np.where(np.isfinite(model.lower_limits), model.lower_limits, -1.0)
-        hi = np.where(np.isfinite(model.upper_limits), model.upper_limits, 1.0)
-        q = 0.5 * (lo + hi) + 0.3 * (hi - lo) * rng.uniform(-1, 1, model.nv)
-        v = rng.uniform(-0.5, 0.5, model.nv)
-        for sim in (default, art, dense):
-            sim.reset(q, v)
-        tau = rng.uniform(-2, 2, model.nv)
         differs = False
-        for k in range(40):
-            _sync(dense, art)
-            for sim in (default, art, dense):
-                sim.step(tau)
+        for default, art, dense in _threshold_run(model, "classic"):
             np.testing.assert_array_equal(default.q, dense.q)
             np.testing.assert_array_equal(default.v, dense.v)
             np.testing.assert_allclose(art.v, dense.v, atol=1e-8)
             differs = differs or not np.array_equal(art.v, dense.v)
         assert differs  # the switch does route: the forced recursions round differently
+
+
+def test_loaded_laws_take_the_recursions_on_small_arms():
+    """A law that reads its reactions takes the articulated step from ARTICULATED_LOADED_MIN
+    joints (panda: 9): the default step is the forced recursions' to the bit, and agrees with
+    the forced dense step to the solve's tolerance; below that (2 joints) it is the dense one."""
+    assert ARTICULATED_LOADED_MIN <= 9 < ARTICULATED_MIN
+    model = rd.load_urdf(erd_urdf(PANDA))
+    differs = False
+    for default, art, dense in _threshold_run(model, "load_dependent", lead="default"):
+        np.testing.assert_array_equal(default.q, art.q)
+        np.testing.assert_array_equal(default.v, art.v)
+        np.testing.assert_array_equal(default._codes, dense._codes)
+        scale = 1.0 + np.abs(dense.v).max()
+        np.testing.assert_allclose(default.v, dense.v, rtol=1e-9, atol=1e-9 * scale)
+        np.testing.assert_allclose(default.q, dense.q, rtol=1e-9, atol=1e-9 * scale)
+        differs = differs or not np.array_equal(default.v, dense.v)
+    assert differs
+    small = _chain(ARTICULATED_LOADED_MIN - 1, "load_dependent")[0]
+    for default, _, dense in _threshold_run(small, "load_dependent", lead="default"):
+        np.testing.assert_array_equal(default.q, dense.q)
+        np.testing.assert_array_equal(default.v, dense.v)
 
 
 @pytest.mark.parametrize("law", sorted(LAWS))

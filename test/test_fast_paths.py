@@ -9,6 +9,7 @@ import pytest
 
 import robot_dynamics as rd
 from robot_dynamics.friction import friction_from_config
+from robot_dynamics.kernels.fd import SP_ARTICULATED
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAWS = {
@@ -39,14 +40,19 @@ def test_fast_step_agrees_with_reference_over_stick_slip_run(arm7, law):
     data = model.create_data()
     q0 = np.linspace(-0.4, 0.4, model.nv)
     runs, sims = [], []
-    for compiled in (True, False):
+    for compiled, dense in ((True, True), (False, False), (True, False)):
         sim = rd.Simulator(model, fr, dt=1e-3, compiled=compiled)
+        if dense:  # the compiled dense step: the Python statement's twin
+            sim._tail[SP_ARTICULATED] = np.inf
         sim.reset(q0)
         runs.append(sim.run(0.25, _push(model, data)))
         sims.append(sim)
-    fast, slow = runs
+    fast, slow, default = runs
     for key in ("q", "v", "tau_friction"):
         np.testing.assert_allclose(fast[key], slow[key], atol=1e-10, rtol=1e-10, err_msg=key)
+        # the load-dependent law steps by the articulated recursions by default (kernels/fd.py
+        # ARTICULATED_LOADED_MIN): the same answers to the solve's tolerance, tol (1 + max|q̈|)
+        np.testing.assert_allclose(default[key], slow[key], atol=1e-8, rtol=1e-8, err_msg=key)
     # stick/slip rich: joints stuck exactly at some steps, sliding at others
     stuck = fast["v"] == 0.0
     assert stuck.any() and (~stuck).any()

@@ -5,6 +5,7 @@ import pytest
 
 import robot_dynamics as rd
 from robot_dynamics.friction import friction_from_config
+from robot_dynamics.kernels.fd import SP_ARTICULATED
 from conftest import bundled
 
 
@@ -163,7 +164,8 @@ def test_limits_false_lets_the_joint_pass():
 
 def test_reference_and_compiled_steps_agree_through_stop_impacts(arm7):
     model, fr = arm7
-    sims = [rd.Simulator(model, fr, dt=1e-3, compiled=c) for c in (True, False)]
+    sims = [rd.Simulator(model, fr, dt=1e-3, compiled=c) for c in (True, False, True)]
+    sims[0]._tail[SP_ARTICULATED] = np.inf  # the compiled dense step: the Python statement's twin
     data = model.create_data()
     q0 = np.array([2.8, -1.9, 0.3, 1.9, -2.8, 0.0, 2.9])  # near several stops
 
@@ -175,9 +177,14 @@ def test_reference_and_compiled_steps_agree_through_stop_impacts(arm7):
     for sim in sims:
         sim.reset(q0)
         runs.append(sim.run(0.25, controller))
-    fast, slow = runs
+    fast, slow, default = runs
     for key in ("q", "v", "tau_friction", "tau_limit"):
         np.testing.assert_allclose(fast[key], slow[key], atol=1e-9, rtol=1e-9, err_msg=key)
+        # arm7's load-dependent laws step by the articulated recursions by default (kernels/
+        # fd.py ARTICULATED_LOADED_MIN): the same answers to the solve's tolerance,
+        # tol (1 + max|q̈|): q̇ 2e-9 at 360 rad/s, τ_limit 3e-8 at 3e3 N·m here
+        np.testing.assert_allclose(default[key], slow[key], atol=1e-7, rtol=1e-7, err_msg=key)
+    assert sims[2].limit_steps == sims[1].limit_steps
     assert sims[0].limit_steps == sims[1].limit_steps > 10
     assert (fast["tau_limit"] != 0).any() and (fast["v"] == 0).any()
     a1, a2 = sims[0].audit, sims[1].audit

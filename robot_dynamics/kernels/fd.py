@@ -23,7 +23,8 @@ from robot_dynamics.kernels.layout import (laws_views, model_armature, model_dam
     model_gravity, model_relations, model_views, scratch_views, work_views)
 from robot_dynamics.kernels.friction import loads_matter
 from robot_dynamics.kernels.articulated import solve_instant
-from robot_dynamics.kernels.articulated_step import ARTICULATED_MIN, step_pass
+from robot_dynamics.kernels.articulated_step import (ARTICULATED_LOADED_MIN, ARTICULATED_MIN,
+    step_pass)
 from robot_dynamics.kernels.friction_solve import (LOWER, STUCK, TAU_LIMIT, UHI, ULO, UPPER,
     solve_friction)
 
@@ -289,7 +290,9 @@ PASSES = 4
 #: [damping, lower, upper, effort limit] (4n; ∓inf: no stop, inf: no limit), then these scalars
 SP_H, SP_VTOL, SP_TOL, SP_MAXITER = 0, 1, 2, 3  # step length, rest velocity, tolerance, iterations
 #: the joint count from which step 2 runs on the articulated recursions
-#: (:mod:`.articulated_step`; default ARTICULATED_MIN, inf: always the dense solve)
+#: (:mod:`.articulated_step`; default ARTICULATED_MIN, inf: always the dense solve, 0: always
+#: the recursions). Where some law reads its reactions (:func:`.friction.loads_matter`), from
+#: ARTICULATED_LOADED_MIN joints already unless the slot is inf
 SP_ARTICULATED = 4
 SP_MOTOR, SP_FRICTION, SP_DAMPING, SP_LIMIT = 5, 6, 7, 8  # energy-audit sums, accumulated
 SP_SATURATED, SP_LIMIT_STEPS = 9, 10  # steps with a saturated joint / with a stop acting
@@ -336,8 +339,9 @@ def _step(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf, fext):
     packed model and work; ``mb``/``w`` are then the coordinates' (:func:`_coupled_mass`).
 
     Step 2 runs on the articulated recursions (:func:`.articulated_step.step_pass`: O(n) per
-    iteration, no M, no directors) on models with at least sp's SP_ARTICULATED joints and no
-    mimic coupling, on the dense solve (M, the directors, :func:`.friction_solve.solve_friction`)
+    iteration, no M, no directors) on models with at least sp's SP_ARTICULATED joints — at
+    least ARTICULATED_LOADED_MIN where some law reads its reactions, unless the slot is inf —
+    and no mimic coupling, on the dense solve (M, the directors, :func:`.friction_solve.solve_friction`)
     otherwise and wherever the recursions cannot answer (they return −1: the dense solve then
     runs step 2 from its start).
 
@@ -404,11 +408,13 @@ def _step(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf, fext):
         v_eval[i] = vp[i]
     loaded = loads_matter(codes, params)
     info[6] = 1 if loaded else 0  # Wt holds the answer's joint wrenches (else Python computes them)
-    # long chains (issue 35): step 2 by the articulated recursions, O(n) per iteration, no M
-    # nor directors (kernels/articulated_step.py; a stop's impulse above formed M for itself
-    # alone); not in mimic coordinates. Where they cannot answer, the dense solve below, from
-    # the start of step 2
-    art = not coupled and n >= acc_sums[SP_ARTICULATED]
+    # long chains, and laws that read their reactions from ARTICULATED_LOADED_MIN joints on
+    # (issue 35): step 2 by the articulated recursions, O(n) per iteration, no M nor directors
+    # (kernels/articulated_step.py; a stop's impulse above formed M for itself alone); not in
+    # mimic coordinates. Where they cannot answer, the dense solve below, from the start of
+    # step 2
+    thr = acc_sums[SP_ARTICULATED]
+    art = not coupled and (n >= thr or (loaded and n >= ARTICULATED_LOADED_MIN and thr < np.inf))
     # 2. velocity-product terms at the mid-step velocity q̇' + (h/2) q̈: after a step, the last
     # steps' q̈ extrapolated places it, and the answer stands if its active set is the last
     # step's; otherwise (and after a reset or a stop's impulse) a first solve with q̇ predicts

@@ -24,9 +24,10 @@ One step of length h (a velocity-level, "time-stepping" scheme suited to frictio
 
 M is the mass matrix with the actuators' rotors, M + diag(``model.armature``), everywhere in the
 step (the impulse of step 0, the solve of step 2) and in the audit's kinetic energy. The compiled
-step solves step 2 of models with many joints (kernels/articulated_step.py ARTICULATED_MIN, no
-mimic joints) by articulated-body recursions that never form M — O(n) per iteration, the same
-motion to the solve's tolerance — and by the dense solve elsewhere (issue 35).
+step solves step 2 of models with many joints (kernels/articulated_step.py ARTICULATED_MIN; with
+a law that reads its reactions, ARTICULATED_LOADED_MIN; no mimic joints) by articulated-body
+recursions that never form M nor the wrench directors — O(n) per iteration, the same motion to
+the solve's tolerance — and by the dense solve elsewhere (issue 35).
 
 The position update is the Störmer–Verlet splitting (second order, good energy behaviour); the
 impulse of step 0 keeps it exact (``q⁺ − q = h (q̇' + q̇⁺)/2``) with positions never past a stop.
