@@ -345,6 +345,30 @@ def evaluate(codes, params, kinds, axes, oMi, arm, v, tau, state, ab, abv, qdd):
     return worst, applied, inertial
 
 
+@njit(cache=True, inline="always")
+def add_force_row(oMi, fn, T, mu, i, d, g):
+    """T_i += d ĝ_i and μ_i += d ĝ_iᵀ fn_i: a law's force-side row g = ∂φ_i/∂fn_i (joint i's
+    frame; entries that are not finite count 0) as a world-frame one ĝ, gᵀ X* fn = (X*ᵀ g)ᵀ fn
+    (the linearisation's T_i = S_i + d_i g_i and its share of μ_i)."""
+    g0, g1, g2 = finite_or_zero(g[0]), finite_or_zero(g[1]), finite_or_zero(g[2])
+    g3, g4, g5 = finite_or_zero(g[3]), finite_or_zero(g[4]), finite_or_zero(g[5])
+    n0 = oMi[i, 0, 0] * g3 + oMi[i, 0, 1] * g4 + oMi[i, 0, 2] * g5
+    n1 = oMi[i, 1, 0] * g3 + oMi[i, 1, 1] * g4 + oMi[i, 1, 2] * g5
+    n2 = oMi[i, 2, 0] * g3 + oMi[i, 2, 1] * g4 + oMi[i, 2, 2] * g5
+    px, py, pz = oMi[i, 0, 3], oMi[i, 1, 3], oMi[i, 2, 3]
+    e0 = oMi[i, 0, 0] * g0 + oMi[i, 0, 1] * g1 + oMi[i, 0, 2] * g2 + py * n2 - pz * n1
+    e1 = oMi[i, 1, 0] * g0 + oMi[i, 1, 1] * g1 + oMi[i, 1, 2] * g2 + pz * n0 - px * n2
+    e2 = oMi[i, 2, 0] * g0 + oMi[i, 2, 1] * g1 + oMi[i, 2, 2] * g2 + px * n1 - py * n0
+    T[i, 0] += d * e0
+    T[i, 1] += d * e1
+    T[i, 2] += d * e2
+    T[i, 3] += d * n0
+    T[i, 4] += d * n1
+    T[i, 5] += d * n2
+    mu[i] += d * (e0 * fn[i, 0] + e1 * fn[i, 1] + e2 * fn[i, 2] + n0 * fn[i, 3]
+                  + n1 * fn[i, 4] + n2 * fn[i, 5])
+
+
 @njit(cache=True)
 def linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, newton):
     """Projections T and right-hand sides μ of the sliding joints' laws linearised at the last
@@ -366,24 +390,7 @@ def linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, newton):
             continue
         pr, e, Wi = law_inputs(params, axes, W, i)
         _, g = friction_gradient_inline(codes[i], pr, kinds[i], e, Wi, abs(v[i]) * d, d)
-        g0, g1, g2 = finite_or_zero(g[0]), finite_or_zero(g[1]), finite_or_zero(g[2])
-        g3, g4, g5 = finite_or_zero(g[3]), finite_or_zero(g[4]), finite_or_zero(g[5])
-        # a force-side row g (joint frame) as a world-frame one: gᵀ X* fn = (X*ᵀ g)ᵀ fn
-        n0 = oMi[i, 0, 0] * g3 + oMi[i, 0, 1] * g4 + oMi[i, 0, 2] * g5
-        n1 = oMi[i, 1, 0] * g3 + oMi[i, 1, 1] * g4 + oMi[i, 1, 2] * g5
-        n2 = oMi[i, 2, 0] * g3 + oMi[i, 2, 1] * g4 + oMi[i, 2, 2] * g5
-        px, py, pz = oMi[i, 0, 3], oMi[i, 1, 3], oMi[i, 2, 3]
-        e0 = oMi[i, 0, 0] * g0 + oMi[i, 0, 1] * g1 + oMi[i, 0, 2] * g2 + py * n2 - pz * n1
-        e1 = oMi[i, 1, 0] * g0 + oMi[i, 1, 1] * g1 + oMi[i, 1, 2] * g2 + pz * n0 - px * n2
-        e2 = oMi[i, 2, 0] * g0 + oMi[i, 2, 1] * g1 + oMi[i, 2, 2] * g2 + px * n1 - py * n0
-        T[i, 0] += d * e0
-        T[i, 1] += d * e1
-        T[i, 2] += d * e2
-        T[i, 3] += d * n0
-        T[i, 4] += d * n1
-        T[i, 5] += d * n2
-        mu[i] += d * (e0 * fn[i, 0] + e1 * fn[i, 1] + e2 * fn[i, 2] + n0 * fn[i, 3]
-                      + n1 * fn[i, 4] + n2 * fn[i, 5])
+        add_force_row(oMi, fn, T, mu, i, d, g)
 
 
 @njit(cache=True)

@@ -50,13 +50,13 @@ import numpy as np
 from numba import njit
 
 from robot_dynamics.kernels.articulated import (_ACC, _BETA, _C, _DD, _FN, _MU, _PA, _PHI, _SW,
-    _T, _U, _VEL, _VT, _Y, _joint_effort, articulated_pass, external_world, joint_frame,
-    world_setup)
+    _T, _U, _VEL, _VT, _Y, _joint_effort, add_force_row, articulated_pass, external_world,
+    joint_frame, world_setup)
 from robot_dynamics.kernels.dynamics import _inertia_times, finite_or_zero
 from robot_dynamics.kernels.friction import (can_self_lock, friction_gradient_inline,
     friction_one_inline, law_inputs)
 from robot_dynamics.kernels.friction_solve import (FREE, LOWER, NOISE, PREMATURE, ROUNDOFF, STUCK,
-    TAU_LIMIT, UPPER, WORK)
+    TAU_LIMIT, UPPER, WORK, leave_stop)
 from robot_dynamics.kernels.layout import (articulated_views, laws_views, model_armature,
     model_gravity, model_views, scratch_views, work_views)
 
@@ -251,24 +251,7 @@ def _linearize(codes, params, kinds, axes, oMi, vp, h, state, ab, abv, vecs, W, 
         kv = finite_or_zero(d * mv * du)
         arme[i] += kv
         mu[i] += kv * qdd[i]
-        g0, g1, g2 = finite_or_zero(g[0]), finite_or_zero(g[1]), finite_or_zero(g[2])
-        g3, g4, g5 = finite_or_zero(g[3]), finite_or_zero(g[4]), finite_or_zero(g[5])
-        # a force-side row g (joint frame) as a world-frame one (as articulated.linearize)
-        n0 = oMi[i, 0, 0] * g3 + oMi[i, 0, 1] * g4 + oMi[i, 0, 2] * g5
-        n1 = oMi[i, 1, 0] * g3 + oMi[i, 1, 1] * g4 + oMi[i, 1, 2] * g5
-        n2 = oMi[i, 2, 0] * g3 + oMi[i, 2, 1] * g4 + oMi[i, 2, 2] * g5
-        px, py, pz = oMi[i, 0, 3], oMi[i, 1, 3], oMi[i, 2, 3]
-        e0 = oMi[i, 0, 0] * g0 + oMi[i, 0, 1] * g1 + oMi[i, 0, 2] * g2 + py * n2 - pz * n1
-        e1 = oMi[i, 1, 0] * g0 + oMi[i, 1, 1] * g1 + oMi[i, 1, 2] * g2 + pz * n0 - px * n2
-        e2 = oMi[i, 2, 0] * g0 + oMi[i, 2, 1] * g1 + oMi[i, 2, 2] * g2 + px * n1 - py * n0
-        T[i, 0] += d * e0
-        T[i, 1] += d * e1
-        T[i, 2] += d * e2
-        T[i, 3] += d * n0
-        T[i, 4] += d * n1
-        T[i, 5] += d * n2
-        mu[i] += d * (e0 * fn[i, 0] + e1 * fn[i, 1] + e2 * fn[i, 2] + n0 * fn[i, 3]
-                      + n1 * fn[i, 4] + n2 * fn[i, 5])
+        add_force_row(oMi, fn, T, mu, i, d, g)
 
 
 @njit(cache=True)
@@ -301,23 +284,7 @@ def _evaluate_linearize(codes, params, kinds, axes, oMi, vp, h, state, ab, abv, 
         kv = finite_or_zero(d * mv * du)
         arme[i] += kv
         mu[i] += kv * qdd[i]
-        g0, g1, g2 = finite_or_zero(g[0]), finite_or_zero(g[1]), finite_or_zero(g[2])
-        g3, g4, g5 = finite_or_zero(g[3]), finite_or_zero(g[4]), finite_or_zero(g[5])
-        n0 = oMi[i, 0, 0] * g3 + oMi[i, 0, 1] * g4 + oMi[i, 0, 2] * g5
-        n1 = oMi[i, 1, 0] * g3 + oMi[i, 1, 1] * g4 + oMi[i, 1, 2] * g5
-        n2 = oMi[i, 2, 0] * g3 + oMi[i, 2, 1] * g4 + oMi[i, 2, 2] * g5
-        px, py, pz = oMi[i, 0, 3], oMi[i, 1, 3], oMi[i, 2, 3]
-        e0 = oMi[i, 0, 0] * g0 + oMi[i, 0, 1] * g1 + oMi[i, 0, 2] * g2 + py * n2 - pz * n1
-        e1 = oMi[i, 1, 0] * g0 + oMi[i, 1, 1] * g1 + oMi[i, 1, 2] * g2 + pz * n0 - px * n2
-        e2 = oMi[i, 2, 0] * g0 + oMi[i, 2, 1] * g1 + oMi[i, 2, 2] * g2 + px * n1 - py * n0
-        T[i, 0] += d * e0
-        T[i, 1] += d * e1
-        T[i, 2] += d * e2
-        T[i, 3] += d * n0
-        T[i, 4] += d * n1
-        T[i, 5] += d * n2
-        mu[i] += d * (e0 * fn[i, 0] + e1 * fn[i, 1] + e2 * fn[i, 2] + n0 * fn[i, 3]
-                      + n1 * fn[i, 4] + n2 * fn[i, 5])
+        add_force_row(oMi, fn, T, mu, i, d, g)
 
 
 @njit(cache=True)
@@ -569,14 +536,7 @@ def step_pass(mb, fr, q_half, v_eval, vp, tau, damping, h, v_tol, tol, max_iter,
             if val > 0 and val > worst_val:
                 worst, worst_val = i, val
         if worst >= 0:
-            push = 1.0 if stuck[worst] == LOWER else -1.0
-            u = ulo[worst] if stuck[worst] == LOWER else uhi[worst]
-            if u == 0.0 and codes[worst] != 0:
-                stuck[worst] = STUCK
-                direction[worst] = 0.0
-            else:
-                stuck[worst] = FREE
-                direction[worst] = (1.0 if vp[worst] > 0 else -1.0) if vp[worst] != 0.0 else -push
+            leave_stop(worst, stuck, direction, ulo, uhi, codes, vp)
             info[3] += 1
             continue
         res = 0.0

@@ -579,6 +579,21 @@ def _newton(M, rhs0_buf, W0, D, rel, codes, params, kinds, axes, v, stuck, direc
     return False
 
 
+@njit(cache=True, inline="always")
+def leave_stop(i, stuck, direction, ulo, uhi, codes, v):
+    """Rule 4's change for joint i, whose stop would pull: it sticks where the stop leaves it no
+    velocity (u* = 0; friction holds it), else it slides off, along q̇ (away from the stop at
+    rest)."""
+    push = 1.0 if stuck[i] == LOWER else -1.0
+    u = ulo[i] if stuck[i] == LOWER else uhi[i]
+    if u == 0.0 and codes[i] != 0:
+        stuck[i] = STUCK
+        direction[i] = 0.0
+    else:
+        stuck[i] = FREE
+        direction[i] = (1.0 if v[i] > 0 else -1.0) if v[i] != 0.0 else -push
+
+
 @njit(cache=True)
 def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v_tol, tol, max_iter,
                    ulo, uhi, a, tauf, stuck, at_rest, info, L, W, vecs, idx, warm, loaded):
@@ -791,14 +806,7 @@ def solve_friction(M, bias, tau, W0, D, rel, codes, params, kinds, axes, v, h, v
             if val > 0 and val > worst_val:
                 worst, worst_val = i, val
         if worst >= 0:
-            push = 1.0 if stuck[worst] == LOWER else -1.0
-            u = ulo[worst] if stuck[worst] == LOWER else uhi[worst]
-            if u == 0.0 and codes[worst] != 0:
-                stuck[worst] = STUCK
-                direction[worst] = 0.0
-            else:
-                stuck[worst] = FREE
-                direction[worst] = (1.0 if v[worst] > 0 else -1.0) if v[worst] != 0.0 else -push
+            leave_stop(worst, stuck, direction, ulo, uhi, codes, v)
             info[3] += 1
             screen = screening
             continue
