@@ -369,6 +369,7 @@ def run_node(node_class, args=None):
     # clean-up below always runs to its end (signals.py says why)
     signals.install()
     node = executor = None
+    node_name = getattr(node_class, "node_name", node_class.__name__)
     try:
         rclpy.init(args=args)
         try:
@@ -381,6 +382,8 @@ def run_node(node_class, args=None):
             print(f"{name}: {parameter_error_text(exc)}", file=sys.stderr)
             rclpy.shutdown()
             sys.exit(2)
+        node_name = node.get_name()  # read now: a signal's context shutdown may have
+        # requested the node's destruction by the time the clean-up below runs
         # An action goal (own reentrant group) waits while callbacks go on: that needs two
         # threads. Otherwise one thread: rclpy's multi-threaded executor costs milliseconds of
         # latency per callback, too much for a 1 kHz loop.
@@ -410,14 +413,20 @@ def run_node(node_class, args=None):
         if executor is not None:  # its threads end before the node and the context go
             executor.shutdown(timeout_sec=2.0)
         if node is not None:
-            closing, name = getattr(node, "closing_line", None), node.get_name()
-            try:  # a last word, e.g. where the simulation got to
+            closing = getattr(node, "closing_line", None)
+            try:  # a last word, e.g. where the simulation got to (the node's Python state)
                 last = closing() if closing is not None else None
             except Exception:  # noqa: BLE001 - it must not mask the exit
                 last = None
-            node.destroy_node()
+            try:
+                node.destroy_node()
+            except Exception:  # noqa: BLE001 - its handle already destroyed: two signals
+                # (a terminal's Ctrl-C and ros2 launch's) can have the context's shutdown
+                # request the node's destruction first ("destruction was requested")
+                if signals.received() is None:
+                    raise
             if last:  # logged once the node is gone: its /rosout publisher's context may be
-                rclpy.logging.get_logger(name).info(last)  # shut down by the signal already
+                rclpy.logging.get_logger(node_name).info(last)  # shut down by the signal
         if rclpy.ok():
             rclpy.shutdown()
         signals.finish()
