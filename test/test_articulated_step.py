@@ -43,6 +43,15 @@ def _sync(src, dst):
     dst._tail[SP_HISTORY] = src._tail[SP_HISTORY]
 
 
+def _step_both(art, dense, tau, fext=None):
+    """One step of each from the same state and history (:func:`_sync`); their joint states
+    (stick/slip/stop assignments) must be the same."""
+    _sync(art, dense)
+    art.step(tau, fext=fext)
+    dense.step(tau, fext=fext)
+    np.testing.assert_array_equal(art._codes, dense._codes)
+
+
 def _start(model, rng):
     """q within the stops, some joints on a stop (moving into it or at rest), some at rest."""
     n = model.nv
@@ -125,10 +134,7 @@ def test_external_wrenches_on_the_articulated_step():
     tau = rng.uniform(-2, 2, n)
     for k in range(60):
         fext = rng.uniform(-3, 3, (n, 6)) * (rng.random((n, 1)) < 0.3)
-        _sync(art, dense)
-        art.step(tau, fext=fext)
-        dense.step(tau, fext=fext)
-        np.testing.assert_array_equal(art._codes, dense._codes)
+        _step_both(art, dense, tau, fext)
         scale = 1.0 + np.abs(dense.v).max()
         np.testing.assert_allclose(art.v, dense.v, rtol=1e-9, atol=1e-9 * scale)
         np.testing.assert_allclose(art.q, dense.q, rtol=1e-9, atol=1e-9 * scale)
@@ -257,10 +263,7 @@ def test_other_laws_and_the_fallback(law, fallback):
         dense.reset(q, v)
         tau = rng.uniform(-3, 3, n)
         for k in range(30):
-            _sync(art, dense)
-            art.step(tau)
-            dense.step(tau)
-            np.testing.assert_array_equal(art._codes, dense._codes)
+            _step_both(art, dense, tau)
             if fallback:
                 np.testing.assert_array_equal(art.v, dense.v)
                 np.testing.assert_array_equal(art.tau_friction, dense.tau_friction)
@@ -290,10 +293,7 @@ def test_a_pivot_that_is_not_positive_falls_back_mid_solve():
         dense.reset(q, 0.02 * v)
         tau = rng.uniform(-3, 3, n)
         for k in range(30):
-            _sync(art, dense)
-            art.step(tau)
-            dense.step(tau)
-            np.testing.assert_array_equal(art._codes, dense._codes)
+            _step_both(art, dense, tau)
             if art.report.method != "newton":  # the dense step answered
                 fallbacks += 1
                 np.testing.assert_array_equal(art.q, dense.q)

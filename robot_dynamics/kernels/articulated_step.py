@@ -33,8 +33,8 @@ solve (:func:`.articulated.solve_instant`):
 An assignment with no free joint (every joint stuck or on a stop: every q̈_i prescribed) needs
 no recursion: one RNEA at the targets gives its wrenches (the rest and stop classes of
 bench/bench_motion_classes.py). The laws' value and derivatives at a linearisation point are
-evaluated side by side (:func:`_evaluate_linearize`), the stick/slip rules evaluate the laws
-inlined.
+evaluated side by side (:func:`_linearize` with ``evaluate``), the stick/slip rules evaluate the
+laws inlined.
 
 :func:`step_pass` is one pass of step 2 (velocity products at q̇_e, then the solve); it
 returns −1 where it cannot answer as the general solve would (a law that can self-lock, a pivot
@@ -136,42 +136,14 @@ def _wrenches_at(parents, gravity, Iw, state, ab, qdd):
 
 
 @njit(cache=True)
-def _evaluate(codes, params, kinds, axes, oMi, vp, h, state, ab, abv, vecs, W, qdd):
-    """The sliding joints' law magnitudes φ_i(fn_i, u_i), u_i = |q̇'_i + h q̈_i|·s_i, at the last
-    wrenches, and (worst residual |Sᵀ fn + (armature + h d) q̈ − τ + d q̇' + s φ|, largest
-    applied effort, largest inertial effort) over them. (The solve runs it fused with the
-    forward pass, :func:`_forward_evaluate`; this is its statement.)"""
-    n = codes.shape[0]
-    Sw, fn = ab[_SW], ab[_FN]
-    phi = abv[_PHI]
-    direction, armp, taup = vecs[_DIRECTION], vecs[_ARMP], vecs[_TAUP]
-    worst = 0.0
-    applied = 0.0
-    inertial = 0.0
-    for i in range(n):
-        if state[i] != FREE or codes[i] == 0:
-            continue
-        joint_frame(oMi, fn, i, W)
-        d = direction[i]
-        u = abs(vp[i] + h * qdd[i]) * d
-        pr, e, Wi = law_inputs(params, axes, W, i)
-        m = friction_one_inline(codes[i], pr, kinds[i], e, Wi, u, d)
-        phi[i] = m
-        s = _joint_effort(Sw, fn, armp, qdd, i)
-        worst = max(worst, abs(s - taup[i] + d * m))
-        applied = max(applied, abs(taup[i]), m)
-        inertial = max(inertial, abs(s))
-    return worst, applied, inertial
-
-
-@njit(cache=True)
 def _forward_evaluate(codes, params, kinds, axes, parents, gravity, oMi, vp, h, state, IA, ab,
                       abv, vecs, W, qdd):
     """:func:`.articulated.forward_pass` (q̈ of the free joints, the body accelerations and
-    the joint wrenches), the prescribed q̈ of the others, and :func:`_evaluate` at each joint
-    as soon as its wrench is final (the same operations in the same order: the same values, to
-    the bit, as the three in a row, in one sweep). Returns (the largest change of q̈, the
-    largest |q̈|, then :func:`_evaluate`'s three)."""
+    the joint wrenches), the prescribed q̈ of the others, and at each sliding joint, as soon as
+    its wrench is final, its law's magnitude φ_i(fn_i, u_i), u_i = |q̇'_i + h q̈_i|·s_i (into
+    abv[_PHI]) and its residual, in one sweep. Returns (the largest change of q̈, the largest
+    |q̈|, the worst residual |Sᵀ fn + (armature + h d) q̈ − τ + d q̇' + s φ|, the largest applied
+    effort, the largest inertial effort |Sᵀ fn + …|) over the sliding joints."""
     n = parents.shape[0]
     Sw, c, pA, Vt, T, a, fn = ab[_SW], ab[_C], ab[_PA], ab[_VT], ab[_T], ab[_ACC], ab[_FN]
     Dd, mu, phi = abv[_DD], abv[_MU], abv[_PHI]
@@ -225,11 +197,14 @@ def _forward_evaluate(codes, params, kinds, axes, parents, gravity, oMi, vp, h, 
 
 
 @njit(cache=True)
-def _linearize(codes, params, kinds, axes, oMi, vp, h, state, ab, abv, vecs, W, qdd):
+def _linearize(codes, params, kinds, axes, oMi, vp, h, state, ab, abv, vecs, W, qdd, evaluate):
     """Projections T, pivots' armatures (vecs[_ARME]) and right-hand sides μ of the sliding
-    joints' laws linearised at the last evaluated wrenches and accelerations (the module
-    docstring): T_i = S_i + s_i g_i, armature_i + h d_i + s_i k_i, μ_i = τ_i − d_i q̇'_i
-    − s_i φ_i + s_i g_iᵀ fn_i + s_i k_i q̈_i."""
+    joints' laws linearised at the last wrenches and accelerations (the module docstring):
+    T_i = S_i + s_i g_i, armature_i + h d_i + s_i k_i, μ_i = τ_i − d_i q̇'_i − s_i φ_i
+    + s_i g_iᵀ fn_i + s_i k_i q̈_i. ``evaluate``: first the law magnitudes φ_i there, at
+    u_i = |q̇'_i + h q̈_i|·s_i (the law's value and derivatives side by side on the same inputs,
+    their common terms computed once); else the φ_i the last forward pass evaluated
+    (:func:`_forward_evaluate`) at those wrenches."""
     n = codes.shape[0]
     Sw, fn, T = ab[_SW], ab[_FN], ab[_T]
     phi, mu = abv[_PHI], abv[_MU]
@@ -241,74 +216,29 @@ def _linearize(codes, params, kinds, axes, oMi, vp, h, state, ab, abv, vecs, W, 
         arme[i] = armp[i]
         if state[i] != FREE or codes[i] == 0:
             continue
+        if evaluate:
+            joint_frame(oMi, fn, i, W)
         d = direction[i]
+        u = vp[i] + h * qdd[i]
+        du = h if u * d >= 0 else -h  # u = |q̇' + h q̈|·s
+        u = abs(u) * d
+        pr, e, Wi = law_inputs(params, axes, W, i)
+        if evaluate:
+            phi[i] = friction_one_inline(codes[i], pr, kinds[i], e, Wi, u, d)
         mu[i] = taup[i] - d * phi[i]
-        u = vp[i] + h * qdd[i]
-        du = h if u * d >= 0 else -h  # u = |q̇' + h q̈|·s
-        u = abs(u) * d
-        pr, e, Wi = law_inputs(params, axes, W, i)
         mv, g = friction_gradient_inline(codes[i], pr, kinds[i], e, Wi, u, d)
         kv = finite_or_zero(d * mv * du)
         arme[i] += kv
         mu[i] += kv * qdd[i]
         add_force_row(oMi, fn, T, mu, i, d, g)
-
-
-@njit(cache=True)
-def _evaluate_linearize(codes, params, kinds, axes, oMi, vp, h, state, ab, abv, vecs, W, qdd):
-    """:func:`_evaluate`'s law magnitudes φ_i (no residual) and :func:`_linearize` at the same
-    wrenches and accelerations in one sweep: the law's value and derivatives inlined side by
-    side on the same inputs (their common terms — the load components, their norms — computed
-    once); the same values, to the bit, as the two calls in a row."""
-    n = codes.shape[0]
-    Sw, fn, T = ab[_SW], ab[_FN], ab[_T]
-    phi, mu = abv[_PHI], abv[_MU]
-    direction, armp, arme, taup = vecs[_DIRECTION], vecs[_ARMP], vecs[_ARME], vecs[_TAUP]
-    for i in range(n):
-        for k in range(6):
-            T[i, k] = Sw[i, k]
-        mu[i] = taup[i]
-        arme[i] = armp[i]
-        if state[i] != FREE or codes[i] == 0:
-            continue
-        joint_frame(oMi, fn, i, W)
-        d = direction[i]
-        u = vp[i] + h * qdd[i]
-        du = h if u * d >= 0 else -h  # u = |q̇' + h q̈|·s
-        u = abs(u) * d
-        pr, e, Wi = law_inputs(params, axes, W, i)
-        m = friction_one_inline(codes[i], pr, kinds[i], e, Wi, u, d)
-        phi[i] = m
-        mu[i] = taup[i] - d * m
-        mv, g = friction_gradient_inline(codes[i], pr, kinds[i], e, Wi, u, d)
-        kv = finite_or_zero(d * mv * du)
-        arme[i] += kv
-        mu[i] += kv * qdd[i]
-        add_force_row(oMi, fn, T, mu, i, d, g)
-
-
-@njit(cache=True)
-def _chord_rhs(codes, state, ab, abv, vecs, qdd):
-    """μ for the kept projections and pivots at the last evaluated wrenches (a chord step):
-    μ_i = τ_i − d_i q̇'_i − s_i φ_i + (T_i − S_i)ᵀ fn_i + s_i k_i q̈_i. (The solve runs it
-    fused with the bias pass, :func:`_chord_bias`; this is its statement.)"""
-    n = codes.shape[0]
-    Sw, fn, T = ab[_SW], ab[_FN], ab[_T]
-    phi, mu = abv[_PHI], abv[_MU]
-    direction, armp, arme, taup = vecs[_DIRECTION], vecs[_ARMP], vecs[_ARME], vecs[_TAUP]
-    for i in range(n):
-        if state[i] != FREE or codes[i] == 0:
-            continue
-        s = 0.0
-        for k in range(6):
-            s += (T[i, k] - Sw[i, k]) * fn[i, k]
-        mu[i] = taup[i] - direction[i] * phi[i] + s + (arme[i] - armp[i]) * qdd[i]
 
 
 @njit(cache=True)
 def _chord_bias(parents, codes, state, ab, abv, vecs, qdd):
-    """:func:`_chord_rhs`, then :func:`.articulated.bias_pass` (the same operations: the same
-    values, to the bit), in one backward sweep: each μ_i just before its pᴬ_i is used."""
+    """A chord step's right-hand sides for the kept projections and pivots at the last
+    evaluated wrenches, μ_i = τ_i − d_i q̇'_i − s_i φ_i + (T_i − S_i)ᵀ fn_i + s_i k_i q̈_i, and
+    :func:`.articulated.bias_pass` on them, in one backward sweep: each μ_i just before its pᴬ_i
+    is used."""
     n = parents.shape[0]
     Sw, fn, T, beta, pA, U, y = ab[_SW], ab[_FN], ab[_T], ab[_BETA], ab[_PA], ab[_U], ab[_Y]
     phi, mu, Dd = abv[_PHI], abv[_MU], abv[_DD]
@@ -353,7 +283,7 @@ def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, vp,
         free = free or state[i] == FREE
     if not free:  # every acceleration prescribed: the wrenches above are the answer's
         return True
-    _evaluate_linearize(codes, params, kinds, axes, oMi, vp, h, state, ab, abv, vecs, W, qdd)
+    _linearize(codes, params, kinds, axes, oMi, vp, h, state, ab, abv, vecs, W, qdd, True)
     if not articulated_pass(parents, Iw, vecs[_ARME], state, IA, ab, abv):
         return False
     prev_res = np.inf
@@ -374,7 +304,8 @@ def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, vp,
         if res < CHORD * prev_res:  # the last linearisation serves
             _chord_bias(parents, codes, state, ab, abv, vecs, qdd)
         else:
-            _linearize(codes, params, kinds, axes, oMi, vp, h, state, ab, abv, vecs, W, qdd)
+            _linearize(codes, params, kinds, axes, oMi, vp, h, state, ab, abv, vecs, W, qdd,
+                       False)
             if not articulated_pass(parents, Iw, vecs[_ARME], state, IA, ab, abv):
                 return False
         prev_res = res
