@@ -200,3 +200,39 @@ def test_gripper_fingers_moving_stay_on_the_compiled_path():
         stuck_fingers += int((sim.v[-2:] == 0).any())
     assert stuck_fingers > 0  # stick-slip at the fingers happened
     assert np.abs(sim.q[-2:] - (mid + amp * np.sin(w * t[-1]))[-2:]).max() < 3e-3
+
+
+def test_step_efforts_are_the_last_good_steps_whatever_uses_the_work_after(arm7):
+    """The inline step leaves the applied efforts and τf in sp's published slots and the
+    Simulator copies them when read (issue 35): the step's own numbers (the Data's work read
+    right after it), unchanged by a later use of the Simulator's Data or by a step that fails
+    (the last good step's stay), arrays of their own that a later step leaves alone."""
+    model = arm7
+    fr = friction_from_config(LAWS["load_dependent"], model)
+    sim = rd.Simulator(model, fr, dt=1e-3, saturate=False, limits=False)
+    sim.reset(np.linspace(-0.4, 0.4, model.nv))
+    push = _push(model, model.create_data())
+    for _ in range(40):
+        sim.step(push(sim.t, sim.q, sim.v))
+        assert sim._tauf is None and sim._taua is None  # the inline path: nothing copied yet
+        work = sim.data.tau.copy(), sim.data.tau_friction.copy()
+        # another computation on the Simulator's Data overwrites its work arrays
+        rd.forward_dynamics(model, sim.data, sim.q, -sim.v, np.full(model.nv, 7.0), fr)
+        assert not np.array_equal(sim.data.tau_friction, work[1])
+        np.testing.assert_array_equal(sim.tau_applied, work[0])
+        np.testing.assert_array_equal(sim.tau_friction, work[1])
+    assert (sim.tau_friction != 0).all()
+    kept = sim.tau_applied, sim.tau_friction
+    values = kept[0].copy(), kept[1].copy()
+    sim.step(push(sim.t, sim.q, sim.v))
+    assert not np.array_equal(sim.tau_friction, values[1])
+    for x, value in zip(kept, values):
+        np.testing.assert_array_equal(x, value)
+    good = sim.tau_applied.copy(), sim.tau_friction.copy(), sim.q.copy()
+    with pytest.raises(rd.SimulationError, match=r"Simulator.step \d+ at t="):
+        for _ in range(1000):
+            good = sim.tau_applied.copy(), sim.tau_friction.copy(), sim.q.copy()
+            sim.step(np.full(model.nv, 1e300))
+    np.testing.assert_array_equal(sim.q, good[2])
+    np.testing.assert_array_equal(sim.tau_applied, good[0])
+    np.testing.assert_array_equal(sim.tau_friction, good[1])

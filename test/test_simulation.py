@@ -109,8 +109,10 @@ def test_step_results_are_new_arrays_a_later_step_leaves_alone():
             assert np.array_equal(np.array(tau, dtype=float), given)  # τ not edited
             acted = acted or bool(sim.at_limit.any())
             now = {name: getattr(sim, name) for name in names}
-            for name, x in now.items():  # none is a view of the work array or of another
+            for name, x in now.items():  # none is a view of the work array, of the step's
+                # parameters (sp: its published efforts) or of another
                 assert not np.shares_memory(x, sim.data._work), name
+                assert not np.shares_memory(x, sim._sp), name
                 assert not any(np.shares_memory(x, y) for other, y in now.items()
                                if other != name), name
             kept.append((now, {name: x.copy() for name, x in now.items()}))

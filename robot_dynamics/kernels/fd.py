@@ -307,6 +307,10 @@ SP_SCALARS = 13
 #: the next step's mid-step velocity and is its solve's first guess). Zeroed with the audit
 #: sums by Simulator.reset: a run is reproducible to the bit
 SP_GUESS = SP_SCALARS
+#: After those 3n entries (from SP_GUESS + 3n), n entries: the applied efforts of the last step
+#: that succeeded, n entries: its friction efforts τf — written only by a step that succeeds (a
+#: failed one leaves them; the work array's copies are overwritten then), so that the Simulator
+#: copies them when they are read instead of after every step (issue 35)
 #: flags added to status 0 of a step: some joint saturated, some stop acted
 SATURATED, ACTED = 4, 8
 
@@ -315,7 +319,7 @@ def sim_params(damping, lower, upper, effort, h, v_tol, tol, max_iter,
                articulated=ARTICULATED_MIN):
     """The flat ``sp`` array of :func:`sim_step_entry` / :func:`sim_run_entry`
     (``articulated``: the SP_ARTICULATED threshold)."""
-    tail = np.zeros(SP_SCALARS + 3 * len(damping))
+    tail = np.zeros(SP_SCALARS + 5 * len(damping))
     tail[SP_H], tail[SP_VTOL], tail[SP_TOL], tail[SP_MAXITER] = h, v_tol, tol, max_iter
     tail[SP_ARTICULATED] = articulated
     return np.concatenate([damping, lower, upper, effort, tail]).astype(np.float64)
@@ -351,14 +355,14 @@ def _step(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf, fext):
     vecs[TAU_LIMIT] (impulses included, as P/h), the joint states in ``stuck``, the joint wrenches
     of the answer in Wt (when a law reads them: info[6]), q̈ in vecs[ACC]; q̈ and the joint
     states also in sp's SP_GUESS slots, SP_HISTORY set (the next step's mid-step velocity and
-    first guess); adds the energy-audit increments (motor work, friction, damping and stop
+    first guess), the applied efforts and τf in sp's published slots; adds the energy-audit increments (motor work, friction, damping and stop
     dissipation) and the step counters to the tail of ``sp``, sums[1:7]. Returns 0
     (+ SATURATED, + ACTED), or 1 a bad input, 2 the friction solve failed, 3 an overflow (the
     caller keeps its state, and sp's slots but the step counters, in all three).
     """
     n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
     if (q.shape[0] != n or v.shape[0] != n or tau_cmd.shape[0] != n
-            or sp.shape[0] != 7 * n + SP_SCALARS or not all_finite(q, v, tau_cmd)):
+            or sp.shape[0] != 9 * n + SP_SCALARS or not all_finite(q, v, tau_cmd)):
         return 1
     damping, lower, upper, effort = sp[:n], sp[n:2 * n], sp[2 * n:3 * n], sp[3 * n:4 * n]
     acc_sums = sp[4 * n:]
@@ -522,10 +526,13 @@ def _step(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf, fext):
         v_new[i] = u
         tlim[i] += P[i] / h
     direction = vecs[1]
-    for i in range(n):  # the answer, for the next step
+    published = acc_sums[SP_GUESS + 3 * n:SP_GUESS + 5 * n]
+    for i in range(n):  # the answer, for the next step; its efforts, for the Simulator
         before[i] = last[i]
         last[i] = a[i]
         last_states[i] = _state_code(stuck[i], direction[i])
+        published[i] = tau[i]
+        published[n + i] = tauf[i]
     acc_sums[SP_HISTORY] = min(acc_sums[SP_HISTORY] + 1.0, 3.0) if smooth else 1.0
     sums[0] = res
     sums[1] = h * motor

@@ -174,7 +174,7 @@ class Simulator:
                       else np.full(n, -np.inf))
         self.upper = np.array(model.upper_limits, dtype=float) if limits else np.full(n, np.inf)
         self._has_stops = bool(np.isfinite(self.lower).any() or np.isfinite(self.upper).any())
-        self.tau_applied = np.zeros(n)
+        self._taua = np.zeros(n)  # tau_applied (None: the last step's, in sp's published slots)
         self.damping = np.array(model.damping if damping else np.zeros(n), dtype=float)
         self.data = model.create_data()
         self.v_tol, self.tol, self.max_iter = float(velocity_tolerance), float(tol), int(max_iter)
@@ -185,8 +185,12 @@ class Simulator:
         # the last step's joint-state codes (4·state + sign + 1, kernels/fd.py SP_GUESS): a
         # joint on a stop has a code ≥ 4·LOWER (at_limit, computed from them when read)
         self._codes = self._tail[SP_GUESS + n:SP_GUESS + 2 * n]
+        # the applied and friction efforts of the last compiled step that succeeded (read when
+        # asked: tau_applied, tau_friction)
+        self._published_tau = self._tail[SP_GUESS + 3 * n:SP_GUESS + 4 * n]
+        self._published_tauf = self._tail[SP_GUESS + 4 * n:SP_GUESS + 5 * n]
         self._on_stop = np.full(n, 4.0 * LOWER)
-        self.tau_friction = np.zeros(n)
+        self._tauf = np.zeros(n)  # tau_friction (None: as _taua)
         self.tau_limit = np.zeros(n)
         self.at_limit = np.zeros(n, dtype=bool)
         self._wrenches = None
@@ -287,7 +291,7 @@ class Simulator:
         self.tau_applied = np.zeros(self.model.nv)
         self._audit = EnergyAudit()
         self._energy0 = (kinetic, potential_energy(self.model, self.data))  # (self.energy())
-        self.tau_friction[:] = 0.0
+        self.tau_friction = np.zeros(self.model.nv)
         self.tau_limit = np.zeros(self.model.nv)
         self.at_limit = np.zeros(self.model.nv, dtype=bool)
         self._stops_shown = False
@@ -333,6 +337,7 @@ class Simulator:
         if value is not None and not callable(value):
             value = self._check_fext(value, "Simulator.external")
         self._external = value
+        self._inline = self._plain and value is None  # step()'s inline path
 
     def _check_fext(self, fext, where):
         names = (self.model.full if self._coupled else self.model).link_names
@@ -382,14 +387,11 @@ class Simulator:
         state it had — never a silent wrong state.
         """
         q, v = self.q, self.v  # the step replaces, never edits, these
-        if fext is not None or self._external is not None:
-            F = self._step_fext(fext)
-            self._last_fext = F  # (joint_wrenches)
-            return self._step_with(tau, F)
-        self._last_fext = None
-        if self._plain:  # the common path: one compiled call, four copies — stated inline
-            # (this is _compiled_step_done and _take_compiled without their calls and tests:
-            # each Python operation here costs a visible share of a 5 µs step, issue 35)
+        if fext is None and self._inline:  # the common path: one compiled call, two copies —
+            # stated inline (this is _compiled_step_done and _take_compiled without their calls
+            # and tests: each Python operation here costs a visible share of a 5 µs step,
+            # issue 35); compiled, no mimic coordinates, no loss split, no external efforts
+            self._last_fext = None
             try:  # the compiled step saturates and checks tau itself (length, finite); a list
                 # or an int array goes straight to the conversion below (numba's refusal of
                 # an argument type is slow)
@@ -403,8 +405,7 @@ class Simulator:
                 self._wrenches = _IN_WORK
                 self.q = self._q_new.copy()  # new arrays: the user may keep them across steps
                 self.v = self._v_new.copy()
-                self.tau_friction = self._tauf_new.copy()
-                self.tau_applied = self._tau_new.copy()
+                self._tauf = self._taua = None  # copied from sp's published slots when read
                 if status & ACTED:  # (_show_stops; at_limit from the codes when read)
                     self.tau_limit = self._tau_limit_new.copy()
                     self._at_limit = None
@@ -417,9 +418,14 @@ class Simulator:
             if not self._compiled_step_done(status, q, v, None):  # (an overflow raises)
                 self._step_slow(tau)
             return
+        if fext is not None or self._external is not None:
+            F = self._step_fext(fext)
+            self._last_fext = F  # (joint_wrenches)
+            return self._step_with(tau, F)
+        self._last_fext = None
         if self._split:  # composite laws: the step's friction dissipation by part, below
             d0 = float(self._tail[SP_FRICTION])
-        if self._packed is not None:  # the common path: one compiled call, four copies
+        if self._packed is not None:  # mimic coordinates or a loss split: one compiled call
             try:  # the compiled step saturates and checks tau itself (length, finite); a list
                 # or an int array goes straight to the conversion below (numba's refusal of
                 # an argument type is slow)
@@ -452,9 +458,8 @@ class Simulator:
             if self._split:
                 self._split_losses(q, v, d0, bool(status & ACTED))
             return True
-        if status == 3:
-            self.tau_applied = self._tau_new.copy()
-            self._fail(_Overflow(), self.tau_applied)
+        if status == 3:  # (tau_applied stays the last good step's, as _step_slow's failure)
+            self._fail(_Overflow(), self._tau_new.copy())
         return False
 
     def _step_with(self, tau, F):
@@ -535,6 +540,31 @@ class Simulator:
             self._hide_stops()
         self.t += self.dt
         self.steps += 1
+
+    @property
+    def tau_applied(self):
+        """(nv,) the motor efforts applied in the last step (after saturation)."""
+        x = self._taua
+        if x is None:  # step()'s inline path: the kernel's published copy, once (issue 35)
+            x = self._taua = self._published_tau.copy()
+        return x
+
+    @tau_applied.setter
+    def tau_applied(self, value):
+        self._taua = value
+
+    @property
+    def tau_friction(self):
+        """(nv,) the friction efforts τf of the last step (stuck joints' holding effort
+        included)."""
+        x = self._tauf
+        if x is None:  # as tau_applied
+            x = self._tauf = self._published_tauf.copy()
+        return x
+
+    @tau_friction.setter
+    def tau_friction(self, value):
+        self._tauf = value
 
     @property
     def at_limit(self):
