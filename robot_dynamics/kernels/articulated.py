@@ -83,10 +83,10 @@ def _world_inertia(oMi, i, I6, Iw):
 @njit(cache=True)
 def world_setup(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, R, p, oMi, Iw, ab):
     """Placements, world poses, and in the world frame: link inertias, motion subspaces, the
-    velocity products c_i = v_i ×m S_i q̇_i, the bias forces β_i = v_i ×* I_i v_i, and the
-    wrenches fn(q, q̇, 0) into ab[_FN] (RNEA at q̈ = 0; the base accelerates at −g)."""
+    body velocities v_i (into ab[_VEL]), the velocity products c_i = v_i ×m S_i q̇_i and the
+    bias forces β_i = v_i ×* I_i v_i (:func:`rest_wrenches` then gives fn(q, q̇, 0))."""
     n = q.shape[0]
-    Sw, c, beta, fn, vel = ab[_SW], ab[_C], ab[_BETA], ab[_FN], ab[_VEL]
+    Sw, c, beta, vel = ab[_SW], ab[_C], ab[_BETA], ab[_VEL]
     placements_kernel(kinds, axes, R0, p0, q, R, p)
     world_kernel(parents, R, p, oMi)
     for i in range(n):
@@ -124,7 +124,15 @@ def world_setup(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, R, p, oMi, I
         beta[i, 3] = o1 * h5 - o2 * h4 + a1 * h2 - a2 * h1
         beta[i, 4] = o2 * h3 - o0 * h5 + a2 * h0 - a0 * h2
         beta[i, 5] = o0 * h4 - o1 * h3 + a0 * h1 - a1 * h0
-    acc = vel  # the velocities are spent (c and β hold their products)
+
+
+@njit(cache=True)
+def rest_wrenches(parents, gravity, Iw, ab):
+    """The wrenches fn(q, q̇, 0) into ab[_FN] (RNEA at q̈ = 0, the base accelerating at −g),
+    from :func:`world_setup`'s velocity products and bias forces; the body accelerations go
+    into ab[_VEL] (the velocities are spent: c and β hold their products)."""
+    n = parents.shape[0]
+    c, beta, fn, acc = ab[_C], ab[_BETA], ab[_FN], ab[_VEL]
     for i in range(n):
         par = parents[i]
         if par >= 0:
@@ -512,6 +520,7 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
             return False  # Newton can reach a root against the assumed direction there
     qdd = vecs[16]  # kernels/fd.py ACC
     world_setup(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, R, p, oMi, Iw, ab)
+    rest_wrenches(parents, gravity, Iw, ab)
     if fext.shape[0] > 0:
         external_world(parents, oMi, fext, ab[_BETA], ab[_FN])
     Sw, fn, W = ab[_SW], ab[_FN], ab[_WL]

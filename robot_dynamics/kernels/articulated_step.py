@@ -316,7 +316,7 @@ def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, vp,
 def step_pass(mb, fr, q_half, v_eval, vp, tau, damping, h, v_tol, tol, max_iter, ulo, uhi, a,
               w, fext, warm):
     """One pass of the simulator's step 2 by the articulated recursions: velocity products and
-    fn(q½, q̇_e, 0) at ``v_eval`` (``fext``, n × 6 or 0 rows: external wrenches on the bodies),
+    bias forces at ``v_eval`` (``fext``, n × 6 or 0 rows: external wrenches on the bodies),
     then the stick/slip/stop solve for q̈ (into ``a``) — the outputs of kernels/friction_solve.py
     ``solve_friction`` with h > 0: τf (tau_friction), the joint states (``stuck``), directions
     (vecs[1]), at_rest, info, the stops' reactions vecs[TAU_LIMIT], and the joint wrenches of
@@ -324,10 +324,11 @@ def step_pass(mb, fr, q_half, v_eval, vp, tau, damping, h, v_tol, tol, max_iter,
     else every joint at rest stuck, the others sliding along q̇', ``a`` the first guess (the
     predictor of warm 3 is solved to tol here: its answer only places the next pass's q̇_e).
     Returns the residual ‖Meff q̈ + b − τ − τf − τl‖∞, or −1 where the general solve must
-    answer (the module docstring)."""
+    answer (the module docstring). Unlike the dense step it never forms fn(q½, q̇_e, 0): Data's
+    f is left as it was (nothing reads it after a step; the wrenches are Wt's)."""
     n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
     codes, params = laws_views(fr, n)
-    R, p, _, _, f, _, tauf, _, _, oMi, _ = work_views(mb, w)
+    R, p, _, _, _, _, tauf, _, _, oMi, _ = work_views(mb, w)
     _, _, _, _, W, _, vecs, _, stuck, at_rest, _, info = scratch_views(mb, w)
     Iw, IA, ab, abv = articulated_views(mb, w)
     gravity = model_gravity(mb)
@@ -343,10 +344,8 @@ def step_pass(mb, fr, q_half, v_eval, vp, tau, damping, h, v_tol, tol, max_iter,
     release, noise, tlim = vecs[_RELEASE], vecs[_NOISE_ROW], vecs[TAU_LIMIT]
     armp, taup = vecs[_ARMP], vecs[_TAUP]
     for i in range(n):
-        joint_frame(oMi, fn, i, W)  # Data's f: fn(q½, q̇_e, 0) in the joint frames
         for k in range(6):
-            f[i, k] = W[i, k]
-            c0[i, k] = c[i, k]  # the velocity products (ab[_VEL] is spent by world_setup)
+            c0[i, k] = c[i, k]  # the velocity products (ab[_VEL]: world_setup's velocities)
         armp[i] = arm[i] + h * damping[i]
         taup[i] = tau[i] - damping[i] * vp[i]
     for i in range(n):
