@@ -158,12 +158,12 @@ def rest_wrenches(parents, gravity, Iw, ab):
 
 
 @njit(cache=True)
-def external_world(parents, oMi, fext, beta, fn):
+def external_world(oMi, fext, beta):
     """The external wrenches fext (n, 6; body frames, about the body origins) in the world
     frame at its origin, [R f; R n + p × R f] with (R, p) = oMi[i], taken off each body's bias
-    β_i (its balance: I a + β − f^ext) and off the wrenches fn(q, q̇, 0) of the body and of every
-    joint between it and the base (world frame: no transform along the way)."""
-    n = parents.shape[0]
+    β_i (its balance: I a + β − f^ext): every wrench formed from β after it (:func:`rest_wrenches`,
+    the passes) carries them."""
+    n = fext.shape[0]
     for i in range(n):
         e0, e1, e2 = fext[i, 0], fext[i, 1], fext[i, 2]
         e3, e4, e5 = fext[i, 3], fext[i, 4], fext[i, 5]
@@ -171,24 +171,12 @@ def external_world(parents, oMi, fext, beta, fn):
         f1 = oMi[i, 1, 0] * e0 + oMi[i, 1, 1] * e1 + oMi[i, 1, 2] * e2
         f2 = oMi[i, 2, 0] * e0 + oMi[i, 2, 1] * e1 + oMi[i, 2, 2] * e2
         px, py, pz = oMi[i, 0, 3], oMi[i, 1, 3], oMi[i, 2, 3]
-        m0 = oMi[i, 0, 0] * e3 + oMi[i, 0, 1] * e4 + oMi[i, 0, 2] * e5 + py * f2 - pz * f1
-        m1 = oMi[i, 1, 0] * e3 + oMi[i, 1, 1] * e4 + oMi[i, 1, 2] * e5 + pz * f0 - px * f2
-        m2 = oMi[i, 2, 0] * e3 + oMi[i, 2, 1] * e4 + oMi[i, 2, 2] * e5 + px * f1 - py * f0
         beta[i, 0] -= f0
         beta[i, 1] -= f1
         beta[i, 2] -= f2
-        beta[i, 3] -= m0
-        beta[i, 4] -= m1
-        beta[i, 5] -= m2
-        j = i
-        while j >= 0:
-            fn[j, 0] -= f0
-            fn[j, 1] -= f1
-            fn[j, 2] -= f2
-            fn[j, 3] -= m0
-            fn[j, 4] -= m1
-            fn[j, 5] -= m2
-            j = parents[j]
+        beta[i, 3] -= oMi[i, 0, 0] * e3 + oMi[i, 0, 1] * e4 + oMi[i, 0, 2] * e5 + py * f2 - pz * f1
+        beta[i, 4] -= oMi[i, 1, 0] * e3 + oMi[i, 1, 1] * e4 + oMi[i, 1, 2] * e5 + pz * f0 - px * f2
+        beta[i, 5] -= oMi[i, 2, 0] * e3 + oMi[i, 2, 1] * e4 + oMi[i, 2, 2] * e5 + px * f1 - py * f0
 
 
 @njit(cache=True, inline="always")
@@ -520,9 +508,9 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
             return False  # Newton can reach a root against the assumed direction there
     qdd = vecs[16]  # kernels/fd.py ACC
     world_setup(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, R, p, oMi, Iw, ab)
-    rest_wrenches(parents, gravity, Iw, ab)
     if fext.shape[0] > 0:
-        external_world(parents, oMi, fext, ab[_BETA], ab[_FN])
+        external_world(oMi, fext, ab[_BETA])
+    rest_wrenches(parents, gravity, Iw, ab)
     Sw, fn, W = ab[_SW], ab[_FN], ab[_WL]
     direction, hold, phi, excess = abv[_DIR], abv[_HOLD], abv[_PHI], abv[_EXCESS]
     for i in range(n):  # Data's f: fn(q, q̇, 0) in the joint frames

@@ -338,7 +338,7 @@ def step_pass(mb, fr, q_half, v_eval, vp, tau, damping, h, v_tol, tol, max_iter,
             return -1.0  # Newton can reach a root against the assumed direction there
     world_setup(kinds, parents, axes, R0, p0, I6, S, gravity, q_half, v_eval, R, p, oMi, Iw, ab)
     if fext.shape[0] > 0:
-        external_world(parents, oMi, fext, ab[_BETA], ab[_FN])
+        external_world(oMi, fext, ab[_BETA])
     Sw, fn, c, c0 = ab[_SW], ab[_FN], ab[_C], ab[_VEL]
     target, direction, hold, bounds = vecs[_TARGET], vecs[_DIRECTION], vecs[_HOLD], vecs[_BOUNDS]
     release, noise, tlim = vecs[_RELEASE], vecs[_NOISE_ROW], vecs[TAU_LIMIT]
