@@ -6,12 +6,12 @@ against 2 worker processes, and the cost per rollout-step against ``mujoco.rollo
 **Workers.** arm7 with its bundled load-dependent friction tracks a minimum-jerk move with the
 friction-compensating computed-torque controller (the ``robot-dynamics sweep`` task), each
 rollout a different friction scale, payload and initial state. One block runs every rollout once
-with ``workers=1`` and once with ``workers=2`` (a fresh process pool each time, forked: its
-start-up is counted), the two timed back to back; the ratio is taken per block, median over
+with ``workers=1`` and once with ``workers=2`` (this process and a forked worker, a fresh one
+each time: its start-up is counted), the two timed back to back; the ratio is taken per block, median over
 blocks (a slow spell of the shared machine hits both sides of a ratio alike). The load average
 is printed: with other jobs on the two cores, the second worker only gets what they leave; so
-are the CPU seconds of each side (this process and its workers), whose ratio bounds the
-speed-up two free cores would give.
+are the CPU seconds of each side (this process and its workers, ``getrusage``), whose ratio
+bounds the speed-up two free cores would give.
 
 **MuJoCo.** The same URDF in MuJoCo (``bench_mujoco.mujoco_model``: visuals and collisions
 stripped, contacts off, 1 ms, joint ``frictionloss`` = the bundled friction's Coulomb levels,
@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import resource
 import statistics
 import sys
 import time
@@ -54,9 +55,10 @@ def study(rollouts, steps):
 
 
 def _cpu():
-    """CPU seconds of this process and of its finished children."""
-    t = os.times()
-    return t.user + t.system, t.children_user + t.children_system
+    """CPU seconds of this process and of its finished children (getrusage: µs, where
+    os.times counts 10 ms ticks)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
 
 
 def bench_workers(s, blocks):

@@ -71,10 +71,16 @@ def _offsets(fields, n, start=0):
     return out
 
 
+_WORK_OFFSETS: dict = {}  # n → work_offsets(n) (every Data of an n-joint model needs them)
+
+
 def work_offsets(n):
     """Offsets in the work array of every float field, then every int field (one list)."""
-    fo = _offsets(WORK_FIELDS, n)
-    return fo + _offsets(IWORK_FIELDS, n, fo[-1])[1:]
+    o = _WORK_OFFSETS.get(n)
+    if o is None:
+        fo = _offsets(WORK_FIELDS, n)
+        o = _WORK_OFFSETS[n] = tuple(fo + _offsets(IWORK_FIELDS, n, fo[-1])[1:])
+    return list(o)
 
 
 def make_work(n: int):

@@ -100,7 +100,8 @@ def controller_kernel(mb, ctl, k, q, v, w, out):
         add_joint_damping(model_damping(mb), v, out)
 
 
-@njit(f"int64({F1}, {F1}, {F1}, {F1}, {F1}, {F1}, int64, {F1}, float64[:, :, ::1])", cache=True)
+@njit(f"int64({F1}, {F1}, {F1}, {F1}, {F1}, {F1}, int64, {F1}, float64[:, :, ::1])", cache=True,
+      nogil=True)
 def sim_run_entry(mb, fr, sp, ctl, q, v, k0, w, out):
     """Steps k0 … N−1 of a rollout (N = len(out)), each :func:`.fd._step` under the controller
     ``ctl``; step k starts from (q, q̇) when k = 0, else from out[k − 1]. Writes per step

@@ -10,19 +10,26 @@ audit) — serially in this process (``workers=1``) or spread over worker proces
 (``concurrent.futures``) or any executor with ``submit`` (a Dask ``distributed.Client``:
 :mod:`robot_dynamics.simulation.sweep`).
 
-Determinism: each rollout is computed by :func:`run_one` alone, from its spec: a fresh
-:class:`Simulator`, reset to the spec's state, on the worker's Model with the spec's payload set
-(``Model.set_payload`` restores the built inertias bit for bit when it is removed) and a friction
-model built from the scaled configuration. Nothing carries over between rollouts, so the answer
+Determinism: each rollout is computed alone from its spec (:func:`run_chunk` runs them one after
+the other): a fresh :class:`Simulator`, reset to the spec's state, on the worker's Model with
+the spec's payload set (``Model.set_payload`` computes a body's inertias from the built ones, so
+replacing a payload, removing it and setting another give the same bits) and a friction model
+built from the scaled configuration. Nothing else carries over between rollouts, so the answer
 of each is the same bits whatever the number of workers, the chunking or the order they ran in
 (``test/test_rollouts.py`` holds this against a hand-written loop of ``Simulator.run``).
 
 Workers build the Model once each (:func:`_context`, cached per plant), whether they are forked,
-spawned or Dask's: a chunk of rollouts carries only the plant's description (URDF text, friction
-mapping) and the specs.
+spawned or Dask's. With ``workers=n`` this process is one of the n: it builds the plant, forks
+n − 1 workers (they inherit the plant and the specs: a task is an index range) and takes
+rollouts from the back of the list while they take them from the front, tasks of
+:data:`FORK_PIECE` rollouts, so the sides finish within a few rollouts of each other (a worker
+has its task and one queued when they meet). The compiled rollout releases the GIL, so the
+executor's threads here keep the workers fed while this process computes. Spawned workers and Dask's get
+chunks carrying the plant's description (URDF text, friction mapping) and the specs.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 import os
@@ -153,7 +160,12 @@ def scaled_friction_config(config, scale: float, model):
 
     if config is None or scale == 0.0:
         return {"default": {"model": "none"}}
-    joints = friction_from_config(config, model).to_config()["joints"]
+    return _scaled_joints(friction_from_config(config, model).to_config()["joints"], scale)
+
+
+def _scaled_joints(joints, scale: float):
+    """:func:`scaled_friction_config` of the per-joint laws ``joints`` (a FrictionModel's
+    ``to_config()["joints"]``), scale > 0."""
     out = {}
     for joint, law in joints.items():
         kind = law.get("model")
@@ -182,6 +194,7 @@ class _Context:
         self.model = load_urdf(plant.urdf)
         self.nominal = (None if plant.friction is None
                         else friction_from_config(plant.friction, self.model))
+        self._joints = None  # the nominal laws' mapping (to_config), read once
         self._friction = {}
 
     def friction(self, scale):
@@ -196,8 +209,10 @@ class _Context:
         if scale not in self._friction:
             if len(self._friction) > 64:
                 self._friction.clear()
+            if self._joints is None:  # scaled_friction_config's, without rebuilding the model
+                self._joints = self.nominal.to_config()["joints"]
             self._friction[scale] = friction_from_config(
-                scaled_friction_config(self.plant.friction, scale, self.model), self.model)
+                _scaled_joints(self._joints, scale), self.model)
         return self._friction[scale]
 
 
@@ -256,34 +271,59 @@ def run_one(plant: Plant, spec: RolloutSpec, trajectory: bool = True):
     """One rollout alone (in whichever process): returns (trajectory dict or None, summary).
     A :class:`SimulationError` (a diverging rollout) is not raised: its summary has status
     ``"failed: <message>"`` and NaN numbers, its trajectory None."""
-    from robot_dynamics.simulation.simulator import SimulationError, Simulator
-
     spec.check()
+    return run_chunk(plant, [spec], trajectory)[0]
+
+
+def run_chunk(plant: Plant, specs, trajectory: bool = True, progress=None):
+    """Rollouts one after the other in this process (a worker's task): [(trajectory, summary)].
+    The specs are checked already (:func:`run_rollouts`, :func:`run_one`); ``progress(k)`` is
+    called after the k-th.
+
+    A payload stays on its link from one rollout to the next that carries the same one
+    (setting a link's payload computes the body's inertias from the built ones: the same bits
+    as after removing the last), and is removed at the end: the Model is left as built."""
     ctx = _context(plant)
     model = ctx.model
-    link = spec.payload_link or model.link_names[-1]
-    if spec.payload_mass > 0:
-        model.set_payload(link, float(spec.payload_mass), spec.payload_com)
+    loaded = None  # the link carrying a payload now
     try:
-        sim = Simulator(model, ctx.friction(float(spec.friction_scale)), plant.dt,
-                        saturate=plant.saturate, limits=plant.limits)
-        sim.reset(spec.q0, spec.v0)
-        controller = build_controller(spec, ctx.nominal)
-        try:
-            out = sim.run(steps=int(spec.steps), controller=controller)
-        except SimulationError as exc:
-            failed = dict.fromkeys(SUMMARY_FIELDS, math.nan)
-            failed["status"] = "failed: " + " ".join(str(exc).split())[:200]
-            return None, failed
-        return (out if trajectory else None), summarize(spec, out, sim)
+        out = []
+        for spec in specs:
+            link = (spec.payload_link or model.link_names[-1]) if spec.payload_mass > 0 else None
+            if loaded is not None and link != loaded:
+                model.set_payload(loaded, None)
+                loaded = None
+            if link is not None:  # set, or replaced: the same bits
+                model.set_payload(link, float(spec.payload_mass), spec.payload_com)
+                loaded = link
+            out.append(_rollout(ctx, plant, spec, trajectory))
+            if progress is not None:
+                progress(len(out))
+        return out
     finally:
-        if spec.payload_mass > 0:
-            model.set_payload(link, None)
+        if loaded is not None:
+            model.set_payload(loaded, None)
 
 
-def run_chunk(plant: Plant, specs, trajectory: bool = True):
-    """Rollouts one after the other in this process (a worker's task): [(trajectory, summary)]."""
-    return [run_one(plant, spec, trajectory) for spec in specs]
+def _rollout(ctx, plant: Plant, spec: RolloutSpec, trajectory: bool):
+    """One checked spec on ``ctx.model``, its payload already set."""
+    from robot_dynamics.simulation.simulator import SimulationError, Simulator
+
+    sim = Simulator(ctx.model, ctx.friction(float(spec.friction_scale)), plant.dt,
+                    saturate=plant.saturate, limits=plant.limits)
+    sim.reset(spec.q0, spec.v0)
+    controller = build_controller(spec, ctx.nominal)
+    try:
+        out = sim.run(steps=int(spec.steps), controller=controller)
+    except SimulationError as exc:
+        failed = dict.fromkeys(SUMMARY_FIELDS, math.nan)
+        failed["status"] = "failed: " + " ".join(str(exc).split())[:200]
+        return None, failed
+    return (out if trajectory else None), summarize(spec, out, sim)
+
+
+FORK_PIECE = 2  # rollouts per task at most when the workers are forked (module docstring)
+_TOKENS = itertools.count()  # keys of _BATCHES
 
 
 def _warm(plant: Plant):
@@ -306,18 +346,32 @@ def _chunks(n, parts):
     return [range(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
 
+#: batches a forked worker inherits (set before the pool forks): token → (plant, specs)
+_BATCHES: dict = {}
+
+
+def _run_inherited(token, start, stop, trajectory):
+    """A forked worker's task: rollouts start … stop − 1 of the batch it inherited."""
+    plant, specs = _BATCHES[token]
+    return run_chunk(plant, specs[start:stop], trajectory)
+
+
 def run_rollouts(plant: Plant, specs, *, workers=None, executor=None, trajectories=True,
                  chunks_per_worker=4, progress=None, start_method=None):
     """Run every spec; returns ``(trajectories, summaries)``, both lists in the specs' order
     (``trajectories`` None entries when ``trajectories=False`` or a rollout failed).
 
-    ``workers``: 1 runs them here, one after the other; n > 1 in n worker processes
-    (``concurrent.futures.ProcessPoolExecutor``, each builds the Model once); None: every core
-    (:func:`default_workers`). ``executor``: run the chunks on it instead — any object with
-    ``submit(fn, *args)`` returning futures with ``result()``, e.g. a Dask
-    ``distributed.Client``. ``start_method``: the worker processes' ("fork", "spawn",
-    "forkserver"; default: the platform's). ``progress(done, total)`` is called as rollouts
-    complete. The answer does not depend on any of these (module docstring)."""
+    ``workers``: 1 runs them here, one after the other; n > 1 on n processes: this one and
+    n − 1 worker processes (``concurrent.futures.ProcessPoolExecutor``, each builds the Model
+    once), the workers taking the rollouts from the front, this process from the back, until
+    they meet; None: every core (:func:`default_workers`). ``executor``: run the chunks on it
+    instead — any object with ``submit(fn, *args)`` returning futures with ``result()``, e.g. a
+    Dask ``distributed.Client``. ``start_method``: the worker processes' ("fork", "spawn",
+    "forkserver"; default: the platform's); forked workers inherit the specs (the chunks
+    carry index ranges, pieces of :data:`FORK_PIECE` rollouts at most), others receive them
+    pickled, in about ``chunks_per_worker`` chunks per process. ``progress(done, total)`` is
+    called as rollouts complete. The answer does not depend on any of these (module
+    docstring)."""
     specs = list(specs)
     for i, spec in enumerate(specs):
         if not isinstance(spec, RolloutSpec):
@@ -331,38 +385,59 @@ def run_rollouts(plant: Plant, specs, *, workers=None, executor=None, trajectori
     results = [None] * total
     done = 0
     if executor is None and (workers == 1 or total <= 1):
-        for i, spec in enumerate(specs):
-            results[i] = run_one(plant, spec, trajectories)
-            done += 1
-            if progress is not None:
-                progress(done, total)
+        results = run_chunk(plant, specs, trajectories, progress=(
+            None if progress is None else lambda k: progress(k, total)))
         return [r[0] for r in results], [r[1] for r in results]
-    pool = None
-    if executor is None:
+    pool = token = None
+    local = executor is None  # this process takes its share too
+    if local:
         import concurrent.futures as cf
         import multiprocessing
 
         context = multiprocessing.get_context(start_method)
-        pool = executor = cf.ProcessPoolExecutor(workers, mp_context=context,
+        forked = context.get_start_method() == "fork"
+        _context(plant)  # built here once: forked workers inherit it (and this process runs)
+        pieces = _chunks(total, max(workers * chunks_per_worker,
+                                    -(-total // FORK_PIECE) if forked else 0))
+        if forked:
+            token = next(_TOKENS)
+            _BATCHES[token] = (plant, specs)
+        pool = executor = cf.ProcessPoolExecutor(workers - 1, mp_context=context,
                                                  initializer=_warm, initargs=(plant,))
     else:
         workers = _executor_workers(executor, workers)
-    try:
         pieces = _chunks(total, workers * chunks_per_worker)
+    try:
         dask = hasattr(executor, "scheduler_info")  # a distributed.Client
         futures = []
         for piece in pieces:
-            args = (run_chunk, plant, [specs[i] for i in piece], trajectories)
+            if token is not None:
+                args = (_run_inherited, token, piece.start, piece.stop, trajectories)
+            else:
+                args = (run_chunk, plant, specs[piece.start:piece.stop], trajectories)
             futures.append(executor.submit(*args, pure=False) if dask else executor.submit(*args))
-        for piece, future in zip(pieces, futures):
-            for i, result in zip(piece, future.result()):
-                results[i] = result
+        mine = {}
+        if local:  # from the back, each piece no worker has taken yet
+            for j in range(len(pieces) - 1, -1, -1):
+                if not futures[j].cancel():
+                    break
+                piece = pieces[j]
+                mine[j] = run_chunk(plant, specs[piece.start:piece.stop], trajectories)
+                done += len(piece)
+                if progress is not None:
+                    progress(done, total)
+        for j, (piece, future) in enumerate(zip(pieces, futures)):
+            if j in mine:
+                results[piece.start:piece.stop] = mine[j]
+                continue
+            results[piece.start:piece.stop] = future.result()
             done += len(piece)
             if progress is not None:
                 progress(done, total)
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
+        _BATCHES.pop(token, None)
     return [r[0] for r in results], [r[1] for r in results]
 
 

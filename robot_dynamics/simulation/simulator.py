@@ -816,8 +816,9 @@ class Simulator:
         pushed = external is not None or self._external is not None
         # composite laws book their loss split per step (step()): they take the loop below
         # (mimic joints: each step compiled, the loop in Python)
-        if (self._packed is not None and compiled_ctl and not self._split and not self._coupled
-                and not pushed):
+        compiled = (self._packed is not None and compiled_ctl and not self._split
+                    and not self._coupled and not pushed)
+        if compiled:
             rows = self._run_compiled(N, controller)
         else:
             rows = np.empty((N, 5, n))
@@ -830,6 +831,8 @@ class Simulator:
                 rows[k] = (self.q, self.v, self.tau_applied, self.tau_friction, self.tau_limit)
         # the clock as step() advances it: ((t₀ + dt) + dt) + … (a sequential sum)
         t = np.cumsum(np.concatenate([[t0], np.full(N, self.dt)]))[1:]
+        if compiled and N:
+            self.t = float(t[-1])
         return {"t": t, "q": rows[:, 0].copy(), "v": rows[:, 1].copy(),
                 "tau": rows[:, 2].copy(), "tau_friction": rows[:, 3].copy(),
                 "tau_limit": rows[:, 4].copy()}
@@ -918,10 +921,7 @@ class Simulator:
                     self._show_stops()
                 elif self._stops_shown:
                     self._hide_stops()
-        t = t0
-        for _ in range(N):
-            t += self.dt
-        self.t = t
+        self.t = t0  # + N steps: run() sets the clock (the same sequential sum)
         self.steps = steps0 + N
         return rows
 
