@@ -6,8 +6,9 @@ against 2 worker processes, and the cost per rollout-step against ``mujoco.rollo
 **Workers.** arm7 with its bundled load-dependent friction tracks a minimum-jerk move with the
 friction-compensating computed-torque controller (the ``robot-dynamics sweep`` task), each
 rollout a different friction scale, payload and initial state. One block runs every rollout once
-with ``workers=1`` and once with ``workers=2`` (this process and a forked worker, a fresh one
-each time: its start-up is counted), the two timed back to back; the ratio is taken per block, median over
+with ``workers=1`` and once with ``workers=2`` (two threads of this process, the compiled
+rollouts releasing the GIL; ``--start-method fork``: this process and a forked worker, a fresh
+one each time, its start-up counted), the two timed back to back; the ratio is taken per block, median over
 blocks (a slow spell of the shared machine hits both sides of a ratio alike). The load average
 is printed: with other jobs on the two cores, the second worker only gets what they leave; so
 are the CPU seconds of each side (this process and its workers, ``getrusage``), whose ratio
@@ -61,7 +62,7 @@ def _cpu():
     return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
 
 
-def bench_workers(s, blocks):
+def bench_workers(s, blocks, start_method=None):
     run_rollouts(s.plant, s.specs[:2], workers=1)  # warm: kernels and the plant loaded
     ratios, one, two, cpu_one, cpu_two = [], [], [], [], []
     for _ in range(blocks):
@@ -69,7 +70,7 @@ def bench_workers(s, blocks):
         _, a = run_rollouts(s.plant, s.specs, workers=1, trajectories=False)
         c1, t1 = _cpu(), time.perf_counter()
         _, b = run_rollouts(s.plant, s.specs, workers=2, trajectories=False,
-                            start_method="fork")
+                            start_method=start_method)
         c2, t2 = _cpu(), time.perf_counter()
         assert repr(a) == repr(b)  # same numbers (NaN of failed rollouts too), any workers
         one.append(t1 - t0)
@@ -152,12 +153,14 @@ def main():
     ap.add_argument("--steps", type=int, default=1500)
     ap.add_argument("--blocks", type=int, default=5)
     ap.add_argument("--no-mujoco", action="store_true")
+    ap.add_argument("--start-method", default=None, choices=("fork", "spawn", "forkserver"),
+                    help="2 workers as processes (default: threads)")
     a = ap.parse_args()
     s = study(a.rollouts, a.steps)
     total = a.rollouts * a.steps
     print(f"arm7, load-dependent friction, computed torque: {a.rollouts} rollouts × "
           f"{a.steps} steps; load average before: {os.getloadavg()}")
-    one, two, ratios, cpu_one, cpu_two = bench_workers(s, a.blocks)
+    one, two, ratios, cpu_one, cpu_two = bench_workers(s, a.blocks, a.start_method)
     print(f"workers=1: {statistics.median(one):.3f} s ({total / statistics.median(one):.4g} "
           f"steps/s, {1e6 * statistics.median(one) / total:.2f} µs per rollout-step)")
     print(f"workers=2: {statistics.median(two):.3f} s ({total / statistics.median(two):.4g} "
@@ -165,8 +168,9 @@ def main():
     print(f"speed-up 2 vs 1 worker: median {statistics.median(ratios):.2f} "
           f"(blocks: {', '.join(f'{r:.2f}' for r in ratios)})")
     c1, c2 = statistics.median(cpu_one), statistics.median(cpu_two)
-    print(f"CPU seconds: 1 worker {c1:.3f}, 2 workers {c2:.3f} (parent + workers: pool start, "
-          f"pickling, the same rollouts); on two free cores the speed-up would be at most "
+    print(f"CPU seconds: 1 worker {c1:.3f}, 2 workers {c2:.3f} (threads, or parent + workers: "
+          f"pool start, pickling; the same rollouts); on two free cores the speed-up would be "
+          f"at most "
           f"2·{c1:.3f}/{c2:.3f} = {2 * c1 / c2:.2f}")
     best_one = min(one) / total
     if not a.no_mujoco:

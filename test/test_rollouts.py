@@ -81,11 +81,17 @@ def by_hand():
     return [alone(s) for s in specs()]
 
 
-@pytest.mark.parametrize("workers, start", [(1, None), (2, "fork"), (2, "spawn")])
+@pytest.mark.parametrize("workers, start", [(1, None), (2, None), (3, None), (2, "fork"),
+                                            (2, "spawn")])
 def test_batch_is_each_rollout_alone_bit_for_bit(by_hand, workers, start):
+    """Any workers: this process alone, threads (no start method: the compiled rollouts
+    release the GIL), forked or spawned processes — each rollout the same bits as alone."""
     plant = Plant("arm7", "arm7_friction", 1e-3)
+    seen = []
     trajectories, summaries = run_rollouts(plant, specs(), workers=workers, start_method=start,
-                                           chunks_per_worker=2)
+                                           chunks_per_worker=2,
+                                           progress=lambda done, total: seen.append(done))
+    assert sorted(seen) == seen and seen[-1] == len(by_hand)
     assert len(trajectories) == len(by_hand)
     for i, ((out, summary), (ref, mine)) in enumerate(zip(zip(trajectories, summaries),
                                                           by_hand)):
@@ -191,3 +197,28 @@ def test_bad_plant_and_workers():
         Plant("arm7", None, dt=-1.0)
     with pytest.raises(rd.InputError, match="workers must be a whole number"):
         run_rollouts(Plant("arm7", None), specs()[:1], workers=0)
+
+
+def test_threads_raise_what_a_rollout_raised_and_leave_the_models_as_built(monkeypatch):
+    """A rollout that raises (not a diverging simulation: a bug, an interrupt) stops the
+    threaded batch with that exception; every thread's Model is left without payload."""
+    import robot_dynamics.simulation.rollouts as rollouts
+
+    plant = Plant("arm7", "arm7_friction", 1e-3)
+    s = specs()
+    real = rollouts._rollout
+
+    def flaky(ctx, plant, spec, trajectory):
+        if spec is s[2]:
+            raise RuntimeError("rollout 2 broke")
+        return real(ctx, plant, spec, trajectory)
+
+    monkeypatch.setattr(rollouts, "_rollout", flaky)
+    with pytest.raises(RuntimeError, match="rollout 2 broke"):
+        run_rollouts(plant, s, workers=2)
+    monkeypatch.setattr(rollouts, "_rollout", real)
+    built = rd.load_urdf(robot_path("arm7"))
+    for ctx in [rollouts._context(plant)] + rollouts._SPARE[plant.key()]:
+        assert np.array_equal(ctx.model.inertias, built.inertias)
+    _, summaries = run_rollouts(plant, s, workers=2)  # and the next batch runs
+    assert all(x["status"] == "ok" for x in summaries)

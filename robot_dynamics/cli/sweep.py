@@ -39,7 +39,8 @@ friction_dissipation, energy_residual [J] (the simulator's energy audit), status
 the simulation error). The table: median [p5, p95] per factor level (random designs: --bins
 equal bins per factor).
 
-where it runs: --workers local processes (default: every core); --cluster local starts a Dask
+where it runs: --workers local workers (default: every core; threads of this process where the
+rollouts step in the compiled loop, else processes); --cluster local starts a Dask
 LocalCluster of --workers processes; --scheduler ADDRESS uses a running Dask scheduler (its
 workers need robot_dynamics; pip install 'robot_dynamics[cluster]'). Same numbers everywhere.
 
@@ -95,8 +96,7 @@ def build_parser():
     p.add_argument("--dt", type=float, default=1e-3, metavar="S",
                    help="simulation step [s] (default: %(default)s)")
     p.add_argument("--workers", type=int, default=None, metavar="N",
-                   help="local worker processes, or the --cluster local size (default: every "
-                        "core)")
+                   help="local workers, or the --cluster local size (default: every core)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--scheduler", default=None, metavar="ADDRESS",
                        help="run on the Dask scheduler at ADDRESS (tcp://host:8786)")
@@ -226,7 +226,7 @@ def main(argv) -> int:
         return error("sweep", _named(exc))
     workers = args.workers or default_workers()
     scheduler = "local" if args.cluster == "local" else args.scheduler
-    where = (f"{workers} local process{'es' if workers > 1 else ''}" if scheduler is None else
+    where = (f"{workers} local worker{'s' if workers > 1 else ''}" if scheduler is None else
              f"a Dask LocalCluster of {workers} processes" if scheduler == "local" else
              f"the Dask scheduler at {scheduler}")
     steps = study.specs[0].steps if study.specs else 0

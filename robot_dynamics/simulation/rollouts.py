@@ -6,9 +6,9 @@ the next (initial state, controller and its references and gains, friction scale
 :class:`Plant` what they share (robot, nominal friction, step, simulator options).
 :func:`run_rollouts` runs a list of specs and returns, in the specs' order, each one's
 trajectory (the arrays of ``Simulator.run``) and summary (tracking error, saturation, energy
-audit) — serially in this process (``workers=1``) or spread over worker processes
-(``concurrent.futures``) or any executor with ``submit`` (a Dask ``distributed.Client``:
-:mod:`robot_dynamics.simulation.sweep`).
+audit) — serially in this process (``workers=1``), spread over threads of this process or
+worker processes (``concurrent.futures``), or on any executor with ``submit`` (a Dask
+``distributed.Client``: :mod:`robot_dynamics.simulation.sweep`).
 
 Determinism: each rollout is computed alone from its spec (:func:`run_chunk` runs them one after
 the other): a fresh :class:`Simulator`, reset to the spec's state, on the worker's Model with
@@ -18,14 +18,19 @@ built from the scaled configuration. Nothing else carries over between rollouts,
 of each is the same bits whatever the number of workers, the chunking or the order they ran in
 (``test/test_rollouts.py`` holds this against a hand-written loop of ``Simulator.run``).
 
-Workers build the Model once each (:func:`_context`, cached per plant), whether they are forked,
-spawned or Dask's. With ``workers=n`` this process is one of the n: it builds the plant, forks
-n − 1 workers (they inherit the plant and the specs: a task is an index range) and takes
-rollouts from the back of the list while they take them from the front, tasks of
-:data:`FORK_PIECE` rollouts, so the sides finish within a few rollouts of each other (a worker
-has its task and one queued when they meet). The compiled rollout releases the GIL, so the
-executor's threads here keep the workers fed while this process computes. Spawned workers and Dask's get
-chunks carrying the plant's description (URDF text, friction mapping) and the specs.
+With ``workers=n`` and rollouts that step inside the compiled rollout (``sim_run_entry``
+releases the GIL), n threads of this process run them, each on a Model of its own (kept for
+the next call), each taking the next rollout not taken yet: no process to start, nothing to
+pickle (:func:`_run_threads`). Otherwise (mimic joints, composite laws: their steps run in
+Python) and with a ``start_method``, processes: workers build the Model once each
+(:func:`_context`, cached per plant), whether they are forked, spawned or Dask's, and this
+process is one of the n: it builds the plant, forks n − 1 workers (they inherit the plant and
+the specs: a task is an index range) and takes rollouts from the back of the list while they
+take them from the front, tasks of :data:`FORK_PIECE` rollouts, so the sides finish within a
+few rollouts of each other (a worker has its task and one queued when they meet); the
+executor's threads here keep the workers fed while this process computes in the compiled
+rollout. Spawned workers and Dask's get chunks carrying the plant's description (URDF text,
+friction mapping) and the specs.
 """
 from __future__ import annotations
 
@@ -33,6 +38,7 @@ import itertools
 import math
 import numbers
 import os
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -275,15 +281,16 @@ def run_one(plant: Plant, spec: RolloutSpec, trajectory: bool = True):
     return run_chunk(plant, [spec], trajectory)[0]
 
 
-def run_chunk(plant: Plant, specs, trajectory: bool = True, progress=None):
+def run_chunk(plant: Plant, specs, trajectory: bool = True, progress=None, ctx=None):
     """Rollouts one after the other in this process (a worker's task): [(trajectory, summary)].
     The specs are checked already (:func:`run_rollouts`, :func:`run_one`); ``progress(k)`` is
-    called after the k-th.
+    called after the k-th. ``ctx``: the plant built (default: this process's, :func:`_context`;
+    a thread of :func:`_run_threads` has its own).
 
     A payload stays on its link from one rollout to the next that carries the same one
     (setting a link's payload computes the body's inertias from the built ones: the same bits
     as after removing the last), and is removed at the end: the Model is left as built."""
-    ctx = _context(plant)
+    ctx = ctx or _context(plant)
     model = ctx.model
     loaded = None  # the link carrying a payload now
     try:
@@ -346,6 +353,74 @@ def _chunks(n, parts):
     return [range(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
 
+#: plants built for the threads of :func:`_run_threads` beyond this process's own (each thread
+#: sets payloads on its own Model): plant key → the contexts not in use
+_SPARE: dict = {}
+_SPARE_LOCK = threading.Lock()
+
+
+def _threads_help(plant: Plant) -> bool:
+    """Whether threads can run the plant's rollouts side by side: their steps run inside the
+    compiled rollout, which releases the GIL (no mimic coordinates, no composite laws: those
+    step in Python, :meth:`Simulator.run`)."""
+    ctx = _context(plant)
+    return ctx.model.coupling is None and not getattr(ctx.nominal, "has_parts", False)
+
+
+def _run_threads(plant: Plant, specs, workers, trajectories, progress):
+    """The rollouts on ``workers`` threads, this one among them, each with a plant of its own,
+    taking the next rollout not taken yet: [(trajectory, summary)] in the specs' order. The
+    first exception a thread meets stops the others after their current rollout and is raised
+    here; ``progress(done, total)`` is called under a lock."""
+    total = len(specs)
+    key = plant.key()
+    with _SPARE_LOCK:
+        spare = _SPARE.setdefault(key, [])
+        if len(_SPARE) > 4:
+            for other in [k for k in _SPARE if k != key]:
+                del _SPARE[other]
+        mine = [spare.pop() for _ in range(min(len(spare), workers - 1))]
+    mine += [_Context(plant) for _ in range(workers - 1 - len(mine))]
+    results = [None] * total
+    lock = threading.Lock()
+    state = {"next": 0, "done": 0, "error": None}
+
+    def work(ctx):
+        try:
+            while True:
+                with lock:
+                    i = state["next"]
+                    if i >= total or state["error"] is not None:
+                        return
+                    state["next"] = i + 1
+                results[i] = run_chunk(plant, [specs[i]], trajectories, ctx=ctx)[0]
+                with lock:
+                    state["done"] += 1
+                    if progress is not None:
+                        progress(state["done"], total)
+        except BaseException as exc:  # noqa: BLE001 - raised by the caller below
+            with lock:
+                if state["error"] is None:
+                    state["error"] = exc
+
+    threads = [threading.Thread(target=work, args=(ctx,), daemon=True) for ctx in mine]
+    for thread in threads:
+        thread.start()
+    try:
+        work(None)  # this thread, on this process's plant
+    finally:
+        with lock:  # (a KeyboardInterrupt here: the others stop after their rollout)
+            if state["error"] is None and state["next"] < total:
+                state["error"] = KeyboardInterrupt()
+        for thread in threads:
+            thread.join()
+        with _SPARE_LOCK:
+            _SPARE.setdefault(key, []).extend(mine)
+    if state["error"] is not None:
+        raise state["error"]
+    return results
+
+
 #: batches a forked worker inherits (set before the pool forks): token → (plant, specs)
 _BATCHES: dict = {}
 
@@ -361,10 +436,13 @@ def run_rollouts(plant: Plant, specs, *, workers=None, executor=None, trajectori
     """Run every spec; returns ``(trajectories, summaries)``, both lists in the specs' order
     (``trajectories`` None entries when ``trajectories=False`` or a rollout failed).
 
-    ``workers``: 1 runs them here, one after the other; n > 1 on n processes: this one and
-    n − 1 worker processes (``concurrent.futures.ProcessPoolExecutor``, each builds the Model
-    once), the workers taking the rollouts from the front, this process from the back, until
-    they meet; None: every core (:func:`default_workers`). ``executor``: run the chunks on it
+    ``workers``: 1 runs them here, one after the other; n > 1 on n threads of this process
+    (each with a Model of its own, taking the next rollout not taken yet) when the rollouts
+    step inside the compiled rollout, which releases the GIL (no mimic joints, no composite
+    laws), else — or with a ``start_method`` — on n processes: this one and n − 1 worker
+    processes (``concurrent.futures.ProcessPoolExecutor``, each builds the Model once), the
+    workers taking the rollouts from the front, this process from the back, until they meet;
+    None: every core (:func:`default_workers`). ``executor``: run the chunks on it
     instead — any object with ``submit(fn, *args)`` returning futures with ``result()``, e.g. a
     Dask ``distributed.Client``. ``start_method``: the worker processes' ("fork", "spawn",
     "forkserver"; default: the platform's); forked workers inherit the specs (the chunks
@@ -387,6 +465,9 @@ def run_rollouts(plant: Plant, specs, *, workers=None, executor=None, trajectori
     if executor is None and (workers == 1 or total <= 1):
         results = run_chunk(plant, specs, trajectories, progress=(
             None if progress is None else lambda k: progress(k, total)))
+        return [r[0] for r in results], [r[1] for r in results]
+    if executor is None and start_method is None and _threads_help(plant):
+        results = _run_threads(plant, specs, min(workers, total), trajectories, progress)
         return [r[0] for r in results], [r[1] for r in results]
     pool = token = None
     local = executor is None  # this process takes its share too

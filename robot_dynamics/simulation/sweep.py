@@ -333,7 +333,8 @@ def dask_client(scheduler, workers, timeout=10):
 
 def sweep(robot="arm7", *, workers=None, scheduler=None, progress=None, **study) -> SweepResult:
     """Run a robustness study (module docstring; ``study``: :func:`make_study`'s options) on
-    ``workers`` local processes (None: every core), or on a Dask cluster (``scheduler``
+    ``workers`` local workers (threads, or processes: :func:`run_rollouts`; None: every
+    core), or on a Dask cluster (``scheduler``
     ``"local"`` or an address). The statistics do not depend on where it ran."""
     made = make_study(robot, **study)
     if scheduler is None:
