@@ -18,6 +18,7 @@ The guards, cheapest first, so that a well-formed call pays almost nothing for t
 """
 from __future__ import annotations
 
+import argparse
 import math
 import os
 
@@ -283,3 +284,11 @@ def run_converted(where: str, specs, run) -> list:
     if not run(*vectors):
         raise_overflow(where, [(spec[0], x) for spec, x in zip(specs, vectors)], run)
     return vectors
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """The commands' argument parser: a mistake is one line naming it and exit 2 (argparse's
+    own prints the whole usage before it)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message} (see --help)\n")

@@ -220,6 +220,33 @@ def test_sim_without_rclpy_is_one_line(capsys, monkeypatch):
     assert rc == 2 and len(lines) == 1 and "cannot start the nodes" in lines[0], lines
 
 
+def test_record_without_rclpy_is_one_line(capsys, monkeypatch, tmp_path):
+    """record as sim: one line and exit 2 (it was a 30-line traceback)."""
+    from robot_dynamics.cli.main import main
+
+    monkeypatch.setitem(sys.modules, "rclpy", None)
+    rc = main(["record", "--out", str(tmp_path / "rb"), "--duration", "1"])
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert rc == 2 and len(lines) == 1 and "cannot start the nodes" in lines[0], err
+    assert not (tmp_path / "rb").exists()
+
+
+def test_a_missing_ros_library_names_the_folders_holding_them():
+    """A venv made with --system-site-packages over the ROS 2 wheels: their loader looks in
+    the venv; the hint gives the LD_LIBRARY_PATH that finds them (folders that exist)."""
+    import os
+
+    from robot_dynamics.ros import import_rclpy_hint
+
+    hint = import_rclpy_hint(ImportError("librcl_action.so: cannot open shared object file"))
+    assert "LD_LIBRARY_PATH" in hint and "\n" not in hint
+    if "LD_LIBRARY_PATH=" in hint:  # (the wheels' libraries found on this machine)
+        folders = hint.split("LD_LIBRARY_PATH=")[1].split(":$LD_LIBRARY_PATH")[0].split(":")
+        assert folders and all(os.path.isdir(f) for f in folders), folders
+    assert "pip install" in import_rclpy_hint(ImportError("No module named 'rclpy'"))
+
+
 @pytest.mark.parametrize("args, needle", [
     # URDF text rcl cannot read as a YAML value (ur5's comment banner has "a: b" alike): the
     # way out, not the whole URDF quoted and cut

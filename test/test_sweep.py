@@ -126,12 +126,44 @@ def test_command_runs_a_tiny_study(tmp_path):
     (["--workers", "0"], "--workers: expected a whole number ≥ 1"),
     (["--friction", "nosuch"], "--friction: no bundled friction config 'nosuch'"),
     (["--payload-link", "nolink"], "--payload-link: robot 'arm7' has no link 'nolink'"),
+    (["--dt", "abc"], "robot-dynamics sweep: argument --dt: invalid float value: 'abc'"),
+    (["--dt", "0.5", "--duration", "2"], "--dt: 0.5 s is longer than 0.1 s"),
+    (["--samples", "2.5"], "argument --samples: invalid int value: '2.5'"),
 ])
 def test_bad_options_are_one_line_naming_them(args, words, capsys, tmp_path):
     from robot_dynamics.cli.main import main
 
-    rc = main(["sweep", "--csv", str(tmp_path / "x.csv"), "--duration", "0.01"] + args)
+    try:  # (argparse's own refusals exit)
+        rc = main(["sweep", "--csv", str(tmp_path / "x.csv"), "--duration", "0.01",
+                   "--move-time", "0.01"] + args)
+    except SystemExit as exc:
+        rc = exc.code
     err = capsys.readouterr().err.strip()
     assert rc == 2 and len(err.splitlines()) == 1, err
     assert words in err, err
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_ctrl_c_is_one_line_and_exit_130(capsys, tmp_path, monkeypatch):
+    """Ctrl-C during the rollouts: one line saying how far it got, exit 130, no CSV (it was a
+    36-line KeyboardInterrupt traceback)."""
+    import robot_dynamics.simulation.rollouts as rollouts
+    from robot_dynamics.cli.main import main
+
+    real = rollouts._rollout
+    count = [0]
+
+    def interrupted(*args):
+        count[0] += 1
+        if count[0] == 3:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(rollouts, "_rollout", interrupted)
+    rc = main(["sweep", "--samples", "8", "--workers", "1", "--duration", "0.01",
+               "--csv", str(tmp_path / "x.csv")])
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.startswith("robot-dynamics sweep: interrupted")]
+    assert rc == 130 and len(lines) == 1, err
+    assert "after 2 of 8 rollouts" in lines[0] and "Traceback" not in err
     assert not (tmp_path / "x.csv").exists()

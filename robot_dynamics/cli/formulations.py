@@ -13,10 +13,9 @@ All four give the same M, V, G (tested numerically against the core's RNEA).
 """
 from __future__ import annotations
 
-import argparse
 import sys
 
-from robot_dynamics.errors import ModelError
+from robot_dynamics.errors import ModelError, OneLineParser
 
 METHODS = ("newton-euler", "lagrange-euler", "gibbs-appell", "kane")
 
@@ -62,7 +61,7 @@ def derive(model, method):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="robot-dynamics derive",
         description="Equations of motion τ = M(q) q̈ + V(q, q̇) + G(q) of a small serial robot, "
                     "symbolic (SymPy), on the redundant coordinates of seeds 000/001.")

@@ -15,7 +15,7 @@ import math
 import os
 import sys
 
-from robot_dynamics.errors import InputError, ModelError, check_writable
+from robot_dynamics.errors import InputError, ModelError, OneLineParser, check_writable
 
 EPILOG_TAIL = """
 accelerations (--accelerations):
@@ -84,7 +84,7 @@ def _end_bar():
 def build_parser():
     from robot_dynamics.identification.io import FORMATS
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="robot-dynamics identify", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Fit joint friction laws to a recorded run (seed 004 eq. 2.7.5: "
                     "τ = fn∥ − τf, fn from Newton–Euler).", epilog=FORMATS + "\n" + EPILOG_TAIL)

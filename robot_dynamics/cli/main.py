@@ -257,7 +257,7 @@ def _main(argv=None) -> int:
         if stray:
             return error(name, f"unexpected argument {stray[0]!r}: a node takes ROS arguments "
                                f"only, after --ros-args (e.g. `robot-dynamics {name} --ros-args "
-                               f"-p robot:=ur5`); see `robot-dynamics {name} --help`")
+                               f"-p robot:=arm7`); see `robot-dynamics {name} --help`")
         problem = early_refusal(name, rest)
         if problem is not None:
             return error(name, problem)
@@ -267,9 +267,9 @@ def _main(argv=None) -> int:
         signals = sys.modules.get("robot_dynamics.ros.signals")
         if signals is not None and signals.received() is not None:
             return 0  # interrupted while the modules load: a clean exit
-        print(f"robot-dynamics {name}: cannot start ({exc}); for the ROS nodes install the "
-              "ROS 2 wheels: pip install 'robot_dynamics[ros]'", file=sys.stderr)
-        return 1
+        from robot_dynamics.ros import import_rclpy_hint
+
+        return error(name, f"cannot start ({exc}); {import_rclpy_hint(exc)}")
     if name in NODES:
         return run_node(name, module, rest)
     result = module.main(rest)

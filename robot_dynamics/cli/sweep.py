@@ -11,7 +11,7 @@ import math
 import sys
 import time
 
-from robot_dynamics.errors import InputError, ModelError, check_writable
+from robot_dynamics.errors import InputError, ModelError, OneLineParser, check_writable
 
 FACTOR_OPTIONS = (("friction_scale", "--friction-scale"), ("payload_mass", "--payload"),
                   ("perturbation", "--perturbation"), ("gain_scale", "--gain-scale"))
@@ -54,7 +54,7 @@ example:
 def build_parser():
     from robot_dynamics.parsers.resources import robot_help
 
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="robot-dynamics sweep", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Robustness study: many simulated rollouts of a tracking task over friction "
                     "scale, payload, initial-state perturbation and controller gains; prints the "
@@ -140,8 +140,10 @@ class Progress:
         self.tty = self.stream.isatty()
         self.start = time.monotonic()
         self.shown = -1
+        self.done = 0
 
     def __call__(self, done, total):
+        self.done = done
         elapsed = time.monotonic() - self.start
         if self.tty:
             filled = int(30 * done / max(total, 1))
@@ -190,11 +192,18 @@ def main(argv) -> int:
                               ("--dt", args.dt)):
             if not (math.isfinite(value) and value > 0):
                 raise InputError(f"{option}: expected a positive number of seconds, got {value}")
+        if args.dt > 0.1:  # (the simulator node's lowest rate, 10 Hz)
+            raise InputError(f"--dt: {args.dt:g} s is longer than 0.1 s (10 Hz, the simulator "
+                             "node's lowest rate): the rollouts would be a few steps of nothing")
         if args.duration < args.dt:
             raise InputError(f"--duration: {args.duration:g} s is less than one step "
                              f"(--dt {args.dt:g} s)")
         if min(factors["gain_scale"]) <= 0:
             raise InputError("--gain-scale: values must be > 0")
+        if args.move_time > args.duration:
+            print(f"robot-dynamics sweep: warning: --move-time {args.move_time:g} s is longer "
+                  f"than --duration {args.duration:g} s: the rollouts end before the move does",
+                  file=sys.stderr)
         check_writable(args.csv, "--csv")
         if args.plot is not None:
             check_writable(args.plot, "--plot", image=True)
@@ -230,7 +239,7 @@ def main(argv) -> int:
              f"a Dask LocalCluster of {workers} processes" if scheduler == "local" else
              f"the Dask scheduler at {scheduler}")
     steps = study.specs[0].steps if study.specs else 0
-    print(f"robot-dynamics sweep: {len(study.specs)} rollouts of {steps} steps "
+    print(f"robot-dynamics sweep: {_count(len(study.specs), 'rollout')} of {steps} steps "
           f"({args.robot}, {args.controller}) on {where}", file=sys.stderr)
     progress = None if args.quiet else Progress()
     start = time.monotonic()
@@ -247,6 +256,11 @@ def main(argv) -> int:
         return error("sweep", text)
     except OSError as exc:  # a scheduler address nobody answers
         return error("sweep", f"--scheduler {scheduler}: {exc}")
+    except KeyboardInterrupt:  # Ctrl-C (the threads stop after their rollout): one line
+        done = "" if progress is None else f" after {progress.done} of {len(study.specs)} rollouts"
+        print(f"\nrobot-dynamics sweep: interrupted by SIGINT{done}; no table or CSV written",
+              file=sys.stderr)
+        return 130
     finally:
         if client is not None:
             client.close()
@@ -257,7 +271,7 @@ def main(argv) -> int:
     print(result.table())
     result.write_csv(args.csv)
     failed = int((~result.ok).sum())
-    print(f"{len(summaries)} rollouts ({failed} failed) in {elapsed:.1f} s, "
+    print(f"{_count(len(summaries), 'rollout')} ({failed} failed) in {elapsed:.1f} s, "
           f"{len(summaries) * steps / max(elapsed, 1e-9):.3g} steps/s; CSV: {args.csv}")
     if args.plot is not None:
         try:
@@ -284,3 +298,8 @@ def _named(exc) -> str:
     if sep and head in _OPTION_NAMES:
         return _OPTION_NAMES[head] + sep + rest
     return text
+
+
+def _count(n, noun):
+    """``1 rollout``, ``2 rollouts``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -56,7 +56,9 @@ def record(args, log=print, signals=None):
     check_config_names(args.friction, args.friction, args.actuators)
     check_out(args.out)
 
-    import rclpy
+    from robot_dynamics.ros.demo.run import import_rclpy
+
+    rclpy = import_rclpy()  # (a one-line UsageError when its libraries are not found)
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter
     from rclpy.signals import SignalHandlerOptions

@@ -7,6 +7,7 @@ import math
 import sys
 import textwrap
 
+from robot_dynamics.errors import OneLineParser
 from robot_dynamics.parsers.resources import robot_help
 from robot_dynamics.ros.demo.config import UsageError
 from robot_dynamics.ros.demo.run import DemoOptions, run_demo
@@ -69,9 +70,7 @@ scenarios (--scenario):
 exit codes: 0 valid run, 1 invalid run, 2 usage error, 130/143 interrupted by SIGINT/SIGTERM."""
 
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, exit 2 (argparse prints usage + error)
-        self.exit(2, f"{self.prog}: {message} (see --help)\n")
+Parser = OneLineParser  # (robot_dynamics.errors: one line, exit 2)
 
 
 def rate(text):

@@ -89,7 +89,7 @@ def run_demo(options=None, log=print, *, progress=None, signals=None):
     gains = controller_parameters(o.robot, o.controller_config)
     if o.plot:
         check_output_path(o.plot)
-    _import_rclpy()
+    import_rclpy()
     from robot_dynamics.parsers.urdf import load_urdf
     from robot_dynamics.ros.common import load_actuators, load_friction
 
@@ -237,7 +237,7 @@ def _run_once(o, model, traj, gains, actuators, model_spec, plant_spec, t_end, p
     node's model becomes its Simulator's ``external`` (the plant's environment), a second
     one gives ``data['normal_force']``, its F_n at each recorded state (what the plant applies
     over the step from it)."""
-    rclpy = _import_rclpy()
+    rclpy = import_rclpy()
     # a context of our own (whatever the caller has), with our own SIGINT/SIGTERM handling
     # (stop, destroy the nodes, exit 130/143) and, unless global_topics, the composition's
     # nodes in a namespace of this run and its topics under it: another simulator, controller
@@ -269,15 +269,14 @@ def _run_once(o, model, traj, gains, actuators, model_spec, plant_spec, t_end, p
     return summary
 
 
-def _import_rclpy():
+def import_rclpy():
+    """rclpy, or a one-line UsageError saying what to do (:func:`robot_dynamics.ros.import_rclpy_hint`)."""
     try:
         import rclpy
     except ImportError as exc:  # a venv without the ROS 2 wheels' libraries, no sourced ROS
-        hint = ("the ROS 2 libraries are installed but not found: add their folder to "
-                "LD_LIBRARY_PATH, or source a ROS 2 setup" if ".so" in str(exc) else
-                "install the ROS 2 wheels (pip install 'robot_dynamics[ros]') or source a "
-                "ROS 2 setup")
-        raise UsageError(f"cannot start the nodes ({exc}); {hint}") from None
+        from robot_dynamics.ros import import_rclpy_hint
+
+        raise UsageError(f"cannot start the nodes ({exc}); {import_rclpy_hint(exc)}") from None
     return rclpy
 
 
