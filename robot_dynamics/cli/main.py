@@ -61,8 +61,8 @@ def usage() -> str:
     lines += ["", "`robot-dynamics <command> --help` describes a command (for a node: every "
               "parameter).", "exit codes: 0 ok, 1 invalid run, 2 usage error, 3 identify: "
               "unidentifiable coefficients or efforts that are not friction (nothing written), "
-              "130/143 sim or record interrupted "
-              "(SIGINT/SIGTERM)"]
+              "130/143 sim or record interrupted (SIGINT/SIGTERM), 130 sweep interrupted "
+              "(SIGINT)"]
     return "\n".join(lines)
 
 

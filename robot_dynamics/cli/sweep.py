@@ -44,7 +44,8 @@ rollouts step in the compiled loop, else processes); --cluster local starts a Da
 LocalCluster of --workers processes; --scheduler ADDRESS uses a running Dask scheduler (its
 workers need robot_dynamics; pip install 'robot_dynamics[cluster]'). Same numbers everywhere.
 
-exit status: 0 done (failed rollouts are counted in the table, not an error), 2 bad input.
+exit status: 0 done (failed rollouts are counted in the table, not an error), 2 bad input,
+130 interrupted (Ctrl-C: no table or CSV written).
 
 example:
   robot-dynamics sweep --robot arm7 --friction-scale 0.5,1,2 --payload 0,5 --perturbation 0.05 \\
