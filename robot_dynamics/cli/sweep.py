@@ -193,9 +193,13 @@ def main(argv) -> int:
                               ("--dt", args.dt)):
             if not (math.isfinite(value) and value > 0):
                 raise InputError(f"{option}: expected a positive number of seconds, got {value}")
-        if args.dt > 0.1:  # (the simulator node's lowest rate, 10 Hz)
-            raise InputError(f"--dt: {args.dt:g} s is longer than 0.1 s (10 Hz, the simulator "
-                             "node's lowest rate): the rollouts would be a few steps of nothing")
+        from robot_dynamics.ros.params import NODES, find
+
+        lowest = find(NODES["simulator"][2], "rate").low  # [Hz]
+        if args.dt > 1.0 / lowest:
+            raise InputError(f"--dt: {args.dt:g} s is longer than {1.0 / lowest:g} s ({lowest:g} "
+                             "Hz, the simulator node's lowest rate): the rollouts would be a few "
+                             "steps of nothing")
         if args.duration < args.dt:
             raise InputError(f"--duration: {args.duration:g} s is less than one step "
                              f"(--dt {args.dt:g} s)")

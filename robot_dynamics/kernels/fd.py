@@ -355,8 +355,9 @@ def _step(mb, fr, sp, q, v, tau_cmd, w, mbf, cp, wf, fext):
     vecs[TAU_LIMIT] (impulses included, as P/h), the joint states in ``stuck``, the joint wrenches
     of the answer in Wt (when a law reads them: info[6]), q̈ in vecs[ACC]; q̈ and the joint
     states also in sp's SP_GUESS slots, SP_HISTORY set (the next step's mid-step velocity and
-    first guess), the applied efforts and τf in sp's published slots; adds the energy-audit increments (motor work, friction, damping and stop
-    dissipation) and the step counters to the tail of ``sp``, sums[1:7]. Returns 0
+    first guess), the applied efforts and τf in sp's published slots; adds the energy-audit
+    increments (motor work, friction, damping and stop dissipation) and the step counters to
+    the tail of ``sp``, sums[1:7]. Returns 0
     (+ SATURATED, + ACTED), or 1 a bad input, 2 the friction solve failed, 3 an overflow (the
     caller keeps its state, and sp's slots but the step counters, in all three).
     """

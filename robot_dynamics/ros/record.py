@@ -29,7 +29,8 @@ import sys
 
 import numpy as np
 
-from robot_dynamics.ros.demo.arguments import Parser, number
+from robot_dynamics.errors import OneLineParser
+from robot_dynamics.ros.demo.arguments import number
 from robot_dynamics.ros.demo.config import UsageError, check_config_names
 from robot_dynamics.ros.demo.session import (Interrupted, Progress, Signals, private_namespace,
     private_remaps, record_published_states)
@@ -129,7 +130,7 @@ def record(args, log=print, signals=None):
 
 
 def main(argv=None):
-    parser = Parser(prog="robot-dynamics record", description="record a friction-identification "
+    parser = OneLineParser(prog="robot-dynamics record", description="record a friction-identification "
                      "run of the simulator node into a ROS 2 bag (then: robot-dynamics identify)")
     parser.add_argument("--robot", default="arm7",
                         help="bundled robot name, URDF path or .urdf.xacro path (default arm7)")

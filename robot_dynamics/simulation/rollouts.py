@@ -290,7 +290,8 @@ def run_chunk(plant: Plant, specs, trajectory: bool = True, progress=None, ctx=N
     A payload stays on its link from one rollout to the next that carries the same one
     (setting a link's payload computes the body's inertias from the built ones: the same bits
     as after removing the last), and is removed at the end: the Model is left as built."""
-    ctx = ctx or _context(plant)
+    if ctx is None:
+        ctx = _context(plant)
     model = ctx.model
     loaded = None  # the link carrying a payload now
     try:

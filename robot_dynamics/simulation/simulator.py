@@ -921,8 +921,7 @@ class Simulator:
                     self._show_stops()
                 elif self._stops_shown:
                     self._hide_stops()
-        self.t = t0  # + N steps: run() sets the clock (the same sequential sum)
-        self.steps = steps0 + N
+        self.steps = steps0 + N  # (run() sets the clock: the same sequential sum)
         return rows
 
 

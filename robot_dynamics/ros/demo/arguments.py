@@ -70,7 +70,6 @@ scenarios (--scenario):
 exit codes: 0 valid run, 1 invalid run, 2 usage error, 130/143 interrupted by SIGINT/SIGTERM."""
 
 
-Parser = OneLineParser  # (robot_dynamics.errors: one line, exit 2)
 
 
 def rate(text):
@@ -100,7 +99,7 @@ def number(kind, low=None, strict_low=True):
 
 
 def build_parser():
-    parser = Parser(
+    parser = OneLineParser(
         prog="robot-dynamics sim", formatter_class=argparse.RawDescriptionHelpFormatter,
         description=textwrap.fill(
             "Simulator + friction-aware id_controller + dynamics_model over DDS, with a demo "
