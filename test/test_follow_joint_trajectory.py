@@ -343,18 +343,18 @@ def test_single_point_goal_takes_its_stated_time(rig):
     assert status == GoalStatus.STATUS_SUCCEEDED, result.error_string
     t, q, _ = _series(rig, t0)
     progress = (q - q0) @ (q1 - q0) / np.dot(q1 - q0, q1 - q0)
-    # the controller starts the goal when it receives it, which on a loaded machine is up to
-    # ~0.6 s of simulated time after t0, the last state the probe saw before sending (lock-step
-    # runs as fast as the nodes answer): time the motion from where the arm, held still before
-    # (stiction holds it exactly), has left q0 by 1e-4 of the move — a smooth start from rest
-    # is there within ~0.05 s of the goal's start (measured: 0.02 s; then t_half 0.98, t_done
-    # 1.81, within 0.01 rad at progress 0.98)
-    start = t[np.argmax(np.abs(progress) >= 1e-4)]
-    assert 0.0 <= start - t0 <= 5.0, start - t0
-    t_half = t[np.argmax(progress >= 0.5)] - start
-    t_done = t[np.argmax(np.abs(q - q1).max(axis=1) < 0.01)] - start
-    assert 0.9 <= t_half <= 1.15, t_half  # half way at half the time (symmetric profile)...
-    assert 1.7 <= t_done <= 2.5, t_done  # ...there at the stated 2 s, not as a step
+    # the controller starts the goal when it receives it, on a loaded machine up to ~0.6 s of
+    # simulated time after t0 (the last state the probe saw before sending): the lower bounds
+    # count from t0 (a late start only delays the arm), the upper ones from where the arm has
+    # left q0 by 1 % of the move (~0.1-0.2 s into a smooth start from rest; a settled arm does
+    # not drift that far, though it may by 1e-4 of it: a CI run measured from there saw 1.72)
+    start = t[np.argmax(np.abs(progress) >= 1e-2)]
+    t_half = t[np.argmax(progress >= 0.5)]
+    t_done = t[np.argmax(np.abs(q - q1).max(axis=1) < 0.01)]
+    # half way at half the time (symmetric profile)...
+    assert 0.95 <= t_half - t0 and t_half - start <= 1.15, (t_half - t0, t_half - start)
+    # ...there at the stated 2 s, not as a step
+    assert 1.8 <= t_done - t0 and t_done - start <= 2.5, (t_done - t0, t_done - start)
 
 
 def test_a_goal_too_fast_for_the_drives_is_named_at_goal_time(rig):
