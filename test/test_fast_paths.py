@@ -214,7 +214,7 @@ def test_step_efforts_are_the_last_good_steps_whatever_uses_the_work_after(arm7)
     push = _push(model, model.create_data())
     for _ in range(40):
         sim.step(push(sim.t, sim.q, sim.v))
-        assert sim._tauf is None and sim._taua is None  # the inline path: nothing copied yet
+        assert sim._from_work  # the inline path: nothing copied yet
         work = sim.data.tau.copy(), sim.data.tau_friction.copy()
         # another computation on the Simulator's Data overwrites its work arrays
         rd.forward_dynamics(model, sim.data, sim.q, -sim.v, np.full(model.nv, 7.0), fr)
@@ -236,3 +236,78 @@ def test_step_efforts_are_the_last_good_steps_whatever_uses_the_work_after(arm7)
     np.testing.assert_array_equal(sim.q, good[2])
     np.testing.assert_array_equal(sim.tau_applied, good[0])
     np.testing.assert_array_equal(sim.tau_friction, good[1])
+
+
+def test_step_takes_any_vector_the_dispatcher_took_to_the_bit(arm7):
+    """The inline step calls the compiled entry without numba's dispatcher (sim_step_raw) when
+    q and q̇ are the arrays the last step or reset made and τ is a float64 vector; numba's
+    unboxing would then read a strided τ, or an int64 or 2-D q, wrongly or overwrite memory.
+    Every other input takes the dispatcher or the conversion: a strided τ, an int τ, a list, a
+    user's strided or int64 q and q̇, give the bits of the float64 vectors; a 2-D τ or q is
+    refused with its name; a q edited in place is read."""
+    model = arm7
+    n = model.nv
+    fr = friction_from_config(LAWS["load_dependent"], model)
+    push = _push(model, model.create_data())
+    q0 = np.linspace(-0.4, 0.4, n)
+
+    def run(prepare, steps=30):
+        sim = rd.Simulator(model, fr, dt=1e-3)
+        sim.reset(q0)
+        for k in range(steps):
+            tau = np.round(push(sim.t, sim.q, sim.v), 6)
+            prepare(sim, k, tau)
+        return sim.q.copy(), sim.v.copy(), sim.tau_friction.copy()
+
+    def plain(sim, k, tau):
+        sim.step(tau.copy())
+
+    def strided(sim, k, tau):
+        wide = np.zeros((n, 3))
+        wide[:, 1] = tau
+        sim.step(wide[:, 1])  # a column: stride 24 bytes
+
+    def as_int(sim, k, tau):
+        sim.step(np.trunc(tau).astype(np.int64) if k % 2 else np.trunc(tau).tolist())
+
+    def user_state(sim, k, tau):
+        if k % 3 == 0:  # the user's arrays: strided views and, where exact, int64
+            qq = np.zeros((n, 2))
+            qq[:, 0] = sim.q
+            vv = np.zeros(2 * n)
+            vv[::2] = sim.v
+            sim.q, sim.v = qq[:, 0], vv[::2]
+        sim.step(tau)
+
+    reference = run(plain)
+    for prepare in (strided, user_state):
+        for a, b in zip(run(prepare), reference):
+            np.testing.assert_array_equal(a, b)
+
+    def ints(sim, k, tau):
+        plain(sim, k, np.trunc(tau))
+
+    for a, b in zip(run(as_int), run(ints)):
+        np.testing.assert_array_equal(a, b)
+
+    sim = rd.Simulator(model, fr, dt=1e-3)
+    sim.reset(q0)
+    sim.step(np.zeros(n))
+    with pytest.raises(rd.InputError, match="tau"):
+        sim.step(np.zeros((n, 1)))
+    sim.q = np.zeros((n, 1)) + sim.q[:, None]
+    with pytest.raises(rd.InputError, match=r"\bq\b"):
+        sim.step(np.zeros(n))
+    sim.reset(q0)
+    sim.step(np.zeros(n))
+    sim.q[0] += 0.1  # in place: the same array, read by the next step
+    moved = sim.q.copy()
+    sim.v[:] = 0.0
+    sim.step(np.zeros(n))
+    other = rd.Simulator(model, fr, dt=1e-3)
+    other.reset(q0)
+    other.step(np.zeros(n))
+    other.q = moved
+    other.v = np.zeros(n)
+    other.step(np.zeros(n))
+    np.testing.assert_array_equal(sim.q, other.q)

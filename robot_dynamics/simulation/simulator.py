@@ -79,6 +79,7 @@ from robot_dynamics.errors import (F64, InputError, ModelError, as_vector, as_wr
 from robot_dynamics.kernels.fd import (ACC, ACTED, PASSES, Q_HALF, Q_NEW, SP_DAMPING, SP_FRICTION,
     SP_GROSS, SP_GUESS, SP_H, SP_HISTORY, SP_LIMIT, SP_LIMIT_STEPS, SP_MOTOR, SP_SATURATED,
     V_EVAL, V_NEW, sim_params, sim_step_entry, sim_step_fext_entry, sim_step_mimic_entry,
+    sim_step_raw,
     sim_step_mimic_fext_entry)
 from robot_dynamics.kernels.rollout import DONE, RUN_STEP, sim_run_entry
 from robot_dynamics.kernels.friction_solve import TAU_LIMIT
@@ -174,6 +175,7 @@ class Simulator:
                       else np.full(n, -np.inf))
         self.upper = np.array(model.upper_limits, dtype=float) if limits else np.full(n, np.inf)
         self._has_stops = bool(np.isfinite(self.lower).any() or np.isfinite(self.upper).any())
+        self._from_work = False  # see _hold
         self._taua = np.zeros(n)  # tau_applied (None: the last step's, in sp's published slots)
         self.damping = np.array(model.damping if damping else np.zeros(n), dtype=float)
         self.data = model.create_data()
@@ -238,18 +240,32 @@ class Simulator:
         parameters)."""
         return self._friction
 
+    def _hold(self):
+        """After step()'s inline path (``_from_work``: its report, joint wrenches, applied and
+        friction efforts are in the work array and sp's published slots, read from there when
+        asked), state them in the fields every other path writes — what that path would have
+        written, five stores it saves at every step (issue 35). Called first by each writer
+        of those fields."""
+        if self._from_work:
+            self._from_work = False
+            self._report = None
+            self._wrenches = _IN_WORK
+            self._last_fext = None
+            self._tauf = self._taua = None  # copied from sp's published slots when read
+
     @property
     def report(self):
         """The friction solve's report of the last step
         (:class:`~robot_dynamics.algorithm.friction_solve.FrictionSolveReport`), or None before any step."""
-        return self.data.fd_report if self._report is None else self._report
+        return (self.data.fd_report if self._from_work or self._report is None
+                else self._report)
 
     @property
     def joint_wrenches(self):
         """The joint wrenches (nv, 6) of the last step's answer, ``W0 + Σ q̈_α pl_α`` at
         (q½, the velocity the products were evaluated at) — the loads its friction and
         stiction verdicts used (eq. 2.3.7); None when the step had no friction solve."""
-        if self._wrenches is _IN_WORK:
+        if self._from_work or self._wrenches is _IN_WORK:
             # the solve computed them (a law reads its loads; mimic: the leaders' only)
             if self.data._views["info"][6] and not self._coupled:
                 return self.data._views["Wt"].copy()
@@ -258,7 +274,7 @@ class Simulator:
             if self._rnea_data is None:
                 self._rnea_data = self.model.create_data()
             vecs = self.data._vecs
-            if self._last_fext is None:
+            if self._from_work or self._last_fext is None:
                 rnea(self.model, self._rnea_data, vecs[Q_HALF], vecs[V_EVAL], vecs[ACC])
             else:  # the step's external efforts are carried by the joints too
                 rnea(self.model, self._rnea_data, vecs[Q_HALF], vecs[V_EVAL], vecs[ACC],
@@ -283,7 +299,9 @@ class Simulator:
                              "without stops)")
         q = np.clip(q, self.lower, self.upper)
         kinetic = check_kinetic(self.model, self.data, q, v, "v in Simulator.reset")
+        self._hold()
         self.q, self.v = q, v
+        self._q_own, self._v_own = q, v  # float64 C vectors (step: sim_step_raw)
         self.t = 0.0
         self.steps = 0
         self._tail[SP_MOTOR:] = 0.0  # energy-audit sums and counters
@@ -391,21 +409,24 @@ class Simulator:
             # stated inline (this is _compiled_step_done and _take_compiled without their calls
             # and tests: each Python operation here costs a visible share of a 5 µs step,
             # issue 35); compiled, no mimic coordinates, no loss split, no external efforts
-            self._last_fext = None
             try:  # the compiled step saturates and checks tau itself (length, finite); a list
                 # or an int array goes straight to the conversion below (numba's refusal of
-                # an argument type is slow)
-                status = (1 if tau.dtype is not F64 else
-                          sim_step_entry(self._mb, self._fr, self._sp, q, v, tau, self._work))
-            except (AttributeError, TypeError, np.linalg.LinAlgError):  # not a float64 C
+                # an argument type is slow). q and q̇ this step made (or reset checked) and a
+                # float64 vector τ skip the dispatcher's type resolution (sim_step_raw)
+                if q is self._q_own and v is self._v_own and tau.dtype is F64 and tau.ndim == 1:
+                    status = sim_step_raw(self._mb, self._fr, self._sp, q, v, tau, self._work)
+                else:
+                    status = (1 if tau.dtype is not F64 else
+                              sim_step_entry(self._mb, self._fr, self._sp, q, v, tau,
+                                             self._work))
+            except (AttributeError, TypeError, np.linalg.LinAlgError):  # not a float64
                 status = 1  # vector: converted below; non-finite matrices: named below
             if not status & 3:
                 self.data._report = report_from_work
-                self._report = None
-                self._wrenches = _IN_WORK
-                self.q = self._q_new.copy()  # new arrays: the user may keep them across steps
-                self.v = self._v_new.copy()
-                self._tauf = self._taua = None  # copied from sp's published slots when read
+                self._from_work = True  # report, wrenches, τ and τf: in work and sp (_hold)
+                # new arrays: the user may keep them across steps
+                self.q = self._q_own = self._q_new.copy()
+                self.v = self._v_own = self._v_new.copy()
                 if status & ACTED:  # (_show_stops; at_limit from the codes when read)
                     self.tau_limit = self._tau_limit_new.copy()
                     self._at_limit = None
@@ -415,9 +436,12 @@ class Simulator:
                 self.t += self.dt
                 self.steps += 1
                 return
+            self._hold()
+            self._last_fext = None
             if not self._compiled_step_done(status, q, v, None):  # (an overflow raises)
                 self._step_slow(tau)
             return
+        self._hold()
         if fext is not None or self._external is not None:
             F = self._step_fext(fext)
             self._last_fext = F  # (joint_wrenches)
@@ -518,6 +542,10 @@ class Simulator:
         ``F``: the step's external efforts (checked), or None."""
         self._acted = False
         tau = np.ascontiguousarray(as_vector("tau", tau, self.model.nv, where="Simulator.step"))
+        # the state as the user may have assigned it (a list, a strided or int view): the
+        # compiled calls take float64 C vectors; a wrong shape or a NaN is named
+        self.q = as_vector("q", self.q, self.model.nq, where="Simulator.step")
+        self.v = as_vector("v", self.v, self.model.nv, where="Simulator.step")
         lim = self.effort_limit
         applied = np.clip(tau, -lim, lim)
         n_saturated = int(np.count_nonzero(np.abs(tau) >= lim))
@@ -544,26 +572,32 @@ class Simulator:
     @property
     def tau_applied(self):
         """(nv,) the motor efforts applied in the last step (after saturation)."""
+        if self._from_work:  # step()'s inline path: the kernel's published copy (issue 35)
+            return self._published_tau.copy()
         x = self._taua
-        if x is None:  # step()'s inline path: the kernel's published copy, once (issue 35)
+        if x is None:  # (after _hold) the same, once
             x = self._taua = self._published_tau.copy()
         return x
 
     @tau_applied.setter
     def tau_applied(self, value):
+        self._hold()
         self._taua = value
 
     @property
     def tau_friction(self):
         """(nv,) the friction efforts τf of the last step (stuck joints' holding effort
         included)."""
+        if self._from_work:  # as tau_applied
+            return self._published_tauf.copy()
         x = self._tauf
-        if x is None:  # as tau_applied
+        if x is None:
             x = self._tauf = self._published_tauf.copy()
         return x
 
     @tau_friction.setter
     def tau_friction(self, value):
+        self._hold()
         self._tauf = value
 
     @property
@@ -873,6 +907,7 @@ class Simulator:
 
     def _run_compiled(self, N, controller):
         n = self.model.nv
+        self._hold()
         self._last_fext = None  # the rollout has no external efforts
         t0 = self.t
         steps0 = self.steps
