@@ -512,14 +512,13 @@ def test_live_parameters_over_dds(ros):
 
 @pytest.mark.parametrize("arg, message", [
     ("rate:=-5", "simulator: parameter rate: -5.0 is out of range [10.0, 100000.0]"),
-    ("rate:=fast", "simulator: parameter rate: Trying to set parameter 'rate' to 'fast'"),
+    ("rate:=fast", "simulator: parameter rate: expected type double, got 'fast' of type string"),
     ("mode:=warp", "simulator: parameter mode: expected one of realtime | fast | lockstep, "
                    "got 'warp'"),
     ("initial_positions:=[1.0,2.0,3.0]", "simulator: parameter initial_positions: expected 1 or "
                                          "7 finite numbers"),
-    ("initial_velocities:=0.5", "simulator: parameter initial_velocities: Trying to set "
-                                "parameter 'initial_velocities' to '0.5' of type 'DOUBLE', "
-                                "expecting type 'DOUBLE_ARRAY': write a list, "
+    ("initial_velocities:=0.5", "simulator: parameter initial_velocities: expected type "
+                                "double_array, got '0.5' of type double: write a list, "
                                 "initial_velocities:=[0.5]"),
     ("initial_velocities:=[1e300]", "simulator: parameter initial_velocities: the kinetic energy "
                                     "leaves the float64 range (joint 'joint_a1' at 1e+300)")])

@@ -7,7 +7,7 @@ import math
 import sys
 import textwrap
 
-from robot_dynamics.errors import OneLineParser
+from robot_dynamics.errors import HelpFormatter, NumbersAction, OneLineParser
 from robot_dynamics.parsers.resources import robot_help
 from robot_dynamics.ros.demo.config import UsageError
 from robot_dynamics.ros.demo.run import DemoOptions, run_demo
@@ -100,7 +100,7 @@ def number(kind, low=None, strict_low=True):
 
 def build_parser():
     parser = OneLineParser(
-        prog="robot-dynamics sim", formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="robot-dynamics sim", formatter_class=HelpFormatter,
         description=textwrap.fill(
             "Simulator + friction-aware id_controller + dynamics_model over DDS, with a demo "
             "trajectory that judges itself (the nodes of sim.launch.py; robot_state_publisher "
@@ -151,10 +151,9 @@ def build_parser():
     parser.add_argument("--payload-link", default=None,
                         help="payload scenario: link carrying it (default the robot's last "
                              "link)")
-    parser.add_argument("--payload-com", type=number(float), nargs=3, default=None,
-                        metavar=("X", "Y", "Z"),
-                        help="payload scenario: its centre of mass in the link frame [m] "
-                             "(default 0 0 0)")
+    parser.add_argument("--payload-com", action=NumbersAction, default=None,
+                        help="payload scenario: its centre of mass in the link frame [m], as "
+                             "X,Y,Z or X Y Z (default 0,0,0)")
     parser.add_argument("--press-forces", type=number(float, 0.0, strict_low=False), nargs="+",
                         default=None, metavar="F",
                         help="press scenario: the pressing forces, in turn [N] (default 0 10 "
