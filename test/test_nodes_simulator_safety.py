@@ -457,8 +457,9 @@ BAD = {  # every parameter: a value SetParameters must refuse, and a word of the
     "initial_velocities": ([float("nan")], "expected 1 or 2 finite numbers"),
     "lockstep_timeout": (0.0, "out of range"),
     "audit_period": (float("nan"), "out of range"),
-    "publish_every": (0, "out of range"),
-    "publish_clock": ("yes", "Wrong parameter type"),
+    "publish_every": (0, "parameter publish_every: 0 is out of range [1, 100000]"),
+    "publish_clock": ("yes", "parameter publish_clock: expected type bool, got 'yes' of type "
+                             "string"),
     "command_timeout": (-0.1, "out of range"),
     "stale_command_behavior": ("explode", "expected one of zero | brake"),
     "brake_bandwidth": (500.0, "too stiff"),

@@ -84,8 +84,9 @@ def _live_sets_as_at_start_up(node):
     in the start-up's words (params.type_problem: "parameter markers: expected type bool, got
     '3' of type integer", not rclpy's "Wrong parameter type, expected '1' got '2'"), and the
     node's log says so, as for the refusals of its own checks (:func:`on_set_parameters`).
-    Both parameter services call ``set_parameters_atomically``; the integers are widened by a
-    pre-set callback (rclpy ≥ Iron), before rclpy checks the type."""
+    Both parameter services call ``set_parameters_atomically`` (in-process callers
+    ``set_parameters``: both are reworded); the integers are widened by a pre-set callback
+    (rclpy ≥ Iron), before rclpy checks the type."""
     node._live_sets_as_at_start_up = True
     table = NODES[node.parameter_table][2]
 
@@ -101,10 +102,9 @@ def _live_sets_as_at_start_up(node):
 
     if hasattr(node, "add_pre_set_parameters_callback"):
         node.add_pre_set_parameters_callback(widen)
-    plain = node.set_parameters_atomically
+    atomically, one_by_one = node.set_parameters_atomically, node.set_parameters
 
-    def set_parameters_atomically(parameter_list):
-        result = plain(parameter_list)
+    def reword(result, parameter_list):
         if not result.successful:
             reason = _refusal_words(table, parameter_list, result.reason)
             if reason != result.reason:
@@ -112,7 +112,9 @@ def _live_sets_as_at_start_up(node):
                 node.get_logger().warning(f"rejected parameter change: {reason}")
         return result
 
-    node.set_parameters_atomically = set_parameters_atomically
+    node.set_parameters_atomically = lambda params: reword(atomically(params), params)
+    node.set_parameters = lambda params: [reword(result, [param]) for param, result
+                                          in zip(params, one_by_one(params))]
 
 
 def _refusal_words(table, parameter_list, reason):
