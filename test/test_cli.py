@@ -122,6 +122,11 @@ _SIM = ["sim", "--robot", "planar_2r"]
     (["dynamics_model", "--ros-args", "-p", "robot:=123"],
      "parameter robot: expected type string, got '123' of type integer (quote it: "
      "robot:=\"'123'\")"),
+    # what rcl refuses in words quoting its C sources, after an [ERROR] line of its own
+    (["simulator", "--ros-args", "-p", "rate"],
+     "-p rate: expected NAME:=VALUE (e.g. -p robot:=arm7)"),
+    (["id_controller", "--ros-args", "--params-file", "/nonexistent/params.yaml"],
+     "--params-file /nonexistent/params.yaml: no such file"),
     (["dynamics_model", "--ros-args", "-p", "robot:=arm8"],
      "parameter robot: no bundled urdf file 'arm8' (and no such file); did you mean 'arm7'?"),
 ])
@@ -176,6 +181,11 @@ def test_mistakes_are_refused_before_importing_the_kernels(args, needle):
     (["sim", "--scenario", "payload", "--payload-com", "0,0,inf"],
      "argument --payload-com: expected 3 finite numbers, got '0,0,inf'"),
     (["sim", "--payload-com", "0,0,0.1"], "--payload-com needs --scenario payload"),
+    # unit mistakes the simulator node refuses, now before the run instead of 2 s into it (exit 1)
+    (["sim", "--scenario", "payload", "--payload-mass", "3000000"],
+     "--payload-mass: 3e+06 kg is beyond 10000 kg (kg, not g?)"),
+    (["sim", "--scenario", "payload", "--payload-com", "0", "0", "-100"],
+     "--payload-com: 100 m from the link origin (at most 10 m: metres, not millimetres?)"),
     (["sim", "--scenario", "payload", "--robot", "planar_2r", "--payload-link", "tol"],
      "--payload-link: "),
     (["sim", "--press-forces", "10", "20"], "--press-forces needs --scenario press"),

@@ -110,12 +110,20 @@ def early_refusal(name, rest):
     """The first ``-p NAME:=VALUE`` of node ``name`` that its start-up would refuse, told
     before anything heavy is imported (on a cold numba cache the node would compile its
     kernels for minutes first): a value out of its range or not among its choices
-    (params.override_problem), a robot that names no bundled robot and no file. The last
-    override of a name is the one rcl applies; the rest the node checks itself."""
+    (params.override_problem), a robot that names no bundled robot and no file, a ``-p``
+    without ``NAME:=VALUE``, a ``--params-file`` that does not exist. The last override of a
+    name is the one rcl applies; the rest the node checks itself."""
     from robot_dynamics.errors import ModelError
     from robot_dynamics.ros.params import NODES as TABLES, find, override_problem
     from robot_dynamics.parsers.resources import robot_path
 
+    for flag, value in zip(rest, rest[1:] + [None]):  # rcl's own words for these quote its
+        # C sources ("... at /project/src/rcl/arguments.c:352") after an [ERROR] line
+        if flag in ("-p", "--param") and (value is None or ":=" not in value):
+            written = flag if value is None else f"{flag} {value}"
+            return f"{written}: expected NAME:=VALUE (e.g. -p robot:=arm7)"
+        if flag == "--params-file" and value is not None and not os.path.isfile(value):
+            return f"--params-file {value}: no such file"
     given = {pname: text for prefix, pname, text in _overrides(rest) if prefix in ("", name)}
     for pname, text in given.items():
         row = find(TABLES[name][2], pname)

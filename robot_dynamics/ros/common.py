@@ -416,7 +416,8 @@ def run_node(node_class, args=None):
                 raise KeyboardInterrupt from exc
             # a user mistake in the node's parameters: one line naming it, exit code 2
             name = getattr(node_class, "node_name", node_class.__name__)
-            print(f"{name}: {parameter_error_text(exc)}", file=sys.stderr)
+            # (in the words and with the prefix of the command line's early refusals)
+            print(f"robot-dynamics {name}: {parameter_error_text(exc)}", file=sys.stderr)
             rclpy.shutdown()
             sys.exit(2)
         node_name = node.get_name()  # read now: a signal's context shutdown may have
