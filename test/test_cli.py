@@ -290,6 +290,9 @@ def test_node_mistakes_are_one_line_exit_2(args, needle):
 @pytest.mark.parametrize("node, entry, needle", [
     ("simulator", "robot: nonexistent", "parameter robot: no bundled urdf file 'nonexistent'"),
     ("simulator", "rate: -5.0", "parameter rate: -5.0 is out of range [10.0, 100000.0]"),
+    ("simulator", "publish_every: 0", "parameter publish_every: 0 is out of range [1, 100000]"),
+    ("simulator", "rate: fast", "parameter rate: expected type double, got 'fast' of type "
+                                "string"),
     ("id_controller", "stale_behavior: explode",
      "parameter stale_behavior: expected one of gravity | zero, got 'explode'"),
 ])

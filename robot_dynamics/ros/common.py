@@ -358,7 +358,8 @@ def parameter_error_text(exc) -> str:
     if isinstance(exc, ParameterException) and ": " in text:
         why, pname = text.rsplit(": ", 1)
         why = why.split("Reason: ")[-1]
-        m = re.match(r"Parameter \S+ out of range Min: (\S+), Max: (\S+), value: (\S+)$", why)
+        # (rclpy writes "out of range. Min" for integers, "out of range Min" for doubles)
+        m = re.match(r"Parameter \S+ out of range\.? Min: (\S+), Max: (\S+), value: (\S+)$", why)
         if m:
             why = f"{m[3]} is out of range [{m[1]}, {m[2]}]"
         m = re.match(r"Trying to set parameter '(\S+)' to '(.*)' of type '(\w+)', expecting "
