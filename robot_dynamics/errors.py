@@ -292,3 +292,50 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message):
         self.exit(2, f"{self.prog}: {message} (see --help)\n")
+
+
+def numbers(words, count: int) -> tuple:
+    """``count`` finite numbers from an option's words, written either way: one comma-separated
+    word (``0,0,0.1``, spaces after the commas allowed) or ``count`` words (``0 0 0.1``).
+    ValueError with the one-line reason otherwise."""
+    text = " ".join(words)
+    items = [item.strip() for word in words for item in word.split(",")]
+    try:
+        values = tuple(float(item) for item in items)
+    except ValueError:
+        values = None
+    if values is None or len(values) != count or (len(words) != 1 and len(words) != count):
+        raise ValueError(f"expected {count} numbers, as X,Y,Z or X Y Z, got {text!r}")
+    if not all(math.isfinite(v) for v in values):
+        raise ValueError(f"expected {count} finite numbers, got {text!r}")
+    return values
+
+
+class NumbersAction(argparse.Action):
+    """An option of ``count`` numbers (``--payload-com``) that takes both ways of writing them
+    (:func:`numbers`): ``sim``'s ``--payload-com 0 0 0.1`` and ``sweep``'s ``--payload-com
+    0,0,0.1`` alike, in both commands. The value is a tuple of floats; a mistake is the
+    parser's one-line error naming the option. Its usage reads ``X,Y,Z | X Y Z``
+    (:class:`HelpFormatter`)."""
+
+    def __init__(self, option_strings, dest, count=3, **kwargs):
+        kwargs["nargs"] = "+"
+        kwargs.setdefault("metavar", "X,Y,Z | X Y Z")
+        super().__init__(option_strings, dest, **kwargs)
+        self.count = count
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        try:
+            setattr(namespace, self.dest, numbers(values, self.count))
+        except ValueError as exc:
+            raise argparse.ArgumentError(self, str(exc)) from None
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """The commands' help: the description and epilog as written; a :class:`NumbersAction`
+    shown by its metavar alone (argparse would write ``X [X ...]`` for its one-or-more words)."""
+
+    def _format_args(self, action, default_metavar):
+        if isinstance(action, NumbersAction):
+            return action.metavar
+        return super()._format_args(action, default_metavar)

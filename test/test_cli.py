@@ -109,6 +109,24 @@ _SIM = ["sim", "--robot", "planar_2r"]
      "parameter mode: expected one of realtime | fast | lockstep, got 'warp'"),
     (["id_controller", "--ros-args", "-p", "stale_behavior:=explode"],
      "parameter stale_behavior: expected one of gravity | zero, got 'explode'"),
+    # a value of the wrong type, told from the table and rcl's YAML reading of the text
+    (["simulator", "--ros-args", "-p", "rate:=abc"],
+     "parameter rate: expected type double, got 'abc' of type string"),
+    (["simulator", "--ros-args", "-p", "publish_every:=2.5"],
+     "parameter publish_every: expected type integer, got '2.5' of type double"),
+    (["dynamics_model", "--ros-args", "-p", "markers:=3"],
+     "parameter markers: expected type bool, got '3' of type integer (true or false)"),
+    (["id_controller", "--ros-args", "-p", "kp:=400.0"],
+     "parameter kp: expected type double_array, got '400.0' of type double: write a list, "
+     "kp:=[400.0]"),
+    (["dynamics_model", "--ros-args", "-p", "robot:=123"],
+     "parameter robot: expected type string, got '123' of type integer (quote it: "
+     "robot:=\"'123'\")"),
+    # what rcl refuses in words quoting its C sources, after an [ERROR] line of its own
+    (["simulator", "--ros-args", "-p", "rate"],
+     "-p rate: expected NAME:=VALUE (e.g. -p robot:=arm7)"),
+    (["id_controller", "--ros-args", "--params-file", "/nonexistent/params.yaml"],
+     "--params-file /nonexistent/params.yaml: no such file"),
     (["dynamics_model", "--ros-args", "-p", "robot:=arm8"],
      "parameter robot: no bundled urdf file 'arm8' (and no such file); did you mean 'arm7'?"),
 ])
@@ -156,6 +174,18 @@ def test_mistakes_are_refused_before_importing_the_kernels(args, needle):
     (["sim", "--scenario", "tool"], "invalid choice"),
     (["sim", "--payload-mass", "0", "--scenario", "payload"], "must be > 0"),
     (["sim", "--payload-mass", "2"], "--payload-mass needs --scenario payload"),
+    (["sim", "--scenario", "payload", "--payload-com", "0,0"], "robot-dynamics sim: argument "
+     "--payload-com: expected 3 numbers, as X,Y,Z or X Y Z, got '0,0' (see --help)"),
+    (["sim", "--scenario", "payload", "--payload-com", "0", "0", "0", "1"],
+     "argument --payload-com: expected 3 numbers, as X,Y,Z or X Y Z, got '0 0 0 1'"),
+    (["sim", "--scenario", "payload", "--payload-com", "0,0,inf"],
+     "argument --payload-com: expected 3 finite numbers, got '0,0,inf'"),
+    (["sim", "--payload-com", "0,0,0.1"], "--payload-com needs --scenario payload"),
+    # unit mistakes the simulator node refuses, now before the run instead of 2 s into it (exit 1)
+    (["sim", "--scenario", "payload", "--payload-mass", "3000000"],
+     "--payload-mass: 3e+06 kg is beyond 10000 kg (kg, not g?)"),
+    (["sim", "--scenario", "payload", "--payload-com", "0", "0", "-100"],
+     "--payload-com: 100 m from the link origin (at most 10 m: metres, not millimetres?)"),
     (["sim", "--scenario", "payload", "--robot", "planar_2r", "--payload-link", "tol"],
      "--payload-link: "),
     (["sim", "--press-forces", "10", "20"], "--press-forces needs --scenario press"),
@@ -260,6 +290,9 @@ def test_node_mistakes_are_one_line_exit_2(args, needle):
 @pytest.mark.parametrize("node, entry, needle", [
     ("simulator", "robot: nonexistent", "parameter robot: no bundled urdf file 'nonexistent'"),
     ("simulator", "rate: -5.0", "parameter rate: -5.0 is out of range [10.0, 100000.0]"),
+    ("simulator", "publish_every: 0", "parameter publish_every: 0 is out of range [1, 100000]"),
+    ("simulator", "rate: fast", "parameter rate: expected type double, got 'fast' of type "
+                                "string"),
     ("id_controller", "stale_behavior: explode",
      "parameter stale_behavior: expected one of gravity | zero, got 'explode'"),
 ])
@@ -957,6 +990,54 @@ def test_a_node_ends_cleanly_under_repeated_signals(wait_up, signals_after):
         assert code == 0, (code, out[-3000:])
         for bad in ("Traceback", "terminate called", "KeyboardInterrupt"):
             assert bad not in out, out[-3000:]
+        # one closing line, whenever the first signal came: the node's own once it is up
+        said = [ln for ln in out.splitlines() if "stopped by SIGINT" in ln
+                or "interrupted by SIGINT during start-up" in ln]
+        assert len(said) == 1, out[-3000:]
+        if wait_up:
+            assert "[id_controller]: stopped by SIGINT" in said[0], out[-3000:]
+        elif _UP["id_controller"] not in out:  # (a fast machine may be up by then)
+            assert said[0] == START_UP_LINE.format(node="id_controller"), out[-3000:]
+
+
+#: what a node says when a signal stops it before it is up (cli.main.closing_line)
+START_UP_LINE = "robot-dynamics {node}: interrupted by SIGINT during start-up; exiting"
+
+
+@pytest.mark.parametrize("node", ["simulator", "id_controller", "dynamics_model"])
+def test_a_node_interrupted_during_its_start_up_says_so(node):
+    """A SIGINT in the first second or two of a node (its modules loading, its kernels and
+    robot loading) ended it with exit 0 and nothing said, where a later one logs the node's
+    closing line: now it says it was interrupted during start-up, and exits 0 as later. The
+    signal goes once the process has loaded numpy's extension (/proc/<pid>/maps): the node's
+    own code runs, its handlers are in place (a signal inside the interpreter's own start-up,
+    before any code of the package, is out of its reach), and the node is far from up."""
+    proc = subprocess.Popen([sys.executable, "-m", "robot_dynamics.cli.main", node,
+                             "--ros-args", "-p", "robot:=planar_2r"], env=ENV,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.returncode
+            try:
+                with open(f"/proc/{proc.pid}/maps") as maps:
+                    if "_multiarray_umath" in maps.read():
+                        break
+            except OSError:
+                pass
+            time.sleep(0.005)
+        os.killpg(proc.pid, signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 0, (proc.returncode, out[-3000:])
+    assert "Traceback" not in out and "KeyboardInterrupt" not in out, out[-3000:]
+    lines = [ln for ln in out.splitlines() if ln.strip()]
+    assert lines and lines[-1] == START_UP_LINE.format(node=node), out[-3000:]
+    assert sum(START_UP_LINE.format(node=node) == ln for ln in lines) == 1, out[-3000:]
 
 
 def test_the_simulator_says_where_it_stopped_under_two_signals():
@@ -1011,7 +1092,7 @@ def test_a_node_executable_ends_cleanly_when_interrupted_while_it_imports(node, 
     ends the node with exit 0, no traceback. (A signal inside the interpreter's own start,
     while site-packages' .pth files run, is before any code of the package: out of its
     reach.)"""
-    _assert_clean_end(_INTERRUPTED_AT_IMPORT.format(node=node, module=module))
+    _assert_clean_end(_INTERRUPTED_AT_IMPORT.format(node=node, module=module), node)
 
 
 #: as above, the SIGINT from inside llvmlite's object-cache callback: LLVM asks numba for a
@@ -1044,16 +1125,18 @@ def test_a_node_ends_cleanly_when_interrupted_inside_an_llvm_callback(node):
     (Python code that LLVM calls through ctypes), where ctypes swallows it and returns to LLVM
     with the callback's work undone. Now the handler defers it while llvmlite is on the stack
     and raises it once the callback has returned (signals.py): exit 0, no traceback."""
-    _assert_clean_end(_INTERRUPTED_IN_LLVM_CALLBACK.format(node=node))
+    _assert_clean_end(_INTERRUPTED_IN_LLVM_CALLBACK.format(node=node), node)
 
 
-def _assert_clean_end(code):
+def _assert_clean_end(code, node):
     proc = subprocess.run([sys.executable, "-c", code], env=ENV, capture_output=True, text=True,
                           timeout=300)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, (proc.returncode, out[-3000:])
     for bad in ("Traceback", "KeyboardInterrupt", "terminate called", "Exception ignored"):
         assert bad not in out, out[-3000:]
+    # interrupted during its start-up, and it says so, as later its closing line would
+    assert proc.stderr.strip().splitlines()[-1] == START_UP_LINE.format(node=node), out[-3000:]
 
 
 @pytest.mark.parametrize("argv", [["sim", "--help"], ["simulator", "--help"],

@@ -88,7 +88,8 @@ def test_live_parameters(setup):
            "joint_states_topic": ("/other", "read-only"),
            "publish_rate": (0.0, "out of range"),
            "acceleration": ("bogus", "expected one of zero | forward_dynamics"),
-           "markers": ("yes", "Wrong parameter type"), "marker_scale": (-1.0, "out of range"),
+           "markers": ("yes", "parameter markers: expected type bool, got 'yes' of type string"),
+           "marker_scale": (-1.0, "parameter marker_scale: -1.0 is out of range [0.0, 100.0]"),
            "payload.link": ("no_such_link", "parameter payload.link: robot"),
            "payload.mass": (float("nan"), "parameter payload.mass: expected a number"),
            "payload.com": ([0.0, 0.0], "parameter payload.com: expected 3 finite numbers"),
@@ -146,4 +147,24 @@ def test_live_parameters(setup):
     # (not 4x the measured slow count: at 80 Hz a loaded machine delivers fewer states than that,
     # e.g. 38 outputs in 1 s in CI)
     assert n_markers == 0 and fast > 42, (slow, fast)
+    assert node.alive()
+
+
+def test_live_sets_are_read_and_refused_as_at_start_up(setup):
+    """`ros2 param set /dynamics_model publish_rate 20` sends an integer: rclpy refused it for
+    the double parameter ("Wrong parameter type, expected '3' got '2'") that `-p
+    publish_rate:=20` sets at start-up. Now it is read as 20.0; a wrong type or a value out of
+    range is refused with the start-up's words, logged, and the node keeps running."""
+    node, probe = setup
+    refused = {"publish_rate": ("abc", "parameter publish_rate: expected type double, got 'abc' "
+                                       "of type string"),
+               "markers": (3, "parameter markers: expected type bool, got '3' of type integer"),
+               "marker_scale": (1e9, "parameter marker_scale: 1000000000.0 is out of range "
+                                     "[0.0, 100.0]")}
+    for name, (value, reason) in refused.items():  # one call each: rclpy stops at the first
+        ok, why = probe.set_parameters("dynamics_model", **{name: value})[name]
+        assert not ok and why.startswith(reason), (name, why)
+        assert node.wait_log(f"rejected parameter change: {reason}", 20), node.log
+    assert probe.set_parameters("dynamics_model", publish_rate=25)["publish_rate"] == (True, "")
+    assert node.wait_log("parameters set: publish_rate=25.0", 20), node.log
     assert node.alive()

@@ -296,7 +296,8 @@ def test_bad_start_up_payload_is_one_line_exit_2():
                          env=ENV, capture_output=True, text=True, timeout=120)
     assert out.returncode == 2, (out.stdout, out.stderr)
     assert out.stderr.strip().splitlines()[-1].startswith(
-        "dynamics_model: parameter payload.com: 50 m from the link origin"), out.stderr
+        "robot-dynamics dynamics_model: parameter payload.com: 50 m from the link origin"), \
+        out.stderr
 
 
 # -- the semantics of the set, in process (no DDS needed to tell them) ------------------------

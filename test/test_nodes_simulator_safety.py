@@ -457,8 +457,9 @@ BAD = {  # every parameter: a value SetParameters must refuse, and a word of the
     "initial_velocities": ([float("nan")], "expected 1 or 2 finite numbers"),
     "lockstep_timeout": (0.0, "out of range"),
     "audit_period": (float("nan"), "out of range"),
-    "publish_every": (0, "out of range"),
-    "publish_clock": ("yes", "Wrong parameter type"),
+    "publish_every": (0, "parameter publish_every: 0 is out of range [1, 100000]"),
+    "publish_clock": ("yes", "parameter publish_clock: expected type bool, got 'yes' of type "
+                             "string"),
     "command_timeout": (-0.1, "out of range"),
     "stale_command_behavior": ("explode", "expected one of zero | brake"),
     "brake_bandwidth": (500.0, "too stiff"),
@@ -510,19 +511,23 @@ def test_live_parameters_over_dds(ros):
     assert sim.wait_log("parameters set: command_timeout=0.2", 10), sim.log
 
 
+#: the prefix of every one-line refusal of the node (the command line's, cli.main.error)
+_NODE = "robot-dynamics simulator: "
+
+
 @pytest.mark.parametrize("arg, message", [
-    ("rate:=-5", "simulator: parameter rate: -5.0 is out of range [10.0, 100000.0]"),
-    ("rate:=fast", "simulator: parameter rate: Trying to set parameter 'rate' to 'fast'"),
-    ("mode:=warp", "simulator: parameter mode: expected one of realtime | fast | lockstep, "
-                   "got 'warp'"),
-    ("initial_positions:=[1.0,2.0,3.0]", "simulator: parameter initial_positions: expected 1 or "
-                                         "7 finite numbers"),
-    ("initial_velocities:=0.5", "simulator: parameter initial_velocities: Trying to set "
-                                "parameter 'initial_velocities' to '0.5' of type 'DOUBLE', "
-                                "expecting type 'DOUBLE_ARRAY': write a list, "
-                                "initial_velocities:=[0.5]"),
-    ("initial_velocities:=[1e300]", "simulator: parameter initial_velocities: the kinetic energy "
-                                    "leaves the float64 range (joint 'joint_a1' at 1e+300)")])
+    ("rate:=-5", _NODE + "parameter rate: -5.0 is out of range [10.0, 100000.0]"),
+    ("rate:=fast", _NODE + "parameter rate: expected type double, got 'fast' of type string"),
+    ("mode:=warp", _NODE + "parameter mode: expected one of realtime | fast | lockstep, "
+                           "got 'warp'"),
+    ("initial_positions:=[1.0,2.0,3.0]", _NODE + "parameter initial_positions: expected 1 or "
+                                                 "7 finite numbers"),
+    ("initial_velocities:=0.5", _NODE + "parameter initial_velocities: expected type "
+                                        "double_array, got '0.5' of type double: write a list, "
+                                        "initial_velocities:=[0.5]"),
+    ("initial_velocities:=[1e300]", _NODE + "parameter initial_velocities: the kinetic energy "
+                                            "leaves the float64 range (joint 'joint_a1' at "
+                                            "1e+300)")])
 def test_bad_start_up_parameters_in_main(arg, message, capfd):
     """The node's main() in this process (test_nodes_simulator runs one as a process). A
     parameter that does not depend on the robot is refused before the robot loads: its line is

@@ -37,3 +37,58 @@ def test_rejected_live_value_reads_as_a_plain_list():
         per_joint("kp", array("d", [float("nan"), 0.0]), 7, nonnegative=True)
     assert str(info.value) == ("parameter kp: expected 1 or 7 non-negative numbers, "
                                "got [nan, 0.0]")
+
+
+#: -p values and what this package tells of their type (None: cannot tell, the node checks)
+_TEXTS = ["abc", "true", "Y", "off", "No", "3", "-3", "+3", "0x1F", "010", "08", "-0", "1e3",
+          "1.5", ".5", "5.", "-.5", "+.5", "inf", "nan", ".inf", "-.inf", ".nan", "NaN",
+          "Infinity", "99999999999999999999", "1e400", "'3'", '"abc"', "null", "/a/b.urdf",
+          "[1.0]", "[1, 2]", "[a, b]", "[true]", "[1.0,2.0]", "[abc]", "1_000", "~", "12abc",
+          "0b11", "1.5e", "0o7", "a:b", "-abc", "0x1p3"]
+
+
+def test_override_types_are_rcl_s():
+    """params.override_type (the command line's early type check, before rclpy is imported)
+    against rcl's own reading of the same -p values: wherever it tells a type, it is the one
+    the node would get; each kind of value is told."""
+    import rclpy
+    from rclpy.node import Node
+
+    from robot_dynamics.ros.params import override_type
+
+    args = ["probe", "--ros-args"]
+    for i, text in enumerate(_TEXTS):
+        args += ["-p", f"p{i}:={text}"]
+    context = rclpy.Context()
+    rclpy.init(args=args, context=context)
+    try:
+        node = Node("override_types", context=context,
+                    automatically_declare_parameters_from_overrides=True)
+        rcl = {text: node.get_parameter(f"p{i}").type_.name.lower()
+               for i, text in enumerate(_TEXTS)}
+        node.destroy_node()
+    finally:
+        rclpy.shutdown(context=context)
+    told = {text: override_type(text) for text in _TEXTS}
+    wrong = {t: (told[t], rcl[t]) for t in _TEXTS if told[t] is not None and told[t] != rcl[t]}
+    assert not wrong, wrong
+    assert {k for k in told.values() if k} == {"string", "bool", "integer", "double",
+                                                 "double_array", "integer_array",
+                                                 "string_array", "bool_array"}
+    assert [t for t in _TEXTS if told[t] is None] == ["1_000", "~", "12abc", "0b11", "1.5e",
+                                                      "0o7", "a:b", "-abc", "0x1p3"]
+
+
+@pytest.mark.parametrize("declared, text, problem", [
+    ("double", "500", None), ("double", "1e3", None), ("integer", "2", None),
+    ("double", "abc", "expected type double, got 'abc' of type string"),
+    ("integer", "2.0", "expected type integer, got '2.0' of type double"),
+    ("bool", "1", "expected type bool, got '1' of type integer (true or false)"),
+    ("string", "'123'", None), ("string", "a:b", None),  # quoted; not told: the node checks
+    ("double_array", "[1, 2]", "write the numbers as floats, x:=[1.0, 2.0]")])
+def test_override_problem_of_a_type(declared, text, problem):
+    from robot_dynamics.ros.params import Param, override_problem
+
+    found = override_problem(Param("x", declared, None, ""), text)
+    assert (found is None) if problem is None else (found.endswith(problem)
+                                                    and found.startswith("parameter x: ")), found

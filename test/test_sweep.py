@@ -129,6 +129,12 @@ def test_command_runs_a_tiny_study(tmp_path):
     (["--dt", "abc"], "robot-dynamics sweep: argument --dt: invalid float value: 'abc'"),
     (["--dt", "0.5", "--duration", "2"], "--dt: 0.5 s is longer than 0.1 s"),
     (["--samples", "2.5"], "argument --samples: invalid int value: '2.5'"),
+    (["--payload-com", "0,0"], "robot-dynamics sweep: argument --payload-com: expected 3 "
+     "numbers, as X,Y,Z or X Y Z, got '0,0' (see --help)"),
+    (["--payload-com", "0", "0,1", "2"],
+     "argument --payload-com: expected 3 numbers, as X,Y,Z or X Y Z, got '0 0,1 2'"),
+    (["--payload-com", "a,b,c"], "argument --payload-com: expected 3 numbers"),
+    (["--payload-com", "nan", "0", "0"], "argument --payload-com: expected 3 finite numbers"),
 ])
 def test_bad_options_are_one_line_naming_them(args, words, capsys, tmp_path):
     from robot_dynamics.cli.main import main
@@ -167,3 +173,20 @@ def test_ctrl_c_is_one_line_and_exit_130(capsys, tmp_path, monkeypatch):
     assert rc == 130 and len(lines) == 1, err
     assert "after 2 of 8 rollouts" in lines[0] and "Traceback" not in err
     assert not (tmp_path / "x.csv").exists()
+
+
+@pytest.mark.parametrize("words", [["0,-0.05,0.1"], ["0", "-0.05", "0.1"], ["0, -0.05, 0.1"],
+                                   ["--payload-com=0,-0.05,0.1"]])
+def test_payload_com_is_written_either_way_in_both_commands(words):
+    """sweep took --payload-com X,Y,Z and sim X Y Z (nargs=3): each refused the other's form.
+    Both now take both (errors.NumbersAction, one parser for the two), the same numbers."""
+    from robot_dynamics.cli.sweep import build_parser
+    from robot_dynamics.ros.demo.arguments import build_parser as sim_parser, options_from_args
+
+    argv = words if words[0].startswith("--") else ["--payload-com"] + words
+    assert build_parser().parse_args(argv).payload_com == (0.0, -0.05, 0.1)
+    sim = options_from_args(sim_parser().parse_args(["--scenario", "payload"] + argv))
+    assert sim.payload_com == (0.0, -0.05, 0.1)
+    assert build_parser().parse_args([]).payload_com == (0.0, 0.0, 0.0)
+    for parser in (build_parser(), sim_parser()):
+        assert "X,Y,Z or X Y Z" in " ".join(parser.format_help().split())

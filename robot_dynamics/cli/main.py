@@ -14,7 +14,9 @@ Exit codes: 0 success; 1 a run that completed but is not valid (``sim`` says why
 mistake (bad option, unknown robot or file, bad parameter value), reported in one line before
 any long work; 130 / 143 ``sim`` interrupted by SIGINT / SIGTERM (nodes destroyed, no
 traceback). The node commands exit 0 when stopped by SIGINT or SIGTERM (the normal end of a
-node, as under ``ros2 run``).
+node, as under ``ros2 run``), and say so in one line whenever the signal comes: the node's
+closing line once it is up (the simulator's says where the simulation got to), else
+``robot-dynamics <node>: interrupted by SIGINT during start-up`` (:func:`closing_line`).
 """
 from __future__ import annotations
 
@@ -108,12 +110,20 @@ def early_refusal(name, rest):
     """The first ``-p NAME:=VALUE`` of node ``name`` that its start-up would refuse, told
     before anything heavy is imported (on a cold numba cache the node would compile its
     kernels for minutes first): a value out of its range or not among its choices
-    (params.override_problem), a robot that names no bundled robot and no file. The last
-    override of a name is the one rcl applies; the rest the node checks itself."""
+    (params.override_problem), a robot that names no bundled robot and no file, a ``-p``
+    without ``NAME:=VALUE``, a ``--params-file`` that does not exist. The last override of a
+    name is the one rcl applies; the rest the node checks itself."""
     from robot_dynamics.errors import ModelError
     from robot_dynamics.ros.params import NODES as TABLES, find, override_problem
     from robot_dynamics.parsers.resources import robot_path
 
+    for flag, value in zip(rest, rest[1:] + [None]):  # rcl's own words for these quote its
+        # C sources ("... at /project/src/rcl/arguments.c:352") after an [ERROR] line
+        if flag in ("-p", "--param") and (value is None or ":=" not in value):
+            written = flag if value is None else f"{flag} {value}"
+            return f"{written}: expected NAME:=VALUE (e.g. -p robot:=arm7)"
+        if flag == "--params-file" and value is not None and not os.path.isfile(value):
+            return f"--params-file {value}: no such file"
     given = {pname: text for prefix, pname, text in _overrides(rest) if prefix in ("", name)}
     for pname, text in given.items():
         row = find(TABLES[name][2], pname)
@@ -185,6 +195,7 @@ def node_main(name: str) -> int:
 
         for sig in (_signal.SIGINT, _signal.SIGTERM):  # SIGTERM must not kill it now
             _signal.signal(sig, _signal.SIG_IGN)
+        print(closing_line(name, "SIGINT"), file=sys.stderr)
         return 0
     return main([name] + sys.argv[1:])
 
@@ -201,7 +212,26 @@ def dynamics_model_main() -> int:
     return node_main("dynamics_model")
 
 
+def closing_line(name: str, signal_name: str) -> str:
+    """What node ``name`` says when a signal stops it before it is up (while its modules load,
+    its kernels compile, its robot loads): as the node's own closing line says it later, the
+    signal ends it, exit 0."""
+    return f"robot-dynamics {name}: interrupted by {signal_name} during start-up; exiting"
+
+
+def _say_interrupted(name, signals):
+    """After node ``name``'s clean-up: :func:`closing_line` when a signal came before the node
+    was up and the node said nothing itself."""
+    if signals.received() is None or signals.up() or signals.said():
+        return
+    try:
+        print(closing_line(name, signals.received_name()), file=sys.stderr)
+    except OSError:  # stderr gone (the terminal closed): the exit status still says it
+        pass
+
+
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return _main(argv)
     except BrokenPipeError:  # `robot-dynamics simulator --help | head`: the reader left
@@ -222,6 +252,8 @@ def main(argv=None) -> int:
     finally:  # after a signal's clean-up, later ones must not kill the exiting process
         signals = sys.modules.get("robot_dynamics.ros.signals")
         if signals is not None:
+            if argv and argv[0] in NODES:
+                _say_interrupted(argv[0], signals)
             signals.finish()
 
 

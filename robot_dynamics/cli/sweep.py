@@ -6,12 +6,12 @@ Every option is checked before any rollout runs (one line naming it, exit 2).
 """
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import time
 
-from robot_dynamics.errors import InputError, ModelError, OneLineParser, check_writable
+from robot_dynamics.errors import (HelpFormatter, InputError, ModelError, NumbersAction,
+                                   OneLineParser, check_writable)
 
 FACTOR_OPTIONS = (("friction_scale", "--friction-scale"), ("payload_mass", "--payload"),
                   ("perturbation", "--perturbation"), ("gain_scale", "--gain-scale"))
@@ -56,7 +56,7 @@ def build_parser():
     from robot_dynamics.parsers.resources import robot_help
 
     p = OneLineParser(
-        prog="robot-dynamics sweep", formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="robot-dynamics sweep", formatter_class=HelpFormatter,
         description="Robustness study: many simulated rollouts of a tracking task over friction "
                     "scale, payload, initial-state perturbation and controller gains; prints the "
                     "distribution per factor level, writes a CSV (and a plot).", epilog=EPILOG)
@@ -73,8 +73,9 @@ def build_parser():
                    help="payload mass levels or range [kg] (default: %(default)s)")
     p.add_argument("--payload-link", default=None, metavar="LINK",
                    help="link carrying the payload (default: the last body's link)")
-    p.add_argument("--payload-com", default="0,0,0", metavar="X,Y,Z",
-                   help="payload centre of mass in the link frame [m] (default: %(default)s)")
+    p.add_argument("--payload-com", action=NumbersAction, default=(0.0, 0.0, 0.0),
+                   help="payload centre of mass in the link frame [m], as X,Y,Z or X Y Z "
+                        "(default: 0,0,0)")
     p.add_argument("--perturbation", default="0", metavar="RAD",
                    help="initial-state perturbation σ levels or range [rad] (default: "
                         "%(default)s)")
@@ -174,13 +175,7 @@ def main(argv) -> int:
             if any(v < 0 or not math.isfinite(v) for v in factors[name]):
                 raise InputError(f"{option}: values must be finite and ≥ 0, got "
                                  f"{args.__dict__[name if name != 'payload_mass' else 'payload']}")
-        try:
-            com = [float(x) for x in args.payload_com.split(",")]
-        except ValueError:
-            raise InputError(f"--payload-com: expected X,Y,Z numbers, got "
-                             f"{args.payload_com!r}") from None
-        if len(com) != 3:
-            raise InputError(f"--payload-com: expected X,Y,Z, got {args.payload_com!r}")
+        com = list(args.payload_com)
         for option, value in (("--samples", args.samples), ("--workers", args.workers)):
             if value is not None and value < 1:
                 raise InputError(f"{option}: expected a whole number ≥ 1, got {value}")

@@ -19,7 +19,8 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from robot_dynamics.parsers.urdf import load_urdf
 from robot_dynamics.errors import InputError, ModelError
 from robot_dynamics.parsers.resources import bundled_robot, config_path, robot_path
-from robot_dynamics.ros.params import DYNAMIC, NODES, ROBOT, check_choice, find
+from robot_dynamics.ros.params import (DYNAMIC, NODES, ROBOT, check_choice, find,
+                                       type_fits, type_problem)
 
 #: /joint_states and effort commands: reliable, keep last few (a controller wants the newest).
 STATE_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
@@ -48,8 +49,8 @@ def declare(node, name, default=_UNSET):
     it: ``parameter_table``): its type, default, description, range (numbers), choices
     (strings: one of them, else ValueError) and read-only flag. ``default`` only for a row whose
     default is computed at start-up (``params.DYNAMIC``, e.g. the URDF joint order). A float
-    parameter given as an integer (``-p rate:=500``) is read as a float, as a user writing it
-    means. Returns the value."""
+    parameter given as an integer (``-p rate:=500``, or live: ``ros2 param set /simulator
+    command_timeout 1``) is read as a float, as a user writing it means. Returns the value."""
     p = parameter_row(node, name)
     if (p.default is DYNAMIC) != (default is not _UNSET):
         raise TypeError(f"parameter {name}: a default is passed to declare() exactly when the "
@@ -57,6 +58,8 @@ def declare(node, name, default=_UNSET):
     if default is _UNSET:  # a list default is copied: the table's row is shared by every node
         default = list(p.default) if isinstance(p.default, list) else p.default
     desc = ParameterDescriptor(description=p.description, read_only=p.read_only)
+    if not getattr(node, "_live_sets_as_at_start_up", False):
+        _live_sets_as_at_start_up(node)
     override = getattr(node, "_parameter_overrides", {}).get(name)
     if p.type == "double" and override is not None and override.type_ == Parameter.Type.INTEGER:
         node._parameter_overrides[name] = Parameter(name, value=float(override.value))
@@ -71,6 +74,62 @@ def declare(node, name, default=_UNSET):
     if p.choices is not None:
         check_choice(name, value, p.choices)
     return value
+
+
+def _live_sets_as_at_start_up(node):
+    """Live sets (``ros2 param set``, a SetParameters call) read and refused as the start-up
+    reads and refuses ``-p`` values: an integer for a double parameter (``ros2 param set
+    /dynamics_model publish_rate 20`` sends an INTEGER) is read as the float, as :func:`declare`
+    reads an override (rclpy refused it); a value of the wrong type or out of range is refused
+    in the start-up's words (params.type_problem: "parameter markers: expected type bool, got
+    '3' of type integer", not rclpy's "Wrong parameter type, expected '1' got '2'"), and the
+    node's log says so, as for the refusals of its own checks (:func:`on_set_parameters`).
+    Both parameter services call ``set_parameters_atomically`` (in-process callers
+    ``set_parameters``: both are reworded); the integers are widened by a pre-set callback
+    (rclpy ≥ Iron), before rclpy checks the type."""
+    node._live_sets_as_at_start_up = True
+    table = NODES[node.parameter_table][2]
+
+    def widen(params):
+        out = []
+        for param in params:
+            row = find(table, param.name)
+            if (row is not None and row.type == "double"
+                    and param.type_ == Parameter.Type.INTEGER):
+                param = Parameter(param.name, value=float(param.value))
+            out.append(param)
+        return out
+
+    if hasattr(node, "add_pre_set_parameters_callback"):
+        node.add_pre_set_parameters_callback(widen)
+    atomically, one_by_one = node.set_parameters_atomically, node.set_parameters
+
+    def reword(result, parameter_list):
+        if not result.successful:
+            reason = _refusal_words(table, parameter_list, result.reason)
+            if reason != result.reason:
+                result.reason = reason
+                node.get_logger().warning(f"rejected parameter change: {reason}")
+        return result
+
+    node.set_parameters_atomically = lambda params: reword(atomically(params), params)
+    node.set_parameters = lambda params: [reword(result, [param]) for param, result
+                                          in zip(params, one_by_one(params))]
+
+
+def _refusal_words(table, parameter_list, reason):
+    """rclpy's refusal ``reason`` of a set of ``parameter_list`` in the start-up's words (a
+    wrong type, a value out of range); any other reason as it is."""
+    m = re.match(r"Parameter (\S+) out of range\.? Min: (\S+), Max: (\S+), value: (\S+)$", reason)
+    if m:
+        return f"parameter {m[1]}: {m[4]} is out of range [{m[2]}, {m[3]}]"
+    if reason.startswith("Wrong parameter type"):
+        for param in parameter_list:  # rclpy stops at the first one it refuses
+            row = find(table, param.name)
+            given = param.type_.name.lower()
+            if row is not None and not type_fits(row.type, given):
+                return type_problem(param.name, row.type, str(_as_written(param.value)), given)
+    return reason
 
 
 def on_set_parameters(node, live, apply, check=None):
@@ -299,37 +358,16 @@ def parameter_error_text(exc) -> str:
     if isinstance(exc, ParameterException) and ": " in text:
         why, pname = text.rsplit(": ", 1)
         why = why.split("Reason: ")[-1]
-        m = re.match(r"Parameter \S+ out of range Min: (\S+), Max: (\S+), value: (\S+)$", why)
+        # (rclpy writes "out of range. Min" for integers, "out of range Min" for doubles)
+        m = re.match(r"Parameter \S+ out of range\.? Min: (\S+), Max: (\S+), value: (\S+)$", why)
         if m:
             why = f"{m[3]} is out of range [{m[1]}, {m[2]}]"
-        m = re.match(r"Trying to set parameter '(\S+)' to '(.*)' of type '\w+', expecting "
-                     r"type '(\w+)_ARRAY'$", why)
-        if m:  # a number where a list is declared (gains: one per joint or one for all)
-            why += _array_hint(m[1], m[2], m[3])
+        m = re.match(r"Trying to set parameter '(\S+)' to '(.*)' of type '(\w+)', expecting "
+                     r"type '(\w+)'$", why)
+        if m:  # the words of the command line's early refusal (params.override_problem)
+            return type_problem(m[1], m[4].lower(), m[2], m[3].lower())
         text = f"parameter {pname}: {why}"
     return text.splitlines()[0] if text else type(exc).__name__
-
-
-def _array_hint(name, given, element):
-    """The end of the message for ``given`` (the text rclpy shows) set on the ``element``-array
-    parameter ``name``: the list to write. A double array shows numbers: the ones given, as
-    floats, or else the parameter's default (``kp:=[400.0]``)."""
-    if element != "DOUBLE":
-        return f": write a list, {name}:=[{given}]"
-    listed = given.startswith("[") and given.endswith("]")
-    try:
-        numbers = [float(x) for x in (given[1:-1] if listed else given).split(",")]
-    except ValueError:  # words, booleans, quoted strings
-        numbers = None
-    if numbers is not None and not listed:  # a number where a list is declared
-        return f": write a list, {name}:=[{', '.join(map(repr, numbers))}]"
-    if numbers is not None:  # integers: rclpy takes only floats for a double array
-        return f": write the numbers as floats, {name}:=[{', '.join(map(repr, numbers))}]"
-    row = next((r for _, _, table in NODES.values() for r in [find(table, name)]
-                if r is not None and r.type == "double_array"), None)
-    example = row.default if row is not None and isinstance(row.default, list) else [0.0]
-    return (f": the values must be numbers, e.g. {name}:="
-            f"[{', '.join(repr(float(x)) for x in example)}]")
 
 
 def _construct(node_class):
@@ -379,7 +417,8 @@ def run_node(node_class, args=None):
                 raise KeyboardInterrupt from exc
             # a user mistake in the node's parameters: one line naming it, exit code 2
             name = getattr(node_class, "node_name", node_class.__name__)
-            print(f"{name}: {parameter_error_text(exc)}", file=sys.stderr)
+            # (in the words and with the prefix of the command line's early refusals)
+            print(f"robot-dynamics {name}: {parameter_error_text(exc)}", file=sys.stderr)
             rclpy.shutdown()
             sys.exit(2)
         node_name = node.get_name()  # read now: a signal's context shutdown may have
@@ -418,6 +457,8 @@ def run_node(node_class, args=None):
                 last = closing() if closing is not None else None
             except Exception:  # noqa: BLE001 - it must not mask the exit
                 last = None
+            if not last and signals.received() is not None:  # every node says why it ends
+                last = f"stopped by {signals.received_name()}"
             try:
                 node.destroy_node()
             except Exception:  # noqa: BLE001 - its handle already destroyed: two signals
@@ -427,6 +468,7 @@ def run_node(node_class, args=None):
                     raise
             if last:  # logged once the node is gone: its /rosout publisher's context may be
                 rclpy.logging.get_logger(node_name).info(last)  # shut down by the signal
+                signals.said()
         if rclpy.ok():
             rclpy.shutdown()
         signals.finish()

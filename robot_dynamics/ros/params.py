@@ -10,6 +10,7 @@ loads a robot to answer ``--help`` is slow and has side effects): this module im
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from robot_dynamics.parsers.resources import robot_help
@@ -94,11 +95,16 @@ def check_choice(name, value, choices):
 
 def override_problem(p: Param, text: str):
     """What a node refuses at start-up in the override ``-p NAME:=text`` of row ``p``, told from
-    the table alone: a number out of the row's range (the words rclpy's refusal takes in
+    the table alone: a value of the wrong type (:func:`override_type`, :func:`type_problem`), a
+    number out of the row's range (the words rclpy's refusal takes in
     ``common.parameter_error_text``), a string not among its choices. None when the table alone
-    cannot tell: the node checks the rest (types, per-joint lengths, files). ``robot-dynamics
+    cannot tell: the node checks the rest (per-joint lengths, files, values whose YAML type
+    this cannot tell for sure). ``robot-dynamics
     <node>`` asks this before the node and the compiled kernels it needs are loaded (minutes on
     a cold numba cache)."""
+    given = override_type(text)
+    if given is not None and not type_fits(p.type, given):
+        return type_problem(p.name, p.type, text, given)
     if p.low is not None and p.type in ("double", "integer"):
         try:
             x = float(text)
@@ -114,6 +120,100 @@ def override_problem(p: Param, text: str):
         except ValueError as exc:
             return str(exc)
     return None
+
+
+#: rcl's words for true and false in a -p value (rcl_yaml_param_parser, parse.c get_value)
+_TRUE = ("Y", "y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON")
+_FALSE = ("N", "n", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF")
+#: strtol(value, &end, 0) reading the whole text: decimal, 0x hexadecimal, 0 octal
+_INTEGER = re.compile(r"[+-]?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+#: strtod reading the whole text (decimal forms, inf, nan), and YAML's .inf/.nan spellings
+_DOUBLE = re.compile(r"[+-]?((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[iI][nN][fF]([iI][nN][iI][tT][yY])?"
+                     r"|[nN][aA][nN])|[+-]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)")
+#: a plain YAML scalar rcl surely reads as a string (no YAML syntax, not a number or a bool)
+_WORD = re.compile(r"[A-Za-z_/][A-Za-z0-9_./-]*")
+
+
+def _scalar_type(text: str):
+    """The ROS type rcl gives the plain scalar ``text`` (bool, integer, double, string), or None
+    when this cannot tell for sure."""
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"" and text[0] not in text[1:-1]:
+        return "string"  # quoted: a string whatever it holds
+    if text in _TRUE or text in _FALSE:
+        return "bool"
+    if _INTEGER.fullmatch(text):
+        body = text.lstrip("+-")
+        base = 16 if body[:2] in ("0x", "0X") else 8 if body[:1] == "0" and body != "0" else 10
+        # beyond int64 strtol fails (ERANGE) and strtod reads it: a double
+        return "integer" if -2**63 <= int(body, base) < 2**63 else "double"
+    if _DOUBLE.fullmatch(text):
+        value = float(text.replace(".inf", "inf").replace(".Inf", "inf").replace(".INF", "inf")
+                      .replace(".nan", "nan").replace(".NaN", "nan").replace(".NAN", "nan"))
+        if abs(value) == float("inf") and "n" not in text.lower():
+            return "string"  # strtod overflows (1e400): rcl keeps the text
+        return "double"
+    if _WORD.fullmatch(text):
+        return "string"
+    return None
+
+
+def override_type(text: str):
+    """The ROS 2 parameter type rcl gives the value ``text`` of ``-p NAME:=text`` (it reads it
+    as YAML: rcl_yaml_param_parser's get_value tries bool words, then strtol, then strtod, else
+    a string; quoted: a string; ``[a, b]``: an array of one element type), as the table names
+    types (``double``, ``integer_array``...). None when this cannot tell for sure (YAML syntax,
+    spaces, an empty or mixed list): the node then checks the value itself."""
+    if text.startswith("[") and text.endswith("]"):
+        items = [item.strip() for item in text[1:-1].split(",")]
+        kinds = {_scalar_type(item) for item in items}
+        if not text[1:-1].strip() or len(kinds) != 1 or None in kinds:
+            return None
+        return kinds.pop() + "_array"
+    return _scalar_type(text)
+
+
+def type_fits(declared: str, given: str) -> bool:
+    """Whether a node takes a value of type ``given`` for a parameter declared ``declared``: the
+    same type, or an integer for a double (``-p rate:=500``; common.declare converts it)."""
+    return given == declared or (declared, given) == ("double", "integer")
+
+
+def type_problem(name: str, declared: str, shown: str, given: str) -> str:
+    """The one line for parameter ``name`` (declared of type ``declared``) given the value
+    ``shown`` (as written, or as rclpy shows it) of type ``given``: the early refusal
+    (:func:`override_problem`) and the node's own (``common.parameter_error_text``, rclpy's
+    InvalidParameterTypeException) say the same."""
+    text = f"parameter {name}: expected type {declared}, got {shown!r} of type {given}"
+    if declared == "double_array" or (declared.endswith("_array")
+                                      and not given.endswith("_array")):
+        return text + array_hint(name, shown, declared[:-len("_array")].upper())
+    if declared == "string":
+        return text + f" (quote it: {name}:=\"'{shown}'\")"
+    if declared == "bool":
+        return text + " (true or false)"
+    return text
+
+
+def array_hint(name, given, element):
+    """The end of the message for ``given`` (the text rclpy shows) set on the ``element``-array
+    parameter ``name``: the list to write. A double array shows numbers: the ones given, as
+    floats, or else the parameter's default (``kp:=[400.0]``)."""
+    if element != "DOUBLE":
+        return f": write a list, {name}:=[{given}]"
+    listed = given.startswith("[") and given.endswith("]")
+    try:
+        numbers = [float(x) for x in (given[1:-1] if listed else given).split(",")]
+    except ValueError:  # words, booleans, quoted strings
+        numbers = None
+    if numbers is not None and not listed:  # a number where a list is declared
+        return f": write a list, {name}:=[{', '.join(map(repr, numbers))}]"
+    if numbers is not None:  # integers: rclpy takes only floats for a double array
+        return f": write the numbers as floats, {name}:=[{', '.join(map(repr, numbers))}]"
+    row = next((r for _, _, table in NODES.values() for r in [find(table, name)]
+                if r is not None and r.type == "double_array"), None)
+    example = row.default if row is not None and isinstance(row.default, list) else [0.0]
+    return (f": the values must be numbers, e.g. {name}:="
+            f"[{', '.join(repr(float(x)) for x in example)}]")
 
 
 ROBOT = (

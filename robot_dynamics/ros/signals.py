@@ -28,7 +28,7 @@ import sys
 import threading
 
 _state = {"installed": False, "received": None, "pending": False, "held": False,
-          "unraisablehook": None, "stop": None}
+          "unraisablehook": None, "stop": None, "up": False, "said": False}
 
 #: Modules whose Python code runs inside ctypes callbacks of C/C++ code: llvmlite's object-cache
 #: hooks, called by LLVM while numba loads or compiles a kernel (at every node start). A
@@ -117,8 +117,23 @@ def stop_by(stop):
     could land inside rclpy itself: inside a Future's ``__init__`` on Jazzy, whose half-made Task
     then printed an ``AttributeError`` traceback from its ``__del__`` as the node exited. rclpy's
     own handler shuts the contexts down too; ``stop`` makes the end not depend on it. ``None``:
-    back to raising."""
+    back to raising. The first ``stop`` marks the node up: its start-up is over (:func:`up`)."""
     _state["stop"] = stop
+    if stop is not None:
+        _state["up"] = True
+
+
+def up() -> bool:
+    """Whether the node got to spin (:func:`stop_by`): a signal before that interrupted its
+    start-up."""
+    return _state["up"]
+
+
+def said() -> bool:
+    """Mark that the node said its closing line; returns whether it had been said before (the
+    command line's start-up line, cli.main.closing_line, comes only when nothing was said)."""
+    before, _state["said"] = _state["said"], True
+    return before
 
 
 def hold():
@@ -132,6 +147,16 @@ def hold():
 def received():
     """The first signal received (a signal number), or None."""
     return _state["received"]
+
+
+def received_name():
+    """The first signal received by name (``SIGINT``), or None."""
+    if _state["received"] is None:
+        return None
+    try:
+        return signal.Signals(_state["received"]).name
+    except ValueError:
+        return f"signal {_state['received']}"
 
 
 def finish():

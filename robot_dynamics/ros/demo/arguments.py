@@ -7,7 +7,7 @@ import math
 import sys
 import textwrap
 
-from robot_dynamics.errors import OneLineParser
+from robot_dynamics.errors import HelpFormatter, NumbersAction, OneLineParser
 from robot_dynamics.parsers.resources import robot_help
 from robot_dynamics.ros.demo.config import UsageError
 from robot_dynamics.ros.demo.run import DemoOptions, run_demo
@@ -100,7 +100,7 @@ def number(kind, low=None, strict_low=True):
 
 def build_parser():
     parser = OneLineParser(
-        prog="robot-dynamics sim", formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="robot-dynamics sim", formatter_class=HelpFormatter,
         description=textwrap.fill(
             "Simulator + friction-aware id_controller + dynamics_model over DDS, with a demo "
             "trajectory that judges itself (the nodes of sim.launch.py; robot_state_publisher "
@@ -151,10 +151,9 @@ def build_parser():
     parser.add_argument("--payload-link", default=None,
                         help="payload scenario: link carrying it (default the robot's last "
                              "link)")
-    parser.add_argument("--payload-com", type=number(float), nargs=3, default=None,
-                        metavar=("X", "Y", "Z"),
-                        help="payload scenario: its centre of mass in the link frame [m] "
-                             "(default 0 0 0)")
+    parser.add_argument("--payload-com", action=NumbersAction, default=None,
+                        help="payload scenario: its centre of mass in the link frame [m], as "
+                             "X,Y,Z or X Y Z (default 0,0,0)")
     parser.add_argument("--press-forces", type=number(float, 0.0, strict_low=False), nargs="+",
                         default=None, metavar="F",
                         help="press scenario: the pressing forces, in turn [N] (default 0 10 "
@@ -198,6 +197,16 @@ def main(argv=None):
              if getattr(args, name) is not None]
     if given and args.scenario != "payload":
         parser.error(f"--{given[0].replace('_', '-')} needs --scenario payload")
+    if args.scenario == "payload":  # the simulator node would refuse them 2 s into the run
+        from robot_dynamics.ros.payload import MAX_COM, MAX_MASS
+
+        if args.payload_mass is not None and args.payload_mass > MAX_MASS:
+            parser.error(f"--payload-mass: {args.payload_mass:g} kg is beyond {MAX_MASS:g} kg "
+                         "(kg, not g?)")
+        far = max(abs(x) for x in args.payload_com or (0.0,))
+        if far >= MAX_COM:
+            parser.error(f"--payload-com: {far:g} m from the link origin (at most {MAX_COM:g} "
+                         "m: metres, not millimetres?)")
     given = [name for name in ("press_forces", "press_link", "press_surface")
              if getattr(args, name) is not None]
     if given and args.scenario != "press":
