@@ -196,11 +196,8 @@ class Simulator:
         self._wrenches = None
         self._rnea_data = None
         # the reference solve needs a friction model even without friction, when stops exist
-        self._solve_friction_model = friction
-        if friction is None and self._has_stops:
-            from robot_dynamics.friction import friction_from_config
-            self._solve_friction_model = friction_from_config({"default": {"model": "none"}},
-                                                              model)
+        self._no_friction_model = None  # (that model, built once)
+        self._solve_friction_model = self._solve_model(friction)
         # built-in laws (or none) step in one compiled call (kernels/fd.py); others in Python.
         # Mimic joints: in their coordinates (kernels/fd.py ``_coupled_mass``) where no follower
         # has friction and M keeps the coordinates' tree; else the Python statement, always
@@ -231,6 +228,42 @@ class Simulator:
         self._report = None
         self.reset(np.zeros(n) if not self._has_stops else
                    np.clip(np.zeros(n), self.lower, self.upper))
+
+    def _solve_model(self, friction):
+        """The friction model of the reference solve: ``friction``, or a law-less one when there
+        is none and stops exist (the solve needs one then)."""
+        if friction is None and self._has_stops:
+            if self._no_friction_model is None:
+                from robot_dynamics.friction import friction_from_config
+                self._no_friction_model = friction_from_config({"default": {"model": "none"}},
+                                                               self.model)
+            return self._no_friction_model
+        return friction
+
+    def _renew(self, friction) -> bool:
+        """Make this simulator what ``Simulator(model, friction, …)`` with its other arguments
+        would be, for the next :meth:`reset` (issue 35: :func:`.rollouts.run_chunk` keeps one
+        Simulator per worker instead of building one per rollout): checks the model's mass
+        matrix again (a payload may have changed it) and swaps the friction model — what
+        ``__init__`` sets from ``friction``, nothing else; the compiled step reads the rest of
+        its state from ``sp``, which :meth:`reset` zeroes. Only between built-in laws on the
+        compiled inline path (no mimic coordinates, no composite laws, ``compiled=True``, no
+        ``external``): False, nothing changed, otherwise (build a new Simulator then)."""
+        packed = (self.model._no_friction if friction is None
+                  else getattr(friction, "_packed", None))
+        if (not self._plain or self._external is not None or packed is None
+                or getattr(friction, "has_parts", False)):
+            return False
+        if self.model.mass_matrix_problem is not None:
+            raise ModelError(self.model.mass_matrix_problem)
+        if friction is not self._friction:
+            check_friction(self.model, friction, "Simulator")
+            self._friction = friction
+            self._solve_friction_model = self._solve_model(friction)
+            self._packed, self._fr = packed, packed[2]
+        self._report = self.data._report = None  # (as a new one: no report before a step)
+        self._last_fext = None
+        return True
 
     @property
     def friction(self):
@@ -806,8 +839,16 @@ class Simulator:
         tau_friction, tau_limit (one row per step, after it). A step that cannot be taken raises
         :class:`SimulationError` naming it (step, time) with the state before it kept.
         """
+        rows, t = self._run_rows(self._run_length(duration, steps), controller, external)
+        return {"t": t, "q": rows[:, 0].copy(), "v": rows[:, 1].copy(),
+                "tau": rows[:, 2].copy(), "tau_friction": rows[:, 3].copy(),
+                "tau_limit": rows[:, 4].copy()}
+
+    def _run_rows(self, N, controller, external=None):
+        """:meth:`run` of ``N`` checked steps without its copies: (rows, t), rows (N, 5, nv)
+        the [q, q̇, τ, τf, τl] after each step, t (N,) the clock after each (a rollout that keeps
+        no trajectory reads its summary from the rows: :func:`.rollouts.run_chunk`)."""
         n = self.model.nv
-        N = self._run_length(duration, steps)
         self._at_limit = self.at_limit  # (the rollout moves the codes it is computed from on)
         compiled_ctl = controller is None or isinstance(controller, _Controller)
         t0 = self.t
@@ -833,9 +874,7 @@ class Simulator:
         t = np.cumsum(np.concatenate([[t0], np.full(N, self.dt)]))[1:]
         if compiled and N:
             self.t = float(t[-1])
-        return {"t": t, "q": rows[:, 0].copy(), "v": rows[:, 1].copy(),
-                "tau": rows[:, 2].copy(), "tau_friction": rows[:, 3].copy(),
-                "tau_limit": rows[:, 4].copy()}
+        return rows, t
 
     def _run_length(self, duration, steps) -> int:
         """The number of steps of :meth:`run`, or InputError naming what is wrong: not a
