@@ -2,6 +2,7 @@
 worker or two (forked or spawned), is bit for bit each rollout run alone with Simulator.run on a
 freshly loaded model — written out here by hand, not through the module's own helpers."""
 import copy
+import dataclasses
 
 import numpy as np
 import pytest
@@ -240,8 +241,8 @@ def test_a_reused_worker_carries_nothing_from_one_rollout_into_the_next(workers)
     array, its gains — or open loop its held state and efforts — rewritten) and its Model from
     one rollout to the next (issue 35): each rollout is still the same bits as alone, whatever
     ran before it — the batch in two orders, gains, payloads, friction scales and initial
-    states all different; open-loop efforts of one shape; a reference changed in place
-    between two batches."""
+    states all different, or the payload of the last one; open-loop efforts of one shape; a
+    reference changed in place between two batches."""
     Q, V, A = reference()
     rng = np.random.default_rng(11)
     closed = [RolloutSpec(q0=0.03 * rng.standard_normal(7), q_ref=Q, v_ref=V, a_ref=A,
@@ -252,7 +253,8 @@ def test_a_reused_worker_carries_nothing_from_one_rollout_into_the_next(workers)
                                               ("computed_torque", 0.0, 6.0),
                                               ("computed_torque", 1.9, 0.0), ("pd", 0.4, 4.0)]]
     plant = Plant("arm7", "arm7_friction", 1e-3)
-    for batch in (closed, closed[::-1], closed[1::2] + closed[::2]):
+    twin = dataclasses.replace(closed[0], kp=300.0, friction_scale=1.1)  # its payload kept
+    for batch in (closed, closed[::-1], closed[1::2] + closed[::2], [closed[0], twin, closed[2]]):
         trajectories, summaries = run_rollouts(plant, batch, workers=workers)
         for i, (spec, out) in enumerate(zip(batch, trajectories)):
             ref, mine = alone(spec)

@@ -296,7 +296,8 @@ def run_one(plant: Plant, spec: RolloutSpec, trajectory: bool = True):
 def run_chunk(plant: Plant, specs, trajectory: bool = True, progress=None, ctx=None,
               begin=True):
     """Rollouts one after the other in this process (a worker's task): [(trajectory, summary)].
-    The specs are checked already (:func:`run_rollouts`, :func:`run_one`); ``progress(k)`` is
+    ``specs``: any iterable (a thread of :func:`_run_threads` gives one that takes the next
+    rollout not taken yet). The specs are checked already (:func:`run_rollouts`, :func:`run_one`); ``progress(k)`` is
     called after the k-th. ``ctx``: the plant built (default: this process's, :func:`_context`;
     a thread of :func:`_run_threads` has its own); ``begin``: a new batch for ``ctx``
     (:meth:`_Context.begin`; False: the caller began it, :func:`_run_threads`).
@@ -309,17 +310,19 @@ def run_chunk(plant: Plant, specs, trajectory: bool = True, progress=None, ctx=N
     if begin:
         ctx.begin()
     model = ctx.model
-    loaded = None  # the link carrying a payload now
+    loaded = payload = None  # the link carrying a payload now, and its (mass, com)
     try:
         out = []
         for spec in specs:
             link = (spec.payload_link or model.link_names[-1]) if spec.payload_mass > 0 else None
             if loaded is not None and link != loaded:
                 model.set_payload(loaded, None)
-                loaded = None
-            if link is not None:  # set, or replaced: the same bits
+                loaded = payload = None
+            key = _payload_key(spec)
+            if link is not None and (key is None or key != payload):
+                # set, or replaced (the same bits); the same bits as the last one's: kept
                 model.set_payload(link, float(spec.payload_mass), spec.payload_com)
-                loaded = link
+                loaded, payload = link, key
             out.append(_rollout(ctx, plant, spec, trajectory))
             if progress is not None:
                 progress(len(out))
@@ -327,6 +330,15 @@ def run_chunk(plant: Plant, specs, trajectory: bool = True, progress=None, ctx=N
     finally:
         if loaded is not None:
             model.set_payload(loaded, None)
+
+
+def _payload_key(spec):
+    """The bits of a spec's payload mass and centre of mass (None: not numbers, set_payload
+    names what is wrong)."""
+    try:
+        return float(spec.payload_mass).hex(), np.asarray(spec.payload_com, dtype=float).tobytes()
+    except (TypeError, ValueError):
+        return None
 
 
 def _rollout(ctx, plant: Plant, spec: RolloutSpec, trajectory: bool):
@@ -398,12 +410,22 @@ def _packed_controller(ctx, spec):
         ctl = build_controller(spec, ctx.nominal)
         entry = ctx.packed[key] = (refs, ctl.pack(ctx.model))  # (refs kept: their ids stay)
         return Prepacked(entry[1], build)
-    _early("kp", spec.kp, gain=True)  # build_controller's checks of the gains, in its order
-    _early("kd", spec.kd, gain=True)
     held = entry[1]
-    held[_HEAD:_HEAD + n] = _gains("kp", spec.kp, n)
-    held[_HEAD + n:_HEAD + 2 * n] = _gains("kd", spec.kd, n)
+    for name, gain, at in (("kp", spec.kp, _HEAD), ("kd", spec.kd, _HEAD + n)):
+        if not _plain_gain(gain, n):  # build_controller's checks, in its order, and its array
+            _early(name, gain, gain=True)
+            gain = _gains(name, gain, n)
+        held[at:at + n] = gain
     return Prepacked(held, build)
+
+
+def _plain_gain(gain, n) -> bool:
+    """Whether ``gain`` is a finite float ≥ 0 or n of them as a float64 array — what the
+    controllers' checks pass unchanged (a scalar is written n times as it is)."""
+    if type(gain) is float or (type(gain) is int and gain == gain):
+        return math.isfinite(gain) and gain >= 0
+    return (type(gain) is np.ndarray and gain.dtype == np.float64 and gain.shape == (n,)
+            and math.isfinite(gain.sum()) and gain.min() >= 0)
 
 
 FORK_PIECE = 2  # rollouts per task at most when the workers are forked (module docstring)
@@ -463,19 +485,28 @@ def _run_threads(plant: Plant, specs, workers, trajectories, progress):
     state = {"next": 0, "done": 0, "error": None}
 
     def work(ctx):
-        try:
+        taken = []  # the indices of the rollouts this thread took, in its order
+
+        def take():  # the next rollout not taken yet, until none is left or one raised
             while True:
                 with lock:
                     i = state["next"]
                     if i >= total or state["error"] is not None:
                         return
                     state["next"] = i + 1
-                results[i] = run_chunk(plant, [specs[i]], trajectories, ctx=ctx,
-                                       begin=False)[0]
-                with lock:
-                    state["done"] += 1
-                    if progress is not None:
-                        progress(state["done"], total)
+                taken.append(i)
+                yield specs[i]
+
+        def done(_):
+            with lock:
+                state["done"] += 1
+                if progress is not None:
+                    progress(state["done"], total)
+
+        try:  # one chunk of the rollouts it takes: its payload kept from one to the next
+            for i, result in zip(taken, run_chunk(plant, take(), trajectories, progress=done,
+                                                  ctx=ctx, begin=False)):
+                results[i] = result
         except BaseException as exc:  # noqa: BLE001 - raised by the caller below
             with lock:
                 if state["error"] is None:
