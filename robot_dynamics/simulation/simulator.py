@@ -306,8 +306,10 @@ class Simulator:
         q = as_vector("q", q, self.model.nq, where="Simulator.reset")
         v = (np.zeros(self.model.nv) if v is None else
              as_vector("v", v, self.model.nv, where="Simulator.reset").copy())
-        slack = 1e-9 * (1.0 + np.abs(q))
-        out = np.flatnonzero((q < self.lower - slack) | (q > self.upper + slack))
+        out = ()  # within the stops (most resets): nothing to find, the slack aside
+        if not ((q >= self.lower).all() and (q <= self.upper).all()):
+            slack = 1e-9 * (1.0 + np.abs(q))
+            out = np.flatnonzero((q < self.lower - slack) | (q > self.upper + slack))
         if len(out):
             i = out[0]
             raise InputError(f"q in Simulator.reset: joint {self.model.joint_names[i]!r} at "
