@@ -208,6 +208,13 @@ class _Context:
         self._friction = {}
         self.sim = None  # the Simulator its rollouts reuse (Simulator._renew), built once
         self.packed = {}  # this batch's packed controllers (_packed_controller)
+        self._rows = np.empty((0, 5, self.model.nv))  # the rows its rollouts write
+
+    def rows_for(self, steps):
+        """The buffer a rollout of ``steps`` steps writes its rows into (reused: grown only)."""
+        if len(self._rows) < steps:
+            self._rows = np.empty((int(steps), 5, self.model.nv))
+        return self._rows
 
     def begin(self):
         """A new batch: forget the packed controllers (their references may have changed
@@ -359,7 +366,7 @@ def _rollout(ctx, plant: Plant, spec: RolloutSpec, trajectory: bool):
     controller = (_packed_controller(ctx, spec) if sim._plain else None) \
         or build_controller(spec, ctx.nominal)
     try:
-        rows, t = sim._run_rows(int(spec.steps), controller)
+        rows, t = sim._run_rows(int(spec.steps), controller, buffer=ctx.rows_for(spec.steps))
     except SimulationError as exc:
         failed = dict.fromkeys(SUMMARY_FIELDS, math.nan)
         failed["status"] = "failed: " + " ".join(str(exc).split())[:200]

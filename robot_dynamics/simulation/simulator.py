@@ -846,10 +846,13 @@ class Simulator:
                 "tau": rows[:, 2].copy(), "tau_friction": rows[:, 3].copy(),
                 "tau_limit": rows[:, 4].copy()}
 
-    def _run_rows(self, N, controller, external=None):
+    def _run_rows(self, N, controller, external=None, buffer=None):
         """:meth:`run` of ``N`` checked steps without its copies: (rows, t), rows (N, 5, nv)
         the [q, q̇, τ, τf, τl] after each step, t (N,) the clock after each (a rollout that keeps
-        no trajectory reads its summary from the rows: :func:`.rollouts.run_chunk`)."""
+        no trajectory reads its summary from the rows: :func:`.rollouts.run_chunk`).
+        ``buffer``: a C-contiguous float64 (≥ N, 5, nv) array the rows are written into (its
+        first N; one per worker: no 40 kB a joint and 1000 steps to allocate, and to fault
+        in, per rollout); None: a new array."""
         n = self.model.nv
         self._at_limit = self.at_limit  # (the rollout moves the codes it is computed from on)
         compiled_ctl = controller is None or isinstance(controller, _Controller)
@@ -862,9 +865,9 @@ class Simulator:
         compiled = (self._packed is not None and compiled_ctl and not self._split
                     and not self._coupled and not pushed)
         if compiled:
-            rows = self._run_compiled(N, controller)
+            rows = self._run_compiled(N, controller, buffer)
         else:
-            rows = np.empty((N, 5, n))
+            rows = np.empty((N, 5, n)) if buffer is None else buffer[:N]
             for k in range(N):
                 if compiled_ctl:
                     tau = self._python_torque(controller, k)
@@ -912,13 +915,13 @@ class Simulator:
             self._ctl_data = self.model.create_data()
         return controller.torque(self.model, self._ctl_data, k, self.q, self.v)
 
-    def _run_compiled(self, N, controller):
+    def _run_compiled(self, N, controller, buffer=None):
         n = self.model.nv
         self._last_fext = None  # the rollout has no external efforts
         t0 = self.t
         steps0 = self.steps
         ctl = _ZERO_CTL if controller is None else controller.pack(self.model)
-        rows = np.empty((N, 5, n))
+        rows = np.empty((N, 5, n)) if buffer is None else buffer[:N]
         q0 = np.array(self.q, dtype=np.float64)
         v0 = np.array(self.v, dtype=np.float64)
         k = 0
