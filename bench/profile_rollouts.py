@@ -161,14 +161,14 @@ def setup_block(plant, specs):
     """One block: seconds of each piece of run_chunk's Python around the compiled call, as
     run_chunk does it (a payload replaced from one rollout to the next when it changes,
     removed at the end; the worker's Simulator renewed with the rollout's friction; the
-    controller's array packed once per batch and rewritten)."""
+    controller's array packed once per chunk and rewritten)."""
     ctx = ro._context(plant)
     model = ctx.model
     t = dict.fromkeys(("spec.check", "set payload", "friction model (scaled)",
                        "Simulator renewed", "reset", "controller (packed)",
                        "run: rows etc.", "summarize (audit)"), 0.0)
     ctx._friction.clear()  # each rollout's scale is new, as in a batch
-    ctx.begin()
+    ctx.end()  # (as a new chunk)
     loaded = payload = None
     for spec in specs:
         c = [clock()]

@@ -283,7 +283,6 @@ def test_a_packed_controller_rewritten_is_the_spec_controllers_array():
     from robot_dynamics.simulation import rollouts
 
     ctx = rollouts._Context(Plant("arm7", "arm7_friction", 1e-3))
-    ctx.begin()
     rng = np.random.default_rng(3)
     batch = specs() + [RolloutSpec(q0=0.1 * rng.standard_normal(7), q_ref=None, steps=9,
                                    controller="open_loop", tau=rng.standard_normal((9, 7)))

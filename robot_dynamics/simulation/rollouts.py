@@ -15,9 +15,9 @@ the other): the worker's :class:`Simulator` given the friction model built from 
 configuration (``Simulator._renew``: what a new one would be) and reset to the spec's state, on
 the worker's Model with the spec's payload set (``Model.set_payload`` computes a body's inertias
 from the built ones, so replacing a payload, removing it and setting another give the same
-bits), under the spec's controller (its packed array written once per batch and worker, then
-rewritten in the gains or, open loop, the efforts: :func:`_packed_controller`). Nothing else
-carries over between rollouts — the compiled step's state is in the Simulator's ``sp``, which
+bits), under the spec's controller (its packed array written once per worker and chunk of
+rollouts, then rewritten in the gains or, open loop, the efforts: :func:`_packed_controller`),
+its rows written into the worker's buffer. Nothing else carries over between rollouts — the compiled step's state is in the Simulator's ``sp``, which
 ``reset`` zeroes — so the answer of each is the same bits whatever the number of workers, the
 chunking or the order they ran in (``test/test_rollouts.py`` holds this against a hand-written
 loop of ``Simulator.run`` on fresh models and simulators, the batch in several orders).
@@ -207,7 +207,7 @@ class _Context:
         self._joints = None  # the nominal laws' mapping (to_config), read once
         self._friction = {}
         self.sim = None  # the Simulator its rollouts reuse (Simulator._renew), built once
-        self.packed = {}  # this batch's packed controllers (_packed_controller)
+        self.packed = {}  # this chunk's packed controllers (_packed_controller)
         self._rows = np.empty((0, 5, self.model.nv))  # the rows its rollouts write
 
     def rows_for(self, steps):
@@ -216,10 +216,11 @@ class _Context:
             self._rows = np.empty((int(steps), 5, self.model.nv))
         return self._rows
 
-    def begin(self):
-        """A new batch: forget the packed controllers (their references may have changed
-        since the last batch, in place)."""
+    def end(self):
+        """A chunk of rollouts done (:func:`run_chunk`): forget the packed controllers (their
+        references may change in place before the next batch) and the rows buffer (its memory)."""
         self.packed.clear()
+        self._rows = self._rows[:0]
 
     def friction(self, scale):
         """The plant's friction at ``scale`` (1: the nominal model itself; 0: None, no
@@ -300,22 +301,20 @@ def run_one(plant: Plant, spec: RolloutSpec, trajectory: bool = True):
     return run_chunk(plant, [spec], trajectory)[0]
 
 
-def run_chunk(plant: Plant, specs, trajectory: bool = True, progress=None, ctx=None,
-              begin=True):
+def run_chunk(plant: Plant, specs, trajectory: bool = True, progress=None, ctx=None):
     """Rollouts one after the other in this process (a worker's task): [(trajectory, summary)].
     ``specs``: any iterable (a thread of :func:`_run_threads` gives one that takes the next
-    rollout not taken yet). The specs are checked already (:func:`run_rollouts`, :func:`run_one`); ``progress(k)`` is
-    called after the k-th. ``ctx``: the plant built (default: this process's, :func:`_context`;
-    a thread of :func:`_run_threads` has its own); ``begin``: a new batch for ``ctx``
-    (:meth:`_Context.begin`; False: the caller began it, :func:`_run_threads`).
+    rollout not taken yet), checked already (:func:`run_rollouts`, :func:`run_one`);
+    ``progress(k)`` is called after the k-th. ``ctx``: the plant built (default: this process's, :func:`_context`;
+    a thread of :func:`_run_threads` has its own), whose Simulator, packed controllers and rows
+    buffer its rollouts share (:func:`_rollout`; the last two dropped at the end:
+    :meth:`_Context.end`).
 
     A payload stays on its link from one rollout to the next that carries the same one
     (setting a link's payload computes the body's inertias from the built ones: the same bits
     as after removing the last), and is removed at the end: the Model is left as built."""
     if ctx is None:
         ctx = _context(plant)
-    if begin:
-        ctx.begin()
     model = ctx.model
     loaded = payload = None  # the link carrying a payload now, and its (mass, com)
     try:
@@ -335,6 +334,7 @@ def run_chunk(plant: Plant, specs, trajectory: bool = True, progress=None, ctx=N
                 progress(len(out))
         return out
     finally:
+        ctx.end()
         if loaded is not None:
             model.set_payload(loaded, None)
 
@@ -351,7 +351,7 @@ def _payload_key(spec):
 def _rollout(ctx, plant: Plant, spec: RolloutSpec, trajectory: bool):
     """One checked spec on ``ctx.model``, its payload already set: the worker's Simulator
     renewed with the spec's friction (or a new one: :meth:`Simulator._renew`), reset to the
-    spec's state, run under its controller (packed once per batch where only the gains or the
+    spec's state, run under its controller (packed once per chunk where only the gains or the
     state differ: :func:`_packed_controller`)."""
     from robot_dynamics.simulation.simulator import SimulationError, Simulator
 
@@ -381,7 +381,7 @@ def _rollout(ctx, plant: Plant, spec: RolloutSpec, trajectory: bool):
 def _packed_controller(ctx, spec):
     """The spec's controller as a :class:`~robot_dynamics.control.controllers.Prepacked`
     (its NumPy law, if a step asks for it, the spec's ``build_controller``'s), the array packed
-    once per batch and worker (``ctx.packed``) and rewritten in the slots that differ — closed
+    once per chunk of rollouts (a worker's share of a batch: ``ctx.packed``) and rewritten in the slots that differ — closed
     loop: the gains, for specs sharing the reference arrays (the same objects: a sweep's); open
     loop: the held state q0 and the efforts — the same bits as
     ``build_controller(spec).pack(model)`` (``test/test_rollouts.py``). None when the spec
@@ -512,15 +512,13 @@ def _run_threads(plant: Plant, specs, workers, trajectories, progress):
 
         try:  # one chunk of the rollouts it takes: its payload kept from one to the next
             for i, result in zip(taken, run_chunk(plant, take(), trajectories, progress=done,
-                                                  ctx=ctx, begin=False)):
+                                                  ctx=ctx)):
                 results[i] = result
         except BaseException as exc:  # noqa: BLE001 - raised by the caller below
             with lock:
                 if state["error"] is None:
                     state["error"] = exc
 
-    for ctx in mine + [_context(plant)]:
-        ctx.begin()
     threads = [threading.Thread(target=work, args=(ctx,), daemon=True) for ctx in mine]
     for thread in threads:
         thread.start()
