@@ -27,7 +27,9 @@ with the bundled load-dependent law and with the classic law of MuJoCo's own fri
 damping, on 1 worker and 2 (threads). These six variants run in ``--blocks`` rounds, each round
 every variant once, their order rotated from round to round, in this one process; per
 rollout-step the median over rounds, and ours/MuJoCo as the median of the per-round ratios (ours
-on n workers against MuJoCo on n threads of the same round).
+on n workers against MuJoCo on n threads of the same round); wall time, or with ``--clock cpu``
+this process's CPU time (both threads' on 2: the cost of each side, which a loaded machine
+does not inflate as it does the wall time).
 """
 from __future__ import annotations
 
@@ -83,7 +85,7 @@ def bench_workers(s, blocks, start_method=None):
     return one, two, ratios, cpu_one, cpu_two
 
 
-def bench_mujoco(s, blocks):
+def bench_mujoco(s, blocks, clock=time.perf_counter):
     import mujoco
     from mujoco import rollout
 
@@ -125,9 +127,9 @@ def bench_mujoco(s, blocks):
     keys = list(variants)
     for r in range(blocks):
         for key in keys[r % len(keys):] + keys[:r % len(keys)]:
-            t0 = time.perf_counter()
+            t0 = clock()
             variants[key]()
-            times[key].append((time.perf_counter() - t0) / (n * N))
+            times[key].append((clock() - t0) / (n * N))
     return times
 
 
@@ -156,6 +158,9 @@ def main():
     ap.add_argument("--steps", type=int, default=1500)
     ap.add_argument("--blocks", type=int, default=5)
     ap.add_argument("--no-mujoco", action="store_true")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="MuJoCo against ours: wall time (default) or this process's CPU time "
+                         "(its threads' sum: on a loaded machine, what each side costs)")
     ap.add_argument("--start-method", default=None, choices=("fork", "spawn", "forkserver"),
                     help="2 workers as processes (default: threads)")
     a = ap.parse_args()
@@ -176,9 +181,11 @@ def main():
           f"at most "
           f"2·{c1:.3f}/{c2:.3f} = {2 * c1 / c2:.2f}")
     if not a.no_mujoco:
-        times = bench_mujoco(s, a.blocks)
+        times = bench_mujoco(s, a.blocks, time.process_time if a.clock == "cpu"
+                             else time.perf_counter)
         med = {key: statistics.median(t) for key, t in times.items()}
-        print(f"mujoco.rollout (open loop, frictionloss), median of {a.blocks} rounds: "
+        print(f"mujoco.rollout (open loop, frictionloss), {a.clock} time, median of {a.blocks} "
+              "rounds: "
               f"{1e6 * med['mujoco 1']:.2f} µs per rollout-step on 1 thread, "
               f"{1e6 * med['mujoco 2']:.2f} on 2")
         for key in times:
