@@ -274,8 +274,8 @@ def summarize(spec: RolloutSpec, out: dict, sim) -> dict:
     the audit's residual) [J]."""
     q = out["q"]
     n = len(q)
-    if spec.q_ref is None:  # open loop without a reference: no tracking error
-        e = np.full(1, math.nan)
+    if spec.q_ref is None:  # open loop without a reference: no tracking error (NaN)
+        e = None
     elif n == 0:
         e = np.zeros((0,))
     else:
@@ -285,8 +285,12 @@ def summarize(spec: RolloutSpec, out: dict, sim) -> dict:
         e = (q - (Q[1:n + 1] if len(Q) > n else
                   Q[np.minimum(np.arange(1, n + 1), len(Q) - 1)])).ravel()
     audit = sim.audit
-    return {"rms_error": float(np.sqrt(np.mean(e * e))) if e.size else 0.0,
-            "max_error": float(np.max(np.abs(e))) if e.size else 0.0,
+    if e is None:
+        rms = peak = math.nan
+    else:
+        rms = float(np.sqrt(np.mean(e * e))) if e.size else 0.0
+        peak = float(np.max(np.abs(e))) if e.size else 0.0
+    return {"rms_error": rms, "max_error": peak,
             "saturation": sim.saturated_steps / n if n else 0.0,
             "motor_work": float(audit.motor_work), "motor_gross": float(audit.motor_gross),
             "friction_dissipation": float(audit.friction_dissipation),
