@@ -291,3 +291,35 @@ def test_a_packed_controller_rewritten_is_the_spec_controllers_array():
         mine = rollouts._packed_controller(ctx, spec).pack(ctx.model)
         theirs = rollouts.build_controller(spec, ctx.nominal).pack(ctx.model)
         assert mine.tobytes() == theirs.tobytes()
+
+
+def test_a_step_handed_back_to_python_uses_the_specs_own_law(monkeypatch):
+    """A step the compiled rollout hands back (here: step 10 of each run, as if its solve had
+    failed) is taken in Python with the controller's NumPy law: through a worker's rewritten
+    packed array (controllers.Prepacked), the same bits as Simulator.run with the spec's own
+    controller, closed loop and open loop."""
+    import robot_dynamics.simulation.simulator as simulator
+    from robot_dynamics.kernels.rollout import DONE, SOLVE_FAILED
+
+    real = simulator.sim_run_entry
+
+    def failing_at_10(mb, fr, sp, ctl, q, v, k0, w, out):
+        if k0 == 0 and len(out) > 10:
+            assert real(mb, fr, sp, ctl, q, v, 0, w, out[:10]) == 4 * 10 + DONE
+            return 4 * 10 + SOLVE_FAILED
+        return real(mb, fr, sp, ctl, q, v, k0, w, out)
+
+    monkeypatch.setattr(simulator, "sim_run_entry", failing_at_10)
+    rng = np.random.default_rng(2)
+    closed = specs()[:3]
+    opened = [RolloutSpec(q0=0.05 * rng.standard_normal(7), q_ref=None, steps=40,
+                          controller="open_loop", tau=20.0 * rng.standard_normal((40, 7)),
+                          friction_scale=1.0) for _ in range(2)]
+    trajectories, _ = run_rollouts(Plant("arm7", "arm7_friction", 1e-3), closed + opened,
+                                   workers=1)
+    for spec, out in zip(closed, trajectories):
+        ref, _ = alone(spec)
+        assert all(np.array_equal(out[key], ref[key]) for key in ref)
+    for spec, out in zip(opened, trajectories[len(closed):]):
+        ref = open_loop_alone(spec)
+        assert all(np.array_equal(out[key], ref[key]) for key in ref)
