@@ -323,3 +323,22 @@ def test_a_step_handed_back_to_python_uses_the_specs_own_law(monkeypatch):
     for spec, out in zip(opened, trajectories[len(closed):]):
         ref = open_loop_alone(spec)
         assert all(np.array_equal(out[key], ref[key]) for key in ref)
+
+
+def test_a_batch_leaves_no_rows_buffer_nor_references_held():
+    """After a batch the cached plant holds its Simulator only: not the rows buffer (steps ×
+    5 × nv floats) nor, through the packed controllers, the specs' reference arrays."""
+    import gc
+    import weakref
+
+    from robot_dynamics.simulation import rollouts
+
+    plant = Plant("arm7", "arm7_friction", 1e-3)
+    batch = specs()[:2]
+    seen = weakref.ref(batch[0].q_ref)
+    run_rollouts(plant, batch, workers=1, trajectories=False)
+    ctx = rollouts._context(plant)
+    assert ctx.rows_for(0).base is None and ctx.rows_for(0).size == 0 and not ctx.packed
+    del batch
+    gc.collect()
+    assert seen() is None

@@ -220,7 +220,7 @@ class _Context:
         """A chunk of rollouts done (:func:`run_chunk`): forget the packed controllers (their
         references may change in place before the next batch) and the rows buffer (its memory)."""
         self.packed.clear()
-        self._rows = self._rows[:0]
+        self._rows = np.empty((0, 5, self.model.nv))  # (not a view: it would keep the buffer)
 
     def friction(self, scale):
         """The plant's friction at ``scale`` (1: the nominal model itself; 0: None, no
