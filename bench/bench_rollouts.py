@@ -21,11 +21,15 @@ rollouts and steps, open loop (``mjSTATE_QFRC_APPLIED``), one thread and two (``
 of two MjData); its controls are, per rollout, the efforts its computed torque applies on the
 nominal plant (each arm's own: replayed open loop, they drive it along its move — rollout 0's
 efforts from every initial state, as before, let the arms fall onto their stops and stick in
-ours, another motion class). MuJoCo's friction loss is a soft constraint. Per rollout-step, best
-of ``--blocks``; beside it, ours closed loop (the controller inside each step, stick/slip
-friction) and ours on MuJoCo's task: the same controls open loop
-(``RolloutSpec(controller="open_loop", tau=…)``), with the bundled load-dependent law and with
-the classic law of MuJoCo's own frictionloss and damping.
+ours, another motion class). MuJoCo's friction loss is a soft constraint. Against it, ours on
+MuJoCo's task: the same controls open loop (``RolloutSpec(controller="open_loop", tau=…)``),
+with the bundled load-dependent law and with the classic law of MuJoCo's own frictionloss and
+damping, on 1 worker and 2 (threads). These six variants run in ``--blocks`` rounds, each round
+every variant once, their order rotated from round to round, in this one process; per
+rollout-step the median over rounds, and ours/MuJoCo as the median of the per-round ratios (ours
+on n workers against MuJoCo on n threads of the same round); wall time, or with ``--clock cpu``
+this process's CPU time (both threads' on 2: the cost of each side, which a loaded machine
+does not inflate as it does the wall time).
 """
 from __future__ import annotations
 
@@ -81,7 +85,7 @@ def bench_workers(s, blocks, start_method=None):
     return one, two, ratios, cpu_one, cpu_two
 
 
-def bench_mujoco(s, blocks):
+def bench_mujoco(s, blocks, clock=time.perf_counter):
     import mujoco
     from mujoco import rollout
 
@@ -107,24 +111,33 @@ def bench_mujoco(s, blocks):
         d0.qpos[qadr] = sp.q0
         d0.qvel[:] = 0.0
         mujoco.mj_getState(m, d0, x0[i], full)
-    result = {"ours": bench_open_loop(s, taus, coulomb, viscous, blocks)}
-    for threads in (1, 2):
-        datas = [mujoco.MjData(m) for _ in range(threads)]
-        best = np.inf
-        for _ in range(blocks):
-            t0 = time.perf_counter()
-            rollout.rollout(m, datas if threads > 1 else datas[0], x0, control,
-                            control_spec=spec_bits)
-            best = min(best, time.perf_counter() - t0)
-        result[threads] = best / (n * N)
-    return result
+    # the variants, timed in rounds (each round runs every variant once, their order rotated
+    # from one round to the next: a slow spell of the shared machine hits them alike)
+    one, two = mujoco.MjData(m), [mujoco.MjData(m) for _ in range(2)]
+    variants = {
+        "mujoco 1": lambda: rollout.rollout(m, one, x0, control, control_spec=spec_bits),
+        "mujoco 2": lambda: rollout.rollout(m, two, x0, control, control_spec=spec_bits)}
+    for (law, workers), (plant, specs) in open_loop_tasks(s, taus, coulomb, viscous).items():
+        variants[f"{law} {workers}"] = (lambda plant=plant, specs=specs, workers=workers:
+                                        run_rollouts(plant, specs, workers=workers,
+                                                     trajectories=False))
+    for f in variants.values():
+        f()  # warm
+    times = {key: [] for key in variants}
+    keys = list(variants)
+    for r in range(blocks):
+        for key in keys[r % len(keys):] + keys[:r % len(keys)]:
+            t0 = clock()
+            variants[key]()
+            times[key].append((clock() - t0) / (n * N))
+    return times
 
 
-def bench_open_loop(s, taus, coulomb, viscous, blocks):
+def open_loop_tasks(s, taus, coulomb, viscous):
     """Ours on MuJoCo's task: the same open-loop efforts from the same initial states
-    (``controller="open_loop"``), one worker; per rollout-step, best of ``blocks``, with the
-    bundled load-dependent law and with the classic law MuJoCo's frictionloss/damping state
-    (its Coulomb levels and viscous coefficients)."""
+    (``controller="open_loop"``), with the bundled load-dependent law and with the classic law
+    MuJoCo's frictionloss/damping state (its Coulomb levels and viscous coefficients), on 1
+    worker and 2 (threads): (law, workers) → (plant, specs)."""
     from robot_dynamics.simulation.rollouts import Plant, RolloutSpec
 
     classic = {"default": {"model": "classic", "coulomb": 0.0, "viscous": 0.0},
@@ -134,17 +147,9 @@ def bench_open_loop(s, taus, coulomb, viscous, blocks):
     N = s.specs[0].steps
     specs = [RolloutSpec(q0=sp.q0, q_ref=None, steps=N, controller="open_loop", tau=tau)
              for sp, tau in zip(s.specs, taus)]
-    result = {}
-    for law, friction in (("load_dependent", s.plant.friction), ("classic", classic)):
-        plant = Plant("arm7", friction, 1e-3)
-        run_rollouts(plant, specs[:1], workers=1)  # warm
-        best = np.inf
-        for _ in range(blocks):
-            t0 = time.perf_counter()
-            run_rollouts(plant, specs, workers=1, trajectories=False)
-            best = min(best, time.perf_counter() - t0)
-        result[law] = best / (len(specs) * N)
-    return result
+    return {(law, workers): (Plant("arm7", friction, 1e-3), specs)
+            for law, friction in (("load_dependent", s.plant.friction), ("classic", classic))
+            for workers in (1, 2)}
 
 
 def main():
@@ -153,6 +158,9 @@ def main():
     ap.add_argument("--steps", type=int, default=1500)
     ap.add_argument("--blocks", type=int, default=5)
     ap.add_argument("--no-mujoco", action="store_true")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="MuJoCo against ours: wall time (default) or this process's CPU time "
+                         "(its threads' sum: on a loaded machine, what each side costs)")
     ap.add_argument("--start-method", default=None, choices=("fork", "spawn", "forkserver"),
                     help="2 workers as processes (default: threads)")
     a = ap.parse_args()
@@ -172,16 +180,24 @@ def main():
           f"pool start, pickling; the same rollouts); on two free cores the speed-up would be "
           f"at most "
           f"2·{c1:.3f}/{c2:.3f} = {2 * c1 / c2:.2f}")
-    best_one = min(one) / total
     if not a.no_mujoco:
-        mj = bench_mujoco(s, a.blocks)
-        print(f"mujoco.rollout (open loop, frictionloss): {1e6 * mj[1]:.2f} µs per rollout-step "
-              f"on 1 thread, {1e6 * mj[2]:.2f} on 2; ours best block, 1 worker: "
-              f"{1e6 * best_one:.2f} µs (ratio {best_one / mj[1]:.2f}), 2 workers: "
-              f"{1e6 * min(two) / total:.2f} µs (ratio {min(two) / total / mj[2]:.2f})")
-        for law, t in mj["ours"].items():
-            print(f"ours on the same task (open loop, the same efforts, 1 worker), {law} law: "
-                  f"{1e6 * t:.2f} µs per rollout-step (ratio {t / mj[1]:.2f})")
+        times = bench_mujoco(s, a.blocks, time.process_time if a.clock == "cpu"
+                             else time.perf_counter)
+        med = {key: statistics.median(t) for key, t in times.items()}
+        print(f"mujoco.rollout (open loop, frictionloss), {a.clock} time, median of {a.blocks} "
+              "rounds: "
+              f"{1e6 * med['mujoco 1']:.2f} µs per rollout-step on 1 thread, "
+              f"{1e6 * med['mujoco 2']:.2f} on 2")
+        for key in times:
+            if key.startswith("mujoco"):
+                continue
+            law, workers = key.split()
+            ratios = [t / m for t, m in zip(times[key], times[f"mujoco {workers}"])]
+            print(f"ours on the same task (open loop, the same efforts), {law} law, {workers} "
+                  f"worker{'s' if workers != '1' else ''}: {1e6 * med[key]:.2f} µs per "
+                  f"rollout-step; ours/MuJoCo median of per-round ratios "
+                  f"{statistics.median(ratios):.2f} (rounds: "
+                  f"{', '.join(f'{x:.2f}' for x in ratios)})")
     print(f"load average after: {os.getloadavg()}")
 
 

@@ -16,8 +16,8 @@ back, so a slow spell hits them alike):
   the output rows);
 * ``Simulator.run``: the call with its Python around it (packing the controller, the rows'
   copies);
-* ``run_one``: the whole rollout (spec check, payload, the scaled friction model, Simulator,
-  reset, controller, run, summary);
+* ``run_one``: the whole rollout (spec check, payload, the scaled friction model, the
+  worker's Simulator renewed, reset, controller, run, summary);
 * ``run_rollouts``: the batch (workers=1, trajectories=False).
 
 Then the Python set-up of one rollout piece by piece [µs per rollout and per rollout-step].
@@ -158,15 +158,18 @@ def kernel_block(plant, specs, recorded):
 
 
 def setup_block(plant, specs):
-    """One block: seconds of each piece of run_chunk's Python around the compiled call (as
-    run_chunk: a payload replaced from one rollout to the next, removed at the end)."""
+    """One block: seconds of each piece of run_chunk's Python around the compiled call, as
+    run_chunk does it (a payload replaced from one rollout to the next when it changes,
+    removed at the end; the worker's Simulator renewed with the rollout's friction; the
+    controller's array packed once per chunk and rewritten)."""
     ctx = ro._context(plant)
     model = ctx.model
     t = dict.fromkeys(("spec.check", "set payload", "friction model (scaled)",
-                       "Simulator()", "reset", "controller build+pack", "run: rows copies etc.",
-                       "summarize (audit)"), 0.0)
+                       "Simulator renewed", "reset", "controller (packed)",
+                       "run: rows etc.", "summarize (audit)"), 0.0)
     ctx._friction.clear()  # each rollout's scale is new, as in a batch
-    loaded = None
+    ctx.end()  # (as a new chunk)
+    loaded = payload = None
     for spec in specs:
         c = [clock()]
         spec.check()
@@ -174,18 +177,22 @@ def setup_block(plant, specs):
         link = (spec.payload_link or model.link_names[-1]) if spec.payload_mass > 0 else None
         if loaded is not None and link != loaded:
             model.set_payload(loaded, None)
-            loaded = None
-        if link is not None:
+            loaded = payload = None
+        key = ro._payload_key(spec)
+        if link is not None and (key is None or key != payload):
             model.set_payload(link, float(spec.payload_mass), spec.payload_com)
-            loaded = link
+            loaded, payload = link, key
         c.append(clock())
         fr = ctx.friction(float(spec.friction_scale))
         c.append(clock())
-        sim = Simulator(model, fr, plant.dt, saturate=plant.saturate, limits=plant.limits)
+        sim = ctx.sim
+        if sim is None or not sim._renew(fr):
+            sim = Simulator(model, fr, plant.dt, saturate=plant.saturate, limits=plant.limits)
+            ctx.sim = sim
         c.append(clock())
         sim.reset(spec.q0, spec.v0)
         c.append(clock())
-        ctl = ro.build_controller(spec, ctx.nominal)
+        ctl = ro._packed_controller(ctx, spec)
         packed = ctl.pack(model)
         c.append(clock())
         rows = np.empty((int(spec.steps), 5, model.nv))
@@ -195,11 +202,11 @@ def setup_block(plant, specs):
         k1 = clock()
         sim.reset(spec.q0, spec.v0)
         r0 = clock()
-        out = sim.run(steps=int(spec.steps), controller=ctl)
+        rows, _ = sim._run_rows(int(spec.steps), ctl)
         r1 = clock()
         c.append(c[-1] + (r1 - r0) - (k1 - k0))  # run without its compiled call
         s0 = clock()
-        ro.summarize(spec, out, sim)
+        ro.summarize(spec, {"q": rows[:, 0]}, sim)
         c.append(c[-1] + clock() - s0)
         for key, a, b in zip(t, c[:-1], c[1:]):
             t[key] += b - a

@@ -2,6 +2,7 @@
 worker or two (forked or spawned), is bit for bit each rollout run alone with Simulator.run on a
 freshly loaded model — written out here by hand, not through the module's own helpers."""
 import copy
+import dataclasses
 
 import numpy as np
 import pytest
@@ -222,3 +223,122 @@ def test_threads_raise_what_a_rollout_raised_and_leave_the_models_as_built(monke
         assert np.array_equal(ctx.model.inertias, built.inertias)
     _, summaries = run_rollouts(plant, s, workers=2)  # and the next batch runs
     assert all(x["status"] == "ok" for x in summaries)
+
+
+def open_loop_alone(spec):
+    """An open-loop rollout by hand: a fresh model and Simulator, a PD without gains whose
+    feed-forward is the efforts (run_rollouts' open loop), Simulator.run."""
+    model = rd.load_urdf(robot_path("arm7"))
+    sim = rd.Simulator(model, rd.friction_from_config(scaled_by_hand(spec.friction_scale), model),
+                       1e-3)
+    sim.reset(spec.q0)
+    return sim.run(steps=spec.steps, controller=rd.PD(0.0, 0.0, spec.q0, feedforward=spec.tau))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_reused_worker_carries_nothing_from_one_rollout_into_the_next(workers):
+    """A worker keeps its Simulator (its friction swapped, reset), its packed controllers (one
+    array, its gains — or open loop its held state and efforts — rewritten) and its Model from
+    one rollout to the next (issue 35): each rollout is still the same bits as alone, whatever
+    ran before it — the batch in two orders, gains, payloads, friction scales and initial
+    states all different, or the payload of the last one; open-loop efforts of one shape; a
+    reference changed in place between two batches."""
+    Q, V, A = reference()
+    rng = np.random.default_rng(11)
+    closed = [RolloutSpec(q0=0.03 * rng.standard_normal(7), q_ref=Q, v_ref=V, a_ref=A,
+                          steps=STEPS, kp=rng.uniform(100.0, 600.0, 7),
+                          kd=float(rng.uniform(10.0, 60.0)), controller=controller,
+                          friction_scale=scale, payload_mass=mass, payload_com=(0.0, 0.0, 0.05))
+              for controller, scale, mass in [("computed_torque", 0.7, 2.0), ("pd", 1.3, 0.0),
+                                              ("computed_torque", 0.0, 6.0),
+                                              ("computed_torque", 1.9, 0.0), ("pd", 0.4, 4.0)]]
+    plant = Plant("arm7", "arm7_friction", 1e-3)
+    twin = dataclasses.replace(closed[0], kp=300.0, friction_scale=1.1)  # its payload kept
+    for batch in (closed, closed[::-1], closed[1::2] + closed[::2], [closed[0], twin, closed[2]]):
+        trajectories, summaries = run_rollouts(plant, batch, workers=workers)
+        for i, (spec, out) in enumerate(zip(batch, trajectories)):
+            ref, mine = alone(spec)
+            assert all(np.array_equal(out[key], ref[key]) for key in ref), i
+            assert summaries[i]["rms_error"] == pytest.approx(mine["rms_error"], rel=1e-12)
+    Q[1:] += 0.05  # in place: the next batch packs the new reference
+    again, _ = run_rollouts(plant, closed[:2], workers=workers)
+    for spec, out in zip(closed[:2], again):
+        assert np.array_equal(out["q"], alone(spec)[0]["q"])
+    model = rd.load_urdf(robot_path("arm7"))
+    g = rd.rnea(model, model.create_data(), np.zeros(7), np.zeros(7), np.zeros(7))
+    runs = [RolloutSpec(q0=0.1 * rng.standard_normal(7), q_ref=None, steps=60,
+                        controller="open_loop", tau=g + 3.0 * rng.standard_normal((60, 7)),
+                        friction_scale=scale) for scale in (1.0, 0.5, 2.0)]
+    for batch in (runs, runs[::-1]):
+        trajectories, _ = run_rollouts(plant, batch, workers=workers)
+        for spec, out in zip(batch, trajectories):
+            ref = open_loop_alone(spec)
+            assert all(np.array_equal(out[key], ref[key]) for key in ref)
+    assert not np.array_equal(trajectories[0]["q"], trajectories[1]["q"])
+
+
+def test_a_packed_controller_rewritten_is_the_spec_controllers_array():
+    """The array a worker rewrites from one rollout to the next (gains; open loop: the held
+    state and the efforts) is, bit for bit, the one the spec's own controller packs."""
+    from robot_dynamics.simulation import rollouts
+
+    ctx = rollouts._Context(Plant("arm7", "arm7_friction", 1e-3))
+    rng = np.random.default_rng(3)
+    batch = specs() + [RolloutSpec(q0=0.1 * rng.standard_normal(7), q_ref=None, steps=9,
+                                   controller="open_loop", tau=rng.standard_normal((9, 7)))
+                       for _ in range(3)]
+    for spec in batch:
+        mine = rollouts._packed_controller(ctx, spec).pack(ctx.model)
+        theirs = rollouts.build_controller(spec, ctx.nominal).pack(ctx.model)
+        assert mine.tobytes() == theirs.tobytes()
+
+
+def test_a_step_handed_back_to_python_uses_the_specs_own_law(monkeypatch):
+    """A step the compiled rollout hands back (here: step 10 of each run, as if its solve had
+    failed) is taken in Python with the controller's NumPy law: through a worker's rewritten
+    packed array (controllers.Prepacked), the same bits as Simulator.run with the spec's own
+    controller, closed loop and open loop."""
+    import robot_dynamics.simulation.simulator as simulator
+    from robot_dynamics.kernels.rollout import DONE, SOLVE_FAILED
+
+    real = simulator.sim_run_entry
+
+    def failing_at_10(mb, fr, sp, ctl, q, v, k0, w, out):
+        if k0 == 0 and len(out) > 10:
+            assert real(mb, fr, sp, ctl, q, v, 0, w, out[:10]) == 4 * 10 + DONE
+            return 4 * 10 + SOLVE_FAILED
+        return real(mb, fr, sp, ctl, q, v, k0, w, out)
+
+    monkeypatch.setattr(simulator, "sim_run_entry", failing_at_10)
+    rng = np.random.default_rng(2)
+    closed = specs()[:3]
+    opened = [RolloutSpec(q0=0.05 * rng.standard_normal(7), q_ref=None, steps=40,
+                          controller="open_loop", tau=20.0 * rng.standard_normal((40, 7)),
+                          friction_scale=1.0) for _ in range(2)]
+    trajectories, _ = run_rollouts(Plant("arm7", "arm7_friction", 1e-3), closed + opened,
+                                   workers=1)
+    for spec, out in zip(closed, trajectories):
+        ref, _ = alone(spec)
+        assert all(np.array_equal(out[key], ref[key]) for key in ref)
+    for spec, out in zip(opened, trajectories[len(closed):]):
+        ref = open_loop_alone(spec)
+        assert all(np.array_equal(out[key], ref[key]) for key in ref)
+
+
+def test_a_batch_leaves_no_rows_buffer_nor_references_held():
+    """After a batch the cached plant holds its Simulator only: not the rows buffer (steps ×
+    5 × nv floats) nor, through the packed controllers, the specs' reference arrays."""
+    import gc
+    import weakref
+
+    from robot_dynamics.simulation import rollouts
+
+    plant = Plant("arm7", "arm7_friction", 1e-3)
+    batch = specs()[:2]
+    seen = weakref.ref(batch[0].q_ref)
+    run_rollouts(plant, batch, workers=1, trajectories=False)
+    ctx = rollouts._context(plant)
+    assert ctx.rows_for(0).base is None and ctx.rows_for(0).size == 0 and not ctx.packed
+    del batch
+    gc.collect()
+    assert seen() is None

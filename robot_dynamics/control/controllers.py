@@ -182,3 +182,23 @@ class ComputedTorque(_Controller):
         return computed_torque(model, data, q, v, qr, vr, ar, kp, kd, self.friction,
                                damping=self.damping,
                                velocity_tolerance=self.velocity_tolerance)
+
+
+class Prepacked(_Controller):
+    """A compiled controller given as its packed array (:func:`~robot_dynamics.kernels.rollout.
+    pack_controller`'s, for any model: the caller packed it for the one it runs on), e.g. one
+    array rewritten in its gains from one rollout to the next (issue 35,
+    :func:`robot_dynamics.simulation.rollouts._packed_controller`). Its NumPy law — for a step
+    the compiled rollout hands back to Python — is the one of ``build()``'s controller, built
+    the first time it is asked."""
+
+    def __init__(self, packed, build):
+        self._array, self._build, self._ctl = packed, build, None
+
+    def pack(self, model):
+        return self._array
+
+    def torque(self, model, data, k, q, v):
+        if self._ctl is None:
+            self._ctl = self._build()
+        return self._ctl.torque(model, data, k, q, v)

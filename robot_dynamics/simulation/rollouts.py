@@ -11,12 +11,16 @@ worker processes (``concurrent.futures``), or on any executor with ``submit`` (a
 ``distributed.Client``: :mod:`robot_dynamics.simulation.sweep`).
 
 Determinism: each rollout is computed alone from its spec (:func:`run_chunk` runs them one after
-the other): a fresh :class:`Simulator`, reset to the spec's state, on the worker's Model with
-the spec's payload set (``Model.set_payload`` computes a body's inertias from the built ones, so
-replacing a payload, removing it and setting another give the same bits) and a friction model
-built from the scaled configuration. Nothing else carries over between rollouts, so the answer
-of each is the same bits whatever the number of workers, the chunking or the order they ran in
-(``test/test_rollouts.py`` holds this against a hand-written loop of ``Simulator.run``).
+the other): the worker's :class:`Simulator` given the friction model built from the scaled
+configuration (``Simulator._renew``: what a new one would be) and reset to the spec's state, on
+the worker's Model with the spec's payload set (``Model.set_payload`` computes a body's inertias
+from the built ones, so replacing a payload, removing it and setting another give the same
+bits), under the spec's controller (its packed array written once per worker and chunk of
+rollouts, then rewritten in the gains or, open loop, the efforts: :func:`_packed_controller`),
+its rows written into the worker's buffer. Nothing else carries over between rollouts — the compiled step's state is in the Simulator's ``sp``, which
+``reset`` zeroes — so the answer of each is the same bits whatever the number of workers, the
+chunking or the order they ran in (``test/test_rollouts.py`` holds this against a hand-written
+loop of ``Simulator.run`` on fresh models and simulators, the batch in several orders).
 
 With ``workers=n`` and rollouts that step inside the compiled rollout (``sim_run_entry``
 releases the GIL), n threads of this process run them, each on a Model of its own (kept for
@@ -143,7 +147,7 @@ class RolloutSpec:
                 raise InputError("tau: expected numbers, (steps, nv) or (nv,)") from None
             if tau.ndim not in (1, 2) or tau.size == 0:
                 raise InputError(f"tau: expected (steps, nv) or (nv,), got shape {tau.shape}")
-            bad = np.argwhere(~np.isfinite(np.atleast_2d(tau)))
+            bad = () if math.isfinite(tau.sum()) else np.argwhere(~np.isfinite(np.atleast_2d(tau)))
             if len(bad):
                 raise InputError(f"tau: not finite at row {bad[0][0]}, joint index {bad[0][1]}")
         if self.q_ref is None and self.controller != OPEN_LOOP:
@@ -202,6 +206,21 @@ class _Context:
                         else friction_from_config(plant.friction, self.model))
         self._joints = None  # the nominal laws' mapping (to_config), read once
         self._friction = {}
+        self.sim = None  # the Simulator its rollouts reuse (Simulator._renew), built once
+        self.packed = {}  # this chunk's packed controllers (_packed_controller)
+        self._rows = np.empty((0, 5, self.model.nv))  # the rows its rollouts write
+
+    def rows_for(self, steps):
+        """The buffer a rollout of ``steps`` steps writes its rows into (reused: grown only)."""
+        if len(self._rows) < steps:
+            self._rows = np.empty((int(steps), 5, self.model.nv))
+        return self._rows
+
+    def end(self):
+        """A chunk of rollouts done (:func:`run_chunk`): forget the packed controllers (their
+        references may change in place before the next batch) and the rows buffer (its memory)."""
+        self.packed.clear()
+        self._rows = np.empty((0, 5, self.model.nv))  # (not a view: it would keep the buffer)
 
     def friction(self, scale):
         """The plant's friction at ``scale`` (1: the nominal model itself; 0: None, no
@@ -255,18 +274,23 @@ def summarize(spec: RolloutSpec, out: dict, sim) -> dict:
     the audit's residual) [J]."""
     q = out["q"]
     n = len(q)
-    if spec.q_ref is None:  # open loop without a reference: no tracking error
-        e = np.full(1, math.nan)
+    if spec.q_ref is None:  # open loop without a reference: no tracking error (NaN)
+        e = None
     elif n == 0:
         e = np.zeros((0,))
     else:
         Q = np.asarray(spec.q_ref, dtype=float)
         Q = Q[None, :] if Q.ndim == 1 else Q
-        rows = np.minimum(np.arange(1, n + 1), len(Q) - 1)
-        e = (q - Q[rows]).ravel()
+        # rows 1 … n (the last held): a slice when there are enough (no index array, no copy)
+        e = (q - (Q[1:n + 1] if len(Q) > n else
+                  Q[np.minimum(np.arange(1, n + 1), len(Q) - 1)])).ravel()
     audit = sim.audit
-    return {"rms_error": float(np.sqrt(np.mean(e * e))) if e.size else 0.0,
-            "max_error": float(np.max(np.abs(e))) if e.size else 0.0,
+    if e is None:
+        rms = peak = math.nan
+    else:
+        rms = float(np.sqrt(np.mean(e * e))) if e.size else 0.0
+        peak = float(np.max(np.abs(e))) if e.size else 0.0
+    return {"rms_error": rms, "max_error": peak,
             "saturation": sim.saturated_steps / n if n else 0.0,
             "motor_work": float(audit.motor_work), "motor_gross": float(audit.motor_gross),
             "friction_dissipation": float(audit.friction_dissipation),
@@ -283,9 +307,12 @@ def run_one(plant: Plant, spec: RolloutSpec, trajectory: bool = True):
 
 def run_chunk(plant: Plant, specs, trajectory: bool = True, progress=None, ctx=None):
     """Rollouts one after the other in this process (a worker's task): [(trajectory, summary)].
-    The specs are checked already (:func:`run_rollouts`, :func:`run_one`); ``progress(k)`` is
-    called after the k-th. ``ctx``: the plant built (default: this process's, :func:`_context`;
-    a thread of :func:`_run_threads` has its own).
+    ``specs``: any iterable (a thread of :func:`_run_threads` gives one that takes the next
+    rollout not taken yet), checked already (:func:`run_rollouts`, :func:`run_one`);
+    ``progress(k)`` is called after the k-th. ``ctx``: the plant built (default: this process's, :func:`_context`;
+    a thread of :func:`_run_threads` has its own), whose Simulator, packed controllers and rows
+    buffer its rollouts share (:func:`_rollout`; the last two dropped at the end:
+    :meth:`_Context.end`).
 
     A payload stays on its link from one rollout to the next that carries the same one
     (setting a link's payload computes the body's inertias from the built ones: the same bits
@@ -293,41 +320,123 @@ def run_chunk(plant: Plant, specs, trajectory: bool = True, progress=None, ctx=N
     if ctx is None:
         ctx = _context(plant)
     model = ctx.model
-    loaded = None  # the link carrying a payload now
+    loaded = payload = None  # the link carrying a payload now, and its (mass, com)
     try:
         out = []
         for spec in specs:
             link = (spec.payload_link or model.link_names[-1]) if spec.payload_mass > 0 else None
             if loaded is not None and link != loaded:
                 model.set_payload(loaded, None)
-                loaded = None
-            if link is not None:  # set, or replaced: the same bits
+                loaded = payload = None
+            key = _payload_key(spec)
+            if link is not None and (key is None or key != payload):
+                # set, or replaced (the same bits); the same bits as the last one's: kept
                 model.set_payload(link, float(spec.payload_mass), spec.payload_com)
-                loaded = link
+                loaded, payload = link, key
             out.append(_rollout(ctx, plant, spec, trajectory))
             if progress is not None:
                 progress(len(out))
         return out
     finally:
+        ctx.end()
         if loaded is not None:
             model.set_payload(loaded, None)
 
 
+def _payload_key(spec):
+    """The bits of a spec's payload mass and centre of mass (None: not numbers, set_payload
+    names what is wrong)."""
+    try:
+        return float(spec.payload_mass).hex(), np.asarray(spec.payload_com, dtype=float).tobytes()
+    except (TypeError, ValueError):
+        return None
+
+
 def _rollout(ctx, plant: Plant, spec: RolloutSpec, trajectory: bool):
-    """One checked spec on ``ctx.model``, its payload already set."""
+    """One checked spec on ``ctx.model``, its payload already set: the worker's Simulator
+    renewed with the spec's friction (or a new one: :meth:`Simulator._renew`), reset to the
+    spec's state, run under its controller (packed once per chunk where only the gains or the
+    state differ: :func:`_packed_controller`)."""
     from robot_dynamics.simulation.simulator import SimulationError, Simulator
 
-    sim = Simulator(ctx.model, ctx.friction(float(spec.friction_scale)), plant.dt,
-                    saturate=plant.saturate, limits=plant.limits)
+    friction = ctx.friction(float(spec.friction_scale))
+    sim = ctx.sim
+    if sim is None or not sim._renew(friction):
+        sim = Simulator(ctx.model, friction, plant.dt, saturate=plant.saturate,
+                        limits=plant.limits)
+        if sim._plain:
+            ctx.sim = sim
     sim.reset(spec.q0, spec.v0)
-    controller = build_controller(spec, ctx.nominal)
+    controller = (_packed_controller(ctx, spec) if sim._plain else None) \
+        or build_controller(spec, ctx.nominal)
     try:
-        out = sim.run(steps=int(spec.steps), controller=controller)
+        rows, t = sim._run_rows(int(spec.steps), controller, buffer=ctx.rows_for(spec.steps))
     except SimulationError as exc:
         failed = dict.fromkeys(SUMMARY_FIELDS, math.nan)
         failed["status"] = "failed: " + " ".join(str(exc).split())[:200]
         return None, failed
-    return (out if trajectory else None), summarize(spec, out, sim)
+    summary = summarize(spec, {"q": rows[:, 0]}, sim)
+    if not trajectory:
+        return None, summary
+    return {"t": t, "q": rows[:, 0].copy(), "v": rows[:, 1].copy(), "tau": rows[:, 2].copy(),
+            "tau_friction": rows[:, 3].copy(), "tau_limit": rows[:, 4].copy()}, summary
+
+
+def _packed_controller(ctx, spec):
+    """The spec's controller as a :class:`~robot_dynamics.control.controllers.Prepacked`
+    (its NumPy law, if a step asks for it, the spec's ``build_controller``'s), the array packed
+    once per chunk of rollouts (a worker's share of a batch: ``ctx.packed``) and rewritten in the slots that differ — closed
+    loop: the gains, for specs sharing the reference arrays (the same objects: a sweep's); open
+    loop: the held state q0 and the efforts — the same bits as
+    ``build_controller(spec).pack(model)`` (``test/test_rollouts.py``). None when the spec
+    takes the plain path (open-loop efforts or state not float arrays of the model's width:
+    ``build_controller`` checks them and names what is wrong)."""
+    from robot_dynamics.control.controllers import Prepacked, _early, _gains
+    from robot_dynamics.kernels.rollout import _HEAD
+
+    def build():
+        return build_controller(spec, ctx.nominal)
+
+    n = ctx.model.nv
+    if spec.controller == OPEN_LOOP:
+        tau, q0 = spec.tau, spec.q0
+        if not (isinstance(tau, np.ndarray) and tau.dtype == np.float64 and tau.ndim in (1, 2)
+                and tau.shape[-1] == n and isinstance(q0, np.ndarray) and q0.shape == (n,)
+                and q0.dtype == np.float64):
+            return None
+        key = (OPEN_LOOP, tau.shape)
+        held = ctx.packed.get(key)
+        if held is None:
+            held = ctx.packed[key] = build_controller(spec, ctx.nominal).pack(ctx.model)
+        else:
+            rows = 1 if tau.ndim == 1 else len(tau)
+            base = _HEAD + 2 * n
+            held[base:base + rows * n].reshape(rows, n)[:] = q0  # Q: q0 held on every row
+            held[base + 2 * rows * n:base + 3 * rows * n] = tau.ravel()  # A: the efforts
+        return Prepacked(held, build)
+    refs = (spec.q_ref, spec.v_ref, spec.a_ref)
+    key = (spec.controller, *map(id, refs))
+    entry = ctx.packed.get(key)
+    if entry is None or any(a is not b for a, b in zip(entry[0], refs)):
+        ctl = build_controller(spec, ctx.nominal)
+        entry = ctx.packed[key] = (refs, ctl.pack(ctx.model))  # (refs kept: their ids stay)
+        return Prepacked(entry[1], build)
+    held = entry[1]
+    for name, gain, at in (("kp", spec.kp, _HEAD), ("kd", spec.kd, _HEAD + n)):
+        if not _plain_gain(gain, n):  # build_controller's checks, in its order, and its array
+            _early(name, gain, gain=True)
+            gain = _gains(name, gain, n)
+        held[at:at + n] = gain
+    return Prepacked(held, build)
+
+
+def _plain_gain(gain, n) -> bool:
+    """Whether ``gain`` is a finite float ≥ 0 or n of them as a float64 array — what the
+    controllers' checks pass unchanged (a scalar is written n times as it is)."""
+    if type(gain) is float or (type(gain) is int and gain == gain):
+        return math.isfinite(gain) and gain >= 0
+    return (type(gain) is np.ndarray and gain.dtype == np.float64 and gain.shape == (n,)
+            and math.isfinite(gain.sum()) and gain.min() >= 0)
 
 
 FORK_PIECE = 2  # rollouts per task at most when the workers are forked (module docstring)
@@ -387,18 +496,28 @@ def _run_threads(plant: Plant, specs, workers, trajectories, progress):
     state = {"next": 0, "done": 0, "error": None}
 
     def work(ctx):
-        try:
+        taken = []  # the indices of the rollouts this thread took, in its order
+
+        def take():  # the next rollout not taken yet, until none is left or one raised
             while True:
                 with lock:
                     i = state["next"]
                     if i >= total or state["error"] is not None:
                         return
                     state["next"] = i + 1
-                results[i] = run_chunk(plant, [specs[i]], trajectories, ctx=ctx)[0]
-                with lock:
-                    state["done"] += 1
-                    if progress is not None:
-                        progress(state["done"], total)
+                taken.append(i)
+                yield specs[i]
+
+        def done(_):
+            with lock:
+                state["done"] += 1
+                if progress is not None:
+                    progress(state["done"], total)
+
+        try:  # one chunk of the rollouts it takes: its payload kept from one to the next
+            for i, result in zip(taken, run_chunk(plant, take(), trajectories, progress=done,
+                                                  ctx=ctx)):
+                results[i] = result
         except BaseException as exc:  # noqa: BLE001 - raised by the caller below
             with lock:
                 if state["error"] is None:

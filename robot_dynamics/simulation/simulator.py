@@ -198,11 +198,8 @@ class Simulator:
         self._wrenches = None
         self._rnea_data = None
         # the reference solve needs a friction model even without friction, when stops exist
-        self._solve_friction_model = friction
-        if friction is None and self._has_stops:
-            from robot_dynamics.friction import friction_from_config
-            self._solve_friction_model = friction_from_config({"default": {"model": "none"}},
-                                                              model)
+        self._no_friction_model = None  # (that model, built once)
+        self._solve_friction_model = self._solve_model(friction)
         # built-in laws (or none) step in one compiled call (kernels/fd.py); others in Python.
         # Mimic joints: in their coordinates (kernels/fd.py ``_coupled_mass``) where no follower
         # has friction and M keeps the coordinates' tree; else the Python statement, always
@@ -233,6 +230,42 @@ class Simulator:
         self._report = None
         self.reset(np.zeros(n) if not self._has_stops else
                    np.clip(np.zeros(n), self.lower, self.upper))
+
+    def _solve_model(self, friction):
+        """The friction model of the reference solve: ``friction``, or a law-less one when there
+        is none and stops exist (the solve needs one then)."""
+        if friction is None and self._has_stops:
+            if self._no_friction_model is None:
+                from robot_dynamics.friction import friction_from_config
+                self._no_friction_model = friction_from_config({"default": {"model": "none"}},
+                                                               self.model)
+            return self._no_friction_model
+        return friction
+
+    def _renew(self, friction) -> bool:
+        """Make this simulator what ``Simulator(model, friction, …)`` with its other arguments
+        would be, for the next :meth:`reset` (issue 35: :func:`.rollouts.run_chunk` keeps one
+        Simulator per worker instead of building one per rollout): checks the model's mass
+        matrix again (a payload may have changed it) and swaps the friction model — what
+        ``__init__`` sets from ``friction``, nothing else; the compiled step reads the rest of
+        its state from ``sp``, which :meth:`reset` zeroes. Only between built-in laws on the
+        compiled inline path (no mimic coordinates, no composite laws, ``compiled=True``, no
+        ``external``): False, nothing changed, otherwise (build a new Simulator then)."""
+        packed = (self.model._no_friction if friction is None
+                  else getattr(friction, "_packed", None))
+        if (not self._plain or self._external is not None or packed is None
+                or getattr(friction, "has_parts", False)):
+            return False
+        if self.model.mass_matrix_problem is not None:
+            raise ModelError(self.model.mass_matrix_problem)
+        if friction is not self._friction:
+            check_friction(self.model, friction, "Simulator")
+            self._friction = friction
+            self._solve_friction_model = self._solve_model(friction)
+            self._packed, self._fr = packed, packed[2]
+        self._report = self.data._report = None  # (as a new one: no report before a step)
+        self._last_fext = None
+        return True
 
     @property
     def friction(self):
@@ -289,8 +322,10 @@ class Simulator:
         q = as_vector("q", q, self.model.nq, where="Simulator.reset")
         v = (np.zeros(self.model.nv) if v is None else
              as_vector("v", v, self.model.nv, where="Simulator.reset").copy())
-        slack = 1e-9 * (1.0 + np.abs(q))
-        out = np.flatnonzero((q < self.lower - slack) | (q > self.upper + slack))
+        out = ()  # within the stops (most resets): nothing to find, the slack aside
+        if not ((q >= self.lower).all() and (q <= self.upper).all()):
+            slack = 1e-9 * (1.0 + np.abs(q))
+            out = np.flatnonzero((q < self.lower - slack) | (q > self.upper + slack))
         if len(out):
             i = out[0]
             raise InputError(f"q in Simulator.reset: joint {self.model.joint_names[i]!r} at "
@@ -840,8 +875,19 @@ class Simulator:
         tau_friction, tau_limit (one row per step, after it). A step that cannot be taken raises
         :class:`SimulationError` naming it (step, time) with the state before it kept.
         """
+        rows, t = self._run_rows(self._run_length(duration, steps), controller, external)
+        return {"t": t, "q": rows[:, 0].copy(), "v": rows[:, 1].copy(),
+                "tau": rows[:, 2].copy(), "tau_friction": rows[:, 3].copy(),
+                "tau_limit": rows[:, 4].copy()}
+
+    def _run_rows(self, N, controller, external=None, buffer=None):
+        """:meth:`run` of ``N`` checked steps without its copies: (rows, t), rows (N, 5, nv)
+        the [q, q̇, τ, τf, τl] after each step, t (N,) the clock after each (a rollout that keeps
+        no trajectory reads its summary from the rows: :func:`.rollouts.run_chunk`).
+        ``buffer``: a C-contiguous float64 (≥ N, 5, nv) array the rows are written into (its
+        first N; one per worker: no 40 kB a joint and 1000 steps to allocate, and to fault
+        in, per rollout); None: a new array."""
         n = self.model.nv
-        N = self._run_length(duration, steps)
         self._at_limit = self.at_limit  # (the rollout moves the codes it is computed from on)
         compiled_ctl = controller is None or isinstance(controller, _Controller)
         t0 = self.t
@@ -853,9 +899,9 @@ class Simulator:
         compiled = (self._packed is not None and compiled_ctl and not self._split
                     and not self._coupled and not pushed)
         if compiled:
-            rows = self._run_compiled(N, controller)
+            rows = self._run_compiled(N, controller, buffer)
         else:
-            rows = np.empty((N, 5, n))
+            rows = np.empty((N, 5, n)) if buffer is None else buffer[:N]
             for k in range(N):
                 if compiled_ctl:
                     tau = self._python_torque(controller, k)
@@ -867,9 +913,7 @@ class Simulator:
         t = np.cumsum(np.concatenate([[t0], np.full(N, self.dt)]))[1:]
         if compiled and N:
             self.t = float(t[-1])
-        return {"t": t, "q": rows[:, 0].copy(), "v": rows[:, 1].copy(),
-                "tau": rows[:, 2].copy(), "tau_friction": rows[:, 3].copy(),
-                "tau_limit": rows[:, 4].copy()}
+        return rows, t
 
     def _run_length(self, duration, steps) -> int:
         """The number of steps of :meth:`run`, or InputError naming what is wrong: not a
@@ -905,14 +949,14 @@ class Simulator:
             self._ctl_data = self.model.create_data()
         return controller.torque(self.model, self._ctl_data, k, self.q, self.v)
 
-    def _run_compiled(self, N, controller):
+    def _run_compiled(self, N, controller, buffer=None):
         n = self.model.nv
         self._hold()
         self._last_fext = None  # the rollout has no external efforts
         t0 = self.t
         steps0 = self.steps
         ctl = _ZERO_CTL if controller is None else controller.pack(self.model)
-        rows = np.empty((N, 5, n))
+        rows = np.empty((N, 5, n)) if buffer is None else buffer[:N]
         q0 = np.array(self.q, dtype=np.float64)
         v0 = np.array(self.v, dtype=np.float64)
         k = 0
