@@ -263,6 +263,7 @@ class Simulator:
             self._friction = friction
             self._solve_friction_model = self._solve_model(friction)
             self._packed, self._fr = packed, packed[2]
+        self._hold()
         self._report = self.data._report = None  # (as a new one: no report before a step)
         self._last_fext = None
         return True
