@@ -122,6 +122,9 @@ _SIM = ["sim", "--robot", "planar_2r"]
     (["dynamics_model", "--ros-args", "-p", "robot:=123"],
      "parameter robot: expected type string, got '123' of type integer (quote it: "
      "robot:=\"'123'\")"),
+    # the same name twice: rcl gives the node the integer whatever the order
+    (["dynamics_model", "--ros-args", "-p", "robot:=123", "-p", "robot:=planar_2r"],
+     "parameter robot: expected type string, got '123' of type integer"),
     # what rcl refuses in words quoting its C sources, after an [ERROR] line of its own
     (["simulator", "--ros-args", "-p", "rate"],
      "-p rate: expected NAME:=VALUE (e.g. -p robot:=arm7)"),
@@ -145,6 +148,17 @@ def test_mistakes_are_refused_before_importing_the_kernels(args, needle):
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith(f"robot-dynamics {args[0]}: "), proc.stderr
     assert needle in lines[0], proc.stderr
+
+
+def test_a_repeated_override_is_checked_as_rcl_applies_it():
+    """-p rate:=500 -p rate:=abc: the node gets the integer 500 (rcl keeps a value per type,
+    rclpy reads the integer before the string), so the early check must not refuse 'abc'."""
+    from robot_dynamics.cli.main import early_refusal
+
+    assert early_refusal("simulator", ["--ros-args", "-p", "rate:=500", "-p", "rate:=abc"]) is None
+    assert "got 'abc'" in early_refusal("simulator", ["--ros-args", "-p", "rate:=abc"])
+    assert early_refusal("dynamics_model", ["--ros-args", "-p", "robot:=planar_2r", "-p",
+                                            "robot:=123"]).startswith("parameter robot: expected")
 
 
 @pytest.mark.parametrize("args, needle", [
