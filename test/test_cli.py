@@ -122,6 +122,9 @@ _SIM = ["sim", "--robot", "planar_2r"]
     (["dynamics_model", "--ros-args", "-p", "robot:=123"],
      "parameter robot: expected type string, got '123' of type integer (quote it: "
      "robot:=\"'123'\")"),
+    # the same name twice: rcl gives the node the integer whatever the order
+    (["dynamics_model", "--ros-args", "-p", "robot:=123", "-p", "robot:=planar_2r"],
+     "parameter robot: expected type string, got '123' of type integer"),
     # what rcl refuses in words quoting its C sources, after an [ERROR] line of its own
     (["simulator", "--ros-args", "-p", "rate"],
      "-p rate: expected NAME:=VALUE (e.g. -p robot:=arm7)"),
@@ -145,6 +148,17 @@ def test_mistakes_are_refused_before_importing_the_kernels(args, needle):
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith(f"robot-dynamics {args[0]}: "), proc.stderr
     assert needle in lines[0], proc.stderr
+
+
+def test_a_repeated_override_is_checked_as_rcl_applies_it():
+    """-p rate:=500 -p rate:=abc: the node gets the integer 500 (rcl keeps a value per type,
+    rclpy reads the integer before the string), so the early check must not refuse 'abc'."""
+    from robot_dynamics.cli.main import early_refusal
+
+    assert early_refusal("simulator", ["--ros-args", "-p", "rate:=500", "-p", "rate:=abc"]) is None
+    assert "got 'abc'" in early_refusal("simulator", ["--ros-args", "-p", "rate:=abc"])
+    assert early_refusal("dynamics_model", ["--ros-args", "-p", "robot:=planar_2r", "-p",
+                                            "robot:=123"]).startswith("parameter robot: expected")
 
 
 @pytest.mark.parametrize("args, needle", [
@@ -902,13 +916,81 @@ def test_progress_lines_one_per_simulated_second():
         progress.update(t)
     lines = out.getvalue().splitlines()
     assert [line.split()[1] for line in lines] == ["1.99", "3.00", "4.00"]
-    # the time left at the pace so far: (7 − t)·wall/t, here wall ≈ 0 s so far
-    assert all(line.endswith("s left)") for line in lines), lines
-    slow = io.StringIO()
-    progress = Progress(7.0, stream=slow, quiet=0.0)
-    progress.wall0 -= 600.0  # 10 min of wall time for the first simulated second
-    progress.update(1.0)
-    assert "about 60 min left" in slow.getvalue(), slow.getvalue()
+    # no time left before the pace is measured (here wall ≈ 0 s so far)
+    assert not any("left" in line for line in lines), lines
+
+
+class FakeClock:
+    """A wall clock the test moves (no sleeps)."""
+
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def _demo_like_run(progress, clock, startup=3.0, warmup=2.0, pace=0.6, total=9.0):
+    """Drive ``progress`` as spin_until does (an update every 0.05 s of wall) through a run
+    like `sim --robot arm7`'s: ``startup`` s before the first step, the first 0.04 s simulated
+    in ``warmup`` s, then ``pace`` simulated s per wall s. (wall, t, true wall s left) at each
+    update."""
+    end = startup + warmup + (total - 0.04) / pace
+    wall0, rows, wall = clock.now, [], 0.0
+    while True:
+        t = (0.0 if wall < startup else 0.001 + 0.039 * (wall - startup) / warmup
+             if wall < startup + warmup else 0.04 + pace * (wall - startup - warmup))
+        t = min(t, total)
+        clock.now = wall0 + wall
+        progress.update(t)
+        rows.append((wall, t, end - wall))
+        if t >= total:
+            return rows
+        wall += 0.05
+
+
+def test_progress_says_no_absurd_time_left_early():
+    """With a fake clock: no time left while the start-up and the first slow steps dominate
+    (the pace from the start said 'about 6 min left' at 0.04 s of a 17 s run), then an
+    estimate within a factor 2 of the truth, within 15 % once past half the run."""
+    import io
+    import re
+
+    from robot_dynamics.ros.demo.session import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    clock, out = FakeClock(), Terminal()
+    progress = Progress(9.0, stream=out, clock=clock)
+    rows = _demo_like_run(progress, clock)
+    estimates = [(wall, t, progress.seconds_left(t, wall), truth) for wall, t, truth in rows]
+    shown = [e for e in estimates if e[2] is not None]
+    assert shown and all(t >= 0.05 * 9.0 for _, t, _, _ in shown), shown[:3]
+    for wall, t, left, truth in shown:
+        assert truth / 2 <= left <= 2 * truth + 1.0, (wall, t, left, truth)
+        if t > 4.5:
+            assert abs(left - truth) <= 0.15 * truth + 0.5, (wall, t, left, truth)
+    # what the terminal line said agrees: seconds, never minutes, for a 20 s run
+    said = re.findall(r"about (\d+) (s|min|h) left", out.getvalue())
+    assert said and all(unit == "s" and int(x) <= 2 * 17 for x, unit in said), said
+    # the old estimate from the start, (9 − t)·wall/t, was absurd at the same moment
+    wall, t = next((w, t) for w, t, _ in rows if t >= 0.04)
+    assert (9.0 - t) * wall / t > 300 and progress.seconds_left(t, wall) is None
+
+
+def test_progress_not_on_a_terminal_says_time_left_once_measured():
+    """Lines per simulated second: the first without an estimate, the later ones with it."""
+    import io
+
+    from robot_dynamics.ros.demo.session import Progress
+
+    clock, out = FakeClock(), io.StringIO()
+    _demo_like_run(Progress(9.0, stream=out, clock=clock), clock)
+    lines = out.getvalue().splitlines()
+    assert len(lines) >= 8 and "left" not in lines[0], lines
+    assert all(line.endswith("s left)") for line in lines[1:-1]), lines
 
 
 def test_rclpy_own_parameters_are_not_called_undeclared(capsys):

@@ -92,3 +92,51 @@ def test_override_problem_of_a_type(declared, text, problem):
     found = override_problem(Param("x", declared, None, ""), text)
     assert (found is None) if problem is None else (found.endswith(problem)
                                                     and found.startswith("parameter x: ")), found
+
+
+#: several -p of one name: what a node gets (measured with rclpy 9.1.2: rcl keeps one value per
+#: type and scope; rclpy reads bool, integer, double, string, then the arrays)
+REPEATED = [
+    (["x:=1", "x:=a"], "1"), (["x:=a", "x:=1"], "1"), (["x:=1", "x:=2"], "2"),
+    (["x:=a", "x:=b"], "b"), (["x:=2.5", "x:=1"], "1"), (["x:=a", "x:=true"], "true"),
+    (["x:=2.5", "x:=a"], "2.5"), (["x:=a", "x:=[1]"], "a"), (["x:=[a,b]", "x:=[1,2]"], "[1,2]"),
+    (["x:=1", "x:=a", "x:=3"], "3"), (["nc2probe:x:=1", "x:=2", "nc2probe:x:=3"], "2"),
+    (["x:=1", "nc2probe:x:=2", "x:=3"], "2")]
+
+
+def _scoped(rules):
+    return [(r.split(":=")[0].rpartition(":")[0], r.split(":=", 1)[1]) for r in rules]
+
+
+@pytest.mark.parametrize("rules, applied", REPEATED)
+def test_applied_override_is_not_simply_the_last(rules, applied):
+    from robot_dynamics.ros.params import applied_override
+
+    assert applied_override(_scoped(rules)) == applied
+
+
+def test_applied_override_agrees_with_rclpy():
+    """The table above is what the installed rclpy gives a node (a newer rcl may differ)."""
+    import rclpy
+    from rclpy.node import Node
+
+    from robot_dynamics.ros.params import applied_override, override_type
+
+    for rules, _ in REPEATED:
+        args = ["probe", "--ros-args"] + [w for r in rules for w in ("-p", r)]
+        context = rclpy.Context()
+        rclpy.init(args=args, context=context)
+        try:
+            node = Node("nc2probe", context=context)
+            got = node._parameter_overrides["x"].value
+            node.destroy_node()
+        finally:
+            rclpy.shutdown(context=context)
+        text = applied_override(_scoped(rules))
+        kind = override_type(text)
+        expected = {"integer": int, "double": float, "bool": lambda t: t == "true"}.get(
+            kind, lambda t: t)
+        if kind and kind.endswith("_array"):
+            expected = lambda t: [int(v) if v.strip().isdigit() else v.strip()  # noqa: E731
+                                  for v in t[1:-1].split(",")]
+        assert got == expected(text), (rules, got, text)

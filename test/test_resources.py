@@ -63,3 +63,35 @@ def test_source_tree_still_found(monkeypatch):
         assert os.path.isdir(os.path.join(resources.share_directory(), "urdf"))
     finally:
         resources.share_directory.cache_clear()
+
+
+def test_bundled_robots_are_listed_by_the_names_that_resolve(tmp_path, monkeypatch):
+    """A xacro-only robot is listed and typed by its bare name; a xacro twin of a plain URDF is
+    not listed (the URDF is the robot) but its file name still resolves."""
+    from robot_dynamics.parsers import resources
+
+    urdf = tmp_path / "urdf"
+    urdf.mkdir()
+    for name in ("arm.urdf", "arm.urdf.xacro", "two_arms.urdf.xacro", "notes.txt"):
+        (urdf / name).write_text("<robot/>")
+    monkeypatch.setattr(resources, "share_directory", lambda: str(tmp_path))
+    assert resources.bundled_robots() == ["arm", "two_arms"]
+    assert resources.robot_path("arm") == str(urdf / "arm.urdf")
+    assert resources.robot_path("two_arms") == str(urdf / "two_arms.urdf.xacro")
+    assert resources.robot_path("arm.urdf.xacro") == str(urdf / "arm.urdf.xacro")
+    assert resources.robot_path("two_arms.urdf.xacro") == str(urdf / "two_arms.urdf.xacro")
+    with pytest.raises(ModelError, match=r"did you mean 'two_arms'\? bundled: \['arm', "
+                                         r"'two_arms'\]$"):
+        resources.robot_path("two_arm")
+    help_text = resources.robot_help()
+    assert "(arm, two_arms)" in help_text and "e.g. the bundled arm.urdf.xacro" in help_text
+
+
+def test_every_listed_robot_resolves():
+    """The real listing: names a user can type, each resolving to a bundled file."""
+    from robot_dynamics.parsers.resources import bundled_robots, robot_path
+
+    names = bundled_robots()
+    assert "planar_2r" in names and not any(n.endswith((".urdf", ".xacro")) for n in names)
+    for name in names:
+        assert os.path.isfile(robot_path(name)), name

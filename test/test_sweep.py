@@ -124,10 +124,19 @@ def test_command_runs_a_tiny_study(tmp_path):
     (["--gain-scale", "0"], "--gain-scale: values must be > 0"),
     (["--duration", "-1"], "--duration: expected a positive number"),
     (["--workers", "0"], "--workers: expected a whole number ≥ 1"),
+    # a move of nothing, backwards, not a number or past a turn: no study to run
+    (["--move", "0"], "robot-dynamics sweep: --move: expected a number in (0, 6.2832] (every "
+     "joint moves by it, rad or m, up to 90 % of its range), got 0"),
+    (["--move", "-1"], "--move: expected a number in (0, 6.2832]"),
+    (["--move", "nan"], "--move: expected a number in (0, 6.2832]"),
+    (["--move", "inf"], "--move: expected a number in (0, 6.2832]"),
+    (["--move", "7"], "--move: expected a number in (0, 6.2832]"),
     (["--friction", "nosuch"], "--friction: no bundled friction config 'nosuch'"),
     (["--payload-link", "nolink"], "--payload-link: robot 'arm7' has no link 'nolink'"),
     (["--dt", "abc"], "robot-dynamics sweep: argument --dt: invalid float value: 'abc'"),
     (["--dt", "0.5", "--duration", "2"], "--dt: 0.5 s is longer than 0.1 s"),
+    (["--dt", "1e-12"], "--dt: 1e-12 s is shorter than 1e-05 s (100000 Hz, the simulator "
+     "node's highest rate)"),
     (["--samples", "2.5"], "argument --samples: invalid int value: '2.5'"),
     (["--payload-com", "0,0"], "robot-dynamics sweep: argument --payload-com: expected 3 "
      "numbers, as X,Y,Z or X Y Z, got '0,0' (see --help)"),
@@ -190,3 +199,13 @@ def test_payload_com_is_written_either_way_in_both_commands(words):
     assert build_parser().parse_args([]).payload_com == (0.0, 0.0, 0.0)
     for parser in (build_parser(), sim_parser()):
         assert "X,Y,Z or X Y Z" in " ".join(parser.format_help().split())
+
+
+@pytest.mark.parametrize("move", [0.0, -0.4, float("nan"), 10.0])
+def test_make_study_refuses_a_move_of_nothing(move):
+    """The API says what the command says (the command's --move is this move)."""
+    from robot_dynamics.errors import InputError
+    from robot_dynamics.simulation.sweep import make_study
+
+    with pytest.raises(InputError, match=r"^move: expected a number in \(0, 6.2832\]"):
+        make_study("planar_2r", move=move)

@@ -111,10 +111,12 @@ def early_refusal(name, rest):
     before anything heavy is imported (on a cold numba cache the node would compile its
     kernels for minutes first): a value out of its range or not among its choices
     (params.override_problem), a robot that names no bundled robot and no file, a ``-p``
-    without ``NAME:=VALUE``, a ``--params-file`` that does not exist. The last override of a
-    name is the one rcl applies; the rest the node checks itself."""
+    without ``NAME:=VALUE``, a ``--params-file`` that does not exist. Of several overrides of a
+    name the one rcl applies (params.applied_override: not always the last); the rest the
+    node checks itself."""
     from robot_dynamics.errors import ModelError
-    from robot_dynamics.ros.params import NODES as TABLES, find, override_problem
+    from robot_dynamics.ros.params import (NODES as TABLES, applied_override, find,
+                                          override_problem)
     from robot_dynamics.parsers.resources import robot_path
 
     for flag, value in zip(rest, rest[1:] + [None]):  # rcl's own words for these quote its
@@ -124,15 +126,22 @@ def early_refusal(name, rest):
             return f"{written}: expected NAME:=VALUE (e.g. -p robot:=arm7)"
         if flag == "--params-file" and value is not None and not os.path.isfile(value):
             return f"--params-file {value}: no such file"
-    given = {pname: text for prefix, pname, text in _overrides(rest) if prefix in ("", name)}
+    values = {}
+    for prefix, pname, text in _overrides(rest):
+        if prefix in ("", name):
+            values.setdefault(pname, []).append((prefix, text))
+    # the value the node gets: not always the last (params.applied_override); None: unknown
+    given = {pname: applied_override(v) for pname, v in values.items()}
     for pname, text in given.items():
+        if text is None:
+            continue
         row = find(TABLES[name][2], pname)
         why = None if row is None else override_problem(row, text)
         if why is not None:
             return why
-    robot = given.get("robot")
+    robot, description = given.get("robot"), given.get("robot_description", "")
     # robot_description, when given (here or perhaps in a parameters file), wins over robot
-    if (robot is not None and not given.get("robot_description", "").strip("'\" ")
+    if (robot is not None and description is not None and not description.strip("'\" ")
             and "--params-file" not in rest):
         try:
             robot_path(robot.strip("'\""))

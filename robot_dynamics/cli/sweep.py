@@ -94,7 +94,8 @@ def build_parser():
     p.add_argument("--move-time", type=float, default=1.0, metavar="S",
                    help="duration of the move [s] (default: %(default)s)")
     p.add_argument("--move", type=float, default=0.4, metavar="RAD",
-                   help="move of every joint [rad] (default: %(default)s)")
+                   help="move of every joint in the positive direction, in (0, 2π] [rad; m "
+                        "for a prismatic joint] (default: %(default)s)")
     p.add_argument("--dt", type=float, default=1e-3, metavar="S",
                    help="simulation step [s] (default: %(default)s)")
     p.add_argument("--workers", type=int, default=None, metavar="N",
@@ -188,9 +189,17 @@ def main(argv) -> int:
                               ("--dt", args.dt)):
             if not (math.isfinite(value) and value > 0):
                 raise InputError(f"{option}: expected a positive number of seconds, got {value}")
+        if not 0.0 < args.move <= math.tau:  # 0: no motion to track; a move is up, ≤ a turn
+            raise InputError(f"--move: expected a number in (0, {math.tau:.5g}] (every joint "
+                             f"moves by it, rad or m, up to 90 % of its range), got "
+                             f"{args.move:g}")
         from robot_dynamics.ros.params import NODES, find
 
-        lowest = find(NODES["simulator"][2], "rate").low  # [Hz]
+        row = find(NODES["simulator"][2], "rate")
+        lowest = row.low  # [Hz]
+        if args.dt < 1.0 / row.high:  # 1e-12 would be 1.5e12 steps: memory, then hours
+            raise InputError(f"--dt: {args.dt:g} s is shorter than {1.0 / row.high:g} s "
+                             f"({row.high:g} Hz, the simulator node's highest rate)")
         if args.dt > 1.0 / lowest:
             raise InputError(f"--dt: {args.dt:g} s is longer than {1.0 / lowest:g} s ({lowest:g} "
                              "Hz, the simulator node's lowest rate): the rollouts would be a few "

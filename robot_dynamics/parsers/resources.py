@@ -62,11 +62,24 @@ def _known(directory: str, suffix: str, also=(), family: str = "") -> list[str]:
                   and (not family or f.endswith(f"_{family}{suffix}")))
 
 
+def _robot_files(directory: str) -> dict:
+    """The bundled robots' names one types, each with its file: ``arm7`` for ``arm7.urdf``; a
+    xacro by its bare name (``two_arms`` for ``two_arms.urdf.xacro``) when no plain URDF has
+    that name, else the URDF is the robot and the xacro (``planar_2r.urdf.xacro``, the same arm
+    written as xacro) is typed by its file name, unlisted."""
+    files = sorted(os.listdir(directory))
+    names = {f[:-len(".urdf")]: f for f in files if f.endswith(".urdf")}
+    for f in files:
+        if f.endswith(".xacro"):
+            names.setdefault(robot_stem(f), f)
+    return names
+
+
 def bundled_robots() -> list[str]:
-    """Every bundled robot by the name :func:`robot_path` takes (``arm7``,
-    ``planar_2r.urdf.xacro``, ...), sorted; [] when the bundled files cannot be found."""
+    """Every bundled robot by the bare name :func:`robot_path` takes (``arm7``, ``planar_2r``,
+    ...), sorted; [] when the bundled files cannot be found."""
     try:
-        return _known(os.path.join(share_directory(), "urdf"), ".urdf", (".xacro",))
+        return sorted(_robot_files(os.path.join(share_directory(), "urdf")))
     except (ModelError, OSError):
         return []
 
@@ -75,20 +88,33 @@ def robot_help() -> str:
     """The ``--help`` words for a robot argument: the full bundled list, then paths."""
     names = bundled_robots()
     listed = f" ({', '.join(names)})" if names else ""
-    return f"bundled robot name{listed}, URDF path, or .urdf.xacro path (expanded with xacro)"
+    try:  # the xacro twins of listed robots, typed by their file name
+        directory = os.path.join(share_directory(), "urdf")
+        twins = sorted(f for f in os.listdir(directory) if f.endswith(".xacro")
+                       and _robot_files(directory).get(robot_stem(f)) != f)
+    except (ModelError, OSError):
+        twins = []
+    example = f", e.g. the bundled {', '.join(twins)}" if twins else ""
+    return (f"bundled robot name{listed}, URDF path, or .urdf.xacro path (expanded with "
+            f"xacro{example})")
 
 
-def _resolve(kind: str, name: str, suffix: str, also=(), family: str = "") -> str:
+def _resolve(kind: str, name: str, suffix: str, also=(), family: str = "", names=None) -> str:
+    """The path of bundled ``name`` in ``share/<kind>``. ``names``: the typed names and their
+    files (:func:`_robot_files`), else ``name`` + ``suffix`` unless it ends in one of them."""
     if os.path.isfile(name):
         return name
     directory = os.path.join(share_directory(), kind)
     fname = name if name.endswith((suffix, *also)) else name + suffix
+    if names is not None and name in names:
+        fname = names[name]
     path = os.path.join(directory, fname)
     if not os.path.isfile(path):
         if os.sep in name or (os.altsep and os.altsep in name):
             # a path, not a bundled name: listing the bundled files would only confuse
             raise ModelError(f"{name}: no such file")
-        known = _known(directory, suffix, also, family)
+        known = (sorted(names) if names is not None else
+                 _known(directory, suffix, also, family))
         close = difflib.get_close_matches(name, known, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         what = f"{family} config" if family else f"{kind} file"
@@ -98,10 +124,16 @@ def _resolve(kind: str, name: str, suffix: str, also=(), family: str = "") -> st
 
 
 def robot_path(name: str) -> str:
-    """Path of a bundled robot (``'arm7'`` → ``…/urdf/arm7.urdf``;
-    ``'planar_2r.urdf.xacro'`` → ``…/urdf/planar_2r.urdf.xacro``), or ``name`` if it is a file
-    (URDF or xacro)."""
-    return _resolve("urdf", name, ".urdf", (".xacro",))
+    """Path of a bundled robot (``'arm7'`` → ``…/urdf/arm7.urdf``; a xacro-only robot's bare
+    name → its ``.urdf.xacro``; ``'planar_2r.urdf.xacro'`` → ``…/urdf/planar_2r.urdf.xacro``),
+    or ``name`` if it is a file (URDF or xacro). A bad name lists :func:`bundled_robots`."""
+    if os.path.isfile(name):
+        return name
+    try:
+        names = _robot_files(os.path.join(share_directory(), "urdf"))
+    except OSError:
+        names = None
+    return _resolve("urdf", name, ".urdf", (".xacro",), names=names)
 
 
 def robot_stem(name: str) -> str:
