@@ -28,10 +28,7 @@ The stick/slip rules are those of robot_dynamics.algorithm.friction_solve at an 
 stops): joints at rest start stuck, a stuck joint whose holding effort exceeds its bound breaks
 away, a breaking joint that would move against its release direction sticks. Unlike that solve,
 which sticks first and then releases, one at a time, here both change in the same step (every
-joint at once) until a release proves premature, then one at a time, sticking first. Root subtrees
-that are contiguous ranges of joints (a fixed base's limbs: talos' upper body and legs) are
-solved one after the other (:func:`_solve_subtree`): they are dynamically independent, and a
-set change in one redoes only its own passes (issue 35). :func:`solve_instant` returns False where it cannot answer as the general
+joint at once) until a release proves premature, then one at a time, sticking first. :func:`solve_instant` returns False where it cannot answer as the general
 solve would (a law that can self-lock, a pivot that is not positive, no convergence): the
 caller then takes that solve (kernels/fd.py ``fd_entry``), which is the specification
 (robot_dynamics.algorithm.friction_solve). :mod:`robot_dynamics.reference.articulated` states the recursions in
@@ -190,20 +187,19 @@ def _joint_effort(Sw, fn, arm, qdd, i):
 
 
 @njit(cache=True)
-def articulated_pass(parents, Iw, arm, state, IA, ab, abv, lo, hi):
+def articulated_pass(parents, Iw, arm, state, IA, ab, abv):
     """The backward pass for projections T (ab[_T]): articulated inertias Iᴬ (IA, before each
     joint's own projection), U = Iᴬ S, Vᵀ = Tᵀ Iᴬ, pivots D = Vᵀ S + armature, the share
     Iᵃ c_i each child passes on, then :func:`bias_pass`. False when a pivot is not positive
-    (a law falling with the load faster than inertia rises: the general solve handles it).
-    Over the joints lo ≤ i < hi (every pass here): the whole tree (0, n) or root subtrees that
-    are contiguous ranges (:func:`root_subtrees`)."""
+    (a law falling with the load faster than inertia rises: the general solve handles it)."""
+    n = parents.shape[0]
     Sw, c, U, Vt, y, T = ab[_SW], ab[_C], ab[_U], ab[_VT], ab[_Y], ab[_T]
     Dd = abv[_DD]
-    for i in range(lo, hi):
+    for i in range(n):
         for r in range(6):
             for k in range(6):
                 IA[i, r, k] = Iw[i, r, k]
-    for i in range(hi - 1, lo - 1, -1):
+    for i in range(n - 1, -1, -1):
         par = parents[i]
         c0, c1, c2, c3, c4, c5 = c[i, 0], c[i, 1], c[i, 2], c[i, 3], c[i, 4], c[i, 5]
         if state[i] == FREE:
@@ -242,21 +238,22 @@ def articulated_pass(parents, Iw, arm, state, IA, ab, abv, lo, hi):
                            + IA[i, r, 3] * c3 + IA[i, r, 4] * c4 + IA[i, r, 5] * c5)
                 for k in range(6):
                     IA[par, r, k] += IA[i, r, k]
-    bias_pass(parents, state, ab, abv, lo, hi)
+    bias_pass(parents, state, ab, abv)
     return True
 
 
 @njit(cache=True)
-def bias_pass(parents, state, ab, abv, lo, hi):
+def bias_pass(parents, state, ab, abv):
     """The articulated bias forces pᴬ for right-hand sides μ (abv[_MU]) on the last
     :func:`articulated_pass`'s inertias: pᴬ_parent += pᴬ_i + U_i (μ_i − T_iᵀ pᴬ_i)/D_i + Iᵃ_i c_i
     (a stuck joint: pᴬ_i + Iᴬ_i c_i)."""
+    n = parents.shape[0]
     beta, pA, U, y, T = ab[_BETA], ab[_PA], ab[_U], ab[_Y], ab[_T]
     Dd, mu = abv[_DD], abv[_MU]
-    for i in range(lo, hi):
+    for i in range(n):
         for k in range(6):
             pA[i, k] = beta[i, k]
-    for i in range(hi - 1, lo - 1, -1):
+    for i in range(n - 1, -1, -1):
         par = parents[i]
         if par < 0:
             continue
@@ -271,12 +268,13 @@ def bias_pass(parents, state, ab, abv, lo, hi):
 
 
 @njit(cache=True)
-def forward_pass(parents, gravity, state, ab, abv, IA, qdd, lo, hi):
+def forward_pass(parents, gravity, state, ab, abv, IA, qdd):
     """q̈_i = (μ_i − T_iᵀ pᴬ_i − V_iᵀ a'_i)/D_i (0 when stuck), the body accelerations
     a_i = a_parent + c_i + S_i q̈_i and the joint wrenches fn_i = Iᴬ_i a_i + pᴬ_i."""
+    n = parents.shape[0]
     Sw, c, pA, Vt, T, a, fn = ab[_SW], ab[_C], ab[_PA], ab[_VT], ab[_T], ab[_ACC], ab[_FN]
     Dd, mu = abv[_DD], abv[_MU]
-    for i in range(lo, hi):
+    for i in range(n):
         par = parents[i]
         if par >= 0:
             a0, a1, a2 = a[par, 0] + c[i, 0], a[par, 1] + c[i, 1], a[par, 2] + c[i, 2]
@@ -318,16 +316,17 @@ def joint_frame(oMi, fn, i, W):
 
 
 @njit(cache=True)
-def evaluate(codes, params, kinds, axes, oMi, arm, v, tau, state, ab, abv, qdd, lo, hi):
+def evaluate(codes, params, kinds, axes, oMi, arm, v, tau, state, ab, abv, qdd):
     """The sliding joints' law magnitudes φ_i(fn_i) at the wrenches of the last forward pass,
     and (worst residual |Sᵀ fn + armature q̈ − τ − τf|, largest applied effort, largest
     inertial effort |Sᵀ fn|) over them."""
+    n = codes.shape[0]
     Sw, fn, W = ab[_SW], ab[_FN], ab[_WL]
     phi, direction = abv[_PHI], abv[_DIR]
     worst = 0.0
     applied = 0.0
     inertial = 0.0
-    for i in range(lo, hi):
+    for i in range(n):
         if state[i] != FREE or codes[i] == 0:
             continue
         joint_frame(oMi, fn, i, W)
@@ -367,14 +366,15 @@ def add_force_row(oMi, fn, T, mu, i, d, g):
 
 
 @njit(cache=True)
-def linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, newton, lo, hi):
+def linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, newton):
     """Projections T and right-hand sides μ of the sliding joints' laws linearised at the last
     evaluated wrenches (φ, W from :func:`evaluate`): T_i = S_i + d_i g_i, g_i = ∂φ_i/∂fn_i carried
     to the world frame, μ_i = τ_i − d_i φ_i + d_i g_iᵀ fn_i; ``newton`` False: the plain step
     (T = S, friction frozen at φ)."""
+    n = codes.shape[0]
     Sw, fn, W, T = ab[_SW], ab[_FN], ab[_WL], ab[_T]
     phi, direction, mu = abv[_PHI], abv[_DIR], abv[_MU]
-    for i in range(lo, hi):
+    for i in range(n):
         for k in range(6):
             T[i, k] = Sw[i, k]
         mu[i] = tau[i]
@@ -390,12 +390,13 @@ def linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, newton, l
 
 
 @njit(cache=True)
-def chord_rhs(codes, tau, state, ab, abv, lo, hi):
+def chord_rhs(codes, tau, state, ab, abv):
     """μ for the kept projections T at the last evaluated wrenches (a chord step):
     μ_i = τ_i − d_i φ_i + (T_i − S_i)ᵀ fn_i."""
+    n = codes.shape[0]
     Sw, fn, T = ab[_SW], ab[_FN], ab[_T]
     phi, direction, mu = abv[_PHI], abv[_DIR], abv[_MU]
-    for i in range(lo, hi):
+    for i in range(n):
         if state[i] != FREE or codes[i] == 0:
             continue
         s = 0.0
@@ -405,13 +406,13 @@ def chord_rhs(codes, tau, state, ab, abv, lo, hi):
 
 
 @njit(cache=True)
-def _clear_release(codes, params, kinds, axes, oMi, arm, tau, state, ab, abv, qdd, margin, res,
-                   lo, hi):
+def _clear_release(codes, params, kinds, axes, oMi, arm, tau, state, ab, abv, qdd, margin, res):
     """After a first pass: True when some stuck joint's holding effort exceeds its bound by more
     than ``margin``·(1 + bound) plus twice the sliding joints' residual ``res`` — it will break
     away whatever the iteration still changes; the rules then need no converged motion."""
+    n = codes.shape[0]
     Sw, fn, W = ab[_SW], ab[_FN], ab[_WL]
-    for i in range(lo, hi):
+    for i in range(n):
         if state[i] != STUCK:
             continue
         hold = _joint_effort(Sw, fn, arm, qdd, i) - tau[i]
@@ -426,8 +427,7 @@ def _clear_release(codes, params, kinds, axes, oMi, arm, tau, state, ab, abv, qd
 
 @njit(cache=True)
 def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm, v, tau, tol,
-                      max_iter, state, IA, ab, abv, qdd, newton, resume, once, early, info, lo,
-                      hi):
+                      max_iter, state, IA, ab, abv, qdd, newton, resume, once, early, info):
     """Newton's method on the articulated recursion for the stick/slip assignment ``state``,
     linearised first at the wrenches in ab[_FN] (``newton`` False: the plain step there), or
     (``resume``) continuing a solve of the same assignment to a tighter tolerance with its last
@@ -437,38 +437,38 @@ def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm
     assignment) when the first pass's residual alone is within tol; 2 when
     ``early`` > 0 and after the first pass a stuck joint clearly breaks away
     (:func:`_clear_release`); 0 when the recursions cannot answer (a pivot that is not positive,
-    no convergence). Over the joints lo ≤ i < hi, a root subtree (or the whole tree): its
-    residual, steps and tolerances are its own."""
+    no convergence)."""
+    n = codes.shape[0]
     last = abv[_LAST]
     # φ and W hold every sliding joint's law at the wrenches in ab[_FN] (the caller evaluates
     # them at fn(q, q̇, 0), each pass after it, the rules where they release a joint)
     if resume:  # a chord step from there
-        chord_rhs(codes, tau, state, ab, abv, lo, hi)
-        bias_pass(parents, state, ab, abv, lo, hi)
+        chord_rhs(codes, tau, state, ab, abv)
+        bias_pass(parents, state, ab, abv)
     else:
-        linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, newton, lo, hi)
-        if not articulated_pass(parents, Iw, arm, state, IA, ab, abv, lo, hi):
+        linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, newton)
+        if not articulated_pass(parents, Iw, arm, state, IA, ab, abv):
             return 0
     prev_res = np.inf
     prev = np.inf
     step = np.inf
     for it in range(max_iter):
-        for i in range(lo, hi):
+        for i in range(n):
             last[i] = qdd[i]
-        forward_pass(parents, gravity, state, ab, abv, IA, qdd, lo, hi)
+        forward_pass(parents, gravity, state, ab, abv, IA, qdd)
         info[2] += 1
         prev = step
         step = 0.0
         big = 0.0
-        for i in range(lo, hi):
+        for i in range(n):
             step = max(step, abs(qdd[i] - last[i]))
             big = max(big, abs(qdd[i]))
         if not step < np.inf:
             return 0
         res, applied, inertial = evaluate(codes, params, kinds, axes, oMi, arm, v, tau, state,
-                                          ab, abv, qdd, lo, hi)
+                                          ab, abv, qdd)
         if it == 0 and early > 0.0 and _clear_release(codes, params, kinds, axes, oMi, arm, tau,
-                                                       state, ab, abv, qdd, early, res, lo, hi):
+                                                       state, ab, abv, qdd, early, res):
             return 2
         if once and res <= tol * (1.0 + applied) + ROUNDOFF * inertial:
             return 1  # a screen: the laws hold within tol at this motion, the rules judge it
@@ -477,12 +477,12 @@ def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm
                 step <= bound or (it >= 1 and step < prev and step * step <= bound * (prev - step))):
             return 1
         if newton and res < CHORD * prev_res:  # the last linearisation serves
-            chord_rhs(codes, tau, state, ab, abv, lo, hi)
-            bias_pass(parents, state, ab, abv, lo, hi)
+            chord_rhs(codes, tau, state, ab, abv)
+            bias_pass(parents, state, ab, abv)
         else:
             newton = True
-            linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, True, lo, hi)
-            if not articulated_pass(parents, Iw, arm, state, IA, ab, abv, lo, hi):
+            linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, True)
+            if not articulated_pass(parents, Iw, arm, state, IA, ab, abv):
                 return 0
         prev_res = res
     return 0
@@ -512,7 +512,7 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
         external_world(oMi, fext, ab[_BETA])
     rest_wrenches(parents, gravity, Iw, ab)
     Sw, fn, W = ab[_SW], ab[_FN], ab[_WL]
-    direction = abv[_DIR]
+    direction, hold, phi, excess = abv[_DIR], abv[_HOLD], abv[_PHI], abv[_EXCESS]
     for i in range(n):  # Data's f: fn(q, q̇, 0) in the joint frames
         joint_frame(oMi, fn, i, W)
         for k in range(6):
@@ -534,72 +534,14 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
             for k in range(6):
                 ab[_T, i, k] = Sw[i, k]
             tauf[i] = 0.0
-        if not articulated_pass(parents, Iw, arm, state, IA, ab, abv, 0, n):
+        if not articulated_pass(parents, Iw, arm, state, IA, ab, abv):
             return False
-        forward_pass(parents, gravity, state, ab, abv, IA, qdd, 0, n)
+        forward_pass(parents, gravity, state, ab, abv, IA, qdd)
         info[0] = 1
         sums[0] = 0.0
         return True
     info[1] = 2  # Newton
-    evaluate(codes, params, kinds, axes, oMi, arm, v, tau, state, ab, abv, qdd, 0, n)
-    # each root subtree alone when they are contiguous ranges (talos' upper body and legs on a
-    # fixed base: a set change in one leg redoes that leg's passes only), else the whole tree
-    split = root_subtrees(parents)
-    res_all = 0.0
-    lo = 0
-    while lo < n:
-        hi = lo + 1
-        if split:
-            while hi < n and parents[hi] >= 0:
-                hi += 1
-        else:
-            hi = n
-        res = _solve_subtree(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm, v, tau,
-                             tol, max_iter, state, at_rest, IA, ab, abv, qdd, tauf, info, lo, hi)
-        if not res >= 0.0:
-            return False
-        res_all = max(res_all, res)
-        lo = hi
-    info[0] = 1
-    sums[0] = res_all
-    return True
-
-
-@njit(cache=True)
-def root_subtrees(parents):
-    """True when every root subtree (a joint on the world and its descendants) is a contiguous
-    range of joint indices (joints come parents first): each joint's parent lies at or after
-    the last root before it."""
-    start = 0
-    for j in range(parents.shape[0]):
-        if parents[j] < 0:
-            start = j
-        elif parents[j] < start:
-            return False
-    return True
-
-
-@njit(cache=True)
-def _solve_subtree(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm, v, tau, tol,
-                   max_iter, state, at_rest, IA, ab, abv, qdd, tauf, info, lo, hi):
-    """:func:`solve_instant`'s stick/slip solve of the joints lo ≤ i < hi (a root subtree, or
-    the whole tree): q̈, τf and the subtree's largest residual |hold − τf| (−1 when the general
-    solve must answer). Its laws are evaluated at fn(q, q̇, 0) on entry."""
-    Sw, fn, W = ab[_SW], ab[_FN], ab[_WL]
-    direction, hold, phi, excess = abv[_DIR], abv[_HOLD], abv[_PHI], abv[_EXCESS]
-    active = False
-    for i in range(lo, hi):
-        active = active or codes[i] != 0
-    if not active:  # no friction here: the articulated-body algorithm, once
-        for i in range(lo, hi):
-            abv[_MU, i] = tau[i]
-            for k in range(6):
-                ab[_T, i, k] = Sw[i, k]
-            tauf[i] = 0.0
-        if not articulated_pass(parents, Iw, arm, state, IA, ab, abv, lo, hi):
-            return -1.0
-        forward_pass(parents, gravity, state, ab, abv, IA, qdd, lo, hi)
-        return 0.0
+    evaluate(codes, params, kinds, axes, oMi, arm, v, tau, state, ab, abv, qdd)
     bulk = True
     premature = 0
     newton = False  # the first linearisation at fn(q, q̇, 0): the plain step
@@ -612,16 +554,16 @@ def _solve_subtree(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm, v
     # forward passes it would save) and checked again: the answer passes the same rules
     screen = False
     resume = False
-    for change in range(12 * (hi - lo) + 21):
+    for change in range(12 * n + 21):
         tol_k = max(tol, SCREEN) if screen else tol
         done = _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm, v,
                                  tau, tol_k, max_iter, state, IA, ab, abv, qdd, newton,
-                                 resume, screen, EARLY, info, lo, hi)
+                                 resume, screen, EARLY, info)
         if done == 0:
-            return -1.0
+            return False
         newton = True  # from the last answer on
         resume = False
-        for i in range(lo, hi):  # the friction (and stop) effort each joint needs for this motion
+        for i in range(n):  # the friction (and stop) effort each joint needs for this motion
             hold[i] = _joint_effort(Sw, fn, arm, qdd, i) - tau[i]
         # the rules at this motion, each joint's excess over its own in excess (> 0: it breaks
         # it): 1) a breaking joint moving against its release direction sticks (not judged on
@@ -632,7 +574,7 @@ def _solve_subtree(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm, v
         worst1, worst3 = -1, -1
         worst1_val, worst3_val = 0.0, 0.0
         rel_noise = tol_k if screen else NOISE  # a screened motion: within tol_k
-        for i in range(lo, hi):
+        for i in range(n):
             excess[i] = 0.0
             if state[i] == STUCK:
                 joint_frame(oMi, fn, i, W)
@@ -651,7 +593,7 @@ def _solve_subtree(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm, v
                     if val > worst1_val:
                         worst1, worst1_val = i, val
         if worst1 >= 0 or worst3 >= 0:
-            for i in range(lo, hi):
+            for i in range(n):
                 if not excess[i] > 0:
                     continue
                 if state[i] == STUCK:
@@ -677,7 +619,7 @@ def _solve_subtree(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm, v
             resume = True
             continue
         res = 0.0
-        for i in range(lo, hi):
+        for i in range(n):
             if state[i] == STUCK:  # at most the bound, whatever the roundoff of the holding
                 tauf[i] = min(max(hold[i], -phi[i]), phi[i])
             elif codes[i] != 0:
@@ -685,5 +627,7 @@ def _solve_subtree(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm, v
             else:
                 tauf[i] = 0.0
             res = max(res, abs(hold[i] - tauf[i]))
-        return res
-    return -1.0
+        info[0] = 1
+        sums[0] = res
+        return True
+    return False

@@ -284,7 +284,7 @@ def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, vp,
     if not free:  # every acceleration prescribed: the wrenches above are the answer's
         return True
     _linearize(codes, params, kinds, axes, oMi, vp, h, state, ab, abv, vecs, W, qdd, True)
-    if not articulated_pass(parents, Iw, vecs[_ARME], state, IA, ab, abv, 0, n):
+    if not articulated_pass(parents, Iw, vecs[_ARME], state, IA, ab, abv):
         return False
     prev_res = np.inf
     prev = np.inf
@@ -306,7 +306,7 @@ def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, vp,
         else:
             _linearize(codes, params, kinds, axes, oMi, vp, h, state, ab, abv, vecs, W, qdd,
                        False)
-            if not articulated_pass(parents, Iw, vecs[_ARME], state, IA, ab, abv, 0, n):
+            if not articulated_pass(parents, Iw, vecs[_ARME], state, IA, ab, abv):
                 return False
         prev_res = res
     return False
