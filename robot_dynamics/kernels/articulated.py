@@ -406,95 +406,6 @@ def chord_rhs(codes, tau, state, ab, abv):
 
 
 @njit(cache=True)
-def _chord_bias(codes, tau, parents, state, ab, abv):
-    """:func:`chord_rhs` and :func:`bias_pass` in one backward sweep: each sliding joint's μ_i
-    for the kept projections T at the last evaluated wrenches just before its pᴬ_i is used
-    (the same arithmetic, one pass over the joints instead of two)."""
-    n = parents.shape[0]
-    Sw, fn, beta, pA, U, y, T = ab[_SW], ab[_FN], ab[_BETA], ab[_PA], ab[_U], ab[_Y], ab[_T]
-    Dd, mu, phi, direction = abv[_DD], abv[_MU], abv[_PHI], abv[_DIR]
-    for i in range(n):
-        for k in range(6):
-            pA[i, k] = beta[i, k]
-    for i in range(n - 1, -1, -1):
-        free = state[i] == FREE
-        if free and codes[i] != 0:
-            s = 0.0
-            for k in range(6):
-                s += (T[i, k] - Sw[i, k]) * fn[i, k]
-            mu[i] = tau[i] - direction[i] * phi[i] + s
-        par = parents[i]
-        if par < 0:
-            continue
-        if free:
-            x = (mu[i] - (T[i, 0] * pA[i, 0] + T[i, 1] * pA[i, 1] + T[i, 2] * pA[i, 2]
-                          + T[i, 3] * pA[i, 3] + T[i, 4] * pA[i, 4] + T[i, 5] * pA[i, 5])) / Dd[i]
-            for r in range(6):
-                pA[par, r] += pA[i, r] + U[i, r] * x + y[i, r]
-        else:
-            for r in range(6):
-                pA[par, r] += pA[i, r] + y[i, r]
-
-
-@njit(cache=True)
-def _forward_evaluate(codes, params, kinds, axes, parents, gravity, oMi, arm, v, tau, state,
-                      IA, ab, abv, qdd):
-    """:func:`forward_pass` and :func:`evaluate` in one sweep (a joint's wrench is final when
-    the pass reaches it): q̈, the body accelerations and wrenches, the sliding joints' φ_i;
-    returns (the largest change of q̈, the largest |q̈|, and evaluate's worst residual,
-    largest applied and inertial efforts)."""
-    n = parents.shape[0]
-    Sw, c, pA, Vt, T, a, fn, W = (ab[_SW], ab[_C], ab[_PA], ab[_VT], ab[_T], ab[_ACC], ab[_FN],
-                                  ab[_WL])
-    Dd, mu, phi, direction = abv[_DD], abv[_MU], abv[_PHI], abv[_DIR]
-    step = 0.0
-    big = 0.0
-    worst = 0.0
-    applied = 0.0
-    inertial = 0.0
-    for i in range(n):
-        par = parents[i]
-        if par >= 0:
-            a0, a1, a2 = a[par, 0] + c[i, 0], a[par, 1] + c[i, 1], a[par, 2] + c[i, 2]
-            a3, a4, a5 = a[par, 3] + c[i, 3], a[par, 4] + c[i, 4], a[par, 5] + c[i, 5]
-        else:
-            a0, a1, a2 = c[i, 0] - gravity[0], c[i, 1] - gravity[1], c[i, 2] - gravity[2]
-            a3, a4, a5 = c[i, 3], c[i, 4], c[i, 5]
-        x = 0.0
-        free = state[i] == FREE
-        if free:
-            x = (mu[i] - (T[i, 0] * pA[i, 0] + T[i, 1] * pA[i, 1] + T[i, 2] * pA[i, 2]
-                          + T[i, 3] * pA[i, 3] + T[i, 4] * pA[i, 4] + T[i, 5] * pA[i, 5])
-                 - (Vt[i, 0] * a0 + Vt[i, 1] * a1 + Vt[i, 2] * a2 + Vt[i, 3] * a3
-                    + Vt[i, 4] * a4 + Vt[i, 5] * a5)) / Dd[i]
-            a0 += Sw[i, 0] * x
-            a1 += Sw[i, 1] * x
-            a2 += Sw[i, 2] * x
-            a3 += Sw[i, 3] * x
-            a4 += Sw[i, 4] * x
-            a5 += Sw[i, 5] * x
-        step = max(step, abs(x - qdd[i]))
-        big = max(big, abs(x))
-        qdd[i] = x
-        a[i, 0], a[i, 1], a[i, 2], a[i, 3], a[i, 4], a[i, 5] = a0, a1, a2, a3, a4, a5
-        for r in range(6):
-            fn[i, r] = pA[i, r] + (IA[i, r, 0] * a0 + IA[i, r, 1] * a1 + IA[i, r, 2] * a2
-                                   + IA[i, r, 3] * a3 + IA[i, r, 4] * a4 + IA[i, r, 5] * a5)
-        if not free or codes[i] == 0:
-            continue
-        joint_frame(oMi, fn, i, W)
-        d = direction[i]
-        pr, e, Wi = law_inputs(params, axes, W, i)
-        m = friction_one_inline(codes[i], pr, kinds[i], e, Wi, abs(v[i]) * d, d)
-        phi[i] = m
-        s = _joint_effort(Sw, fn, arm, qdd, i)
-        worst = max(worst, abs(s - tau[i] + d * m))
-        applied = max(applied, abs(tau[i]), m)
-        inertial = max(inertial, abs(s))
-    return step, big, worst, applied, inertial
-
-
-@njit(cache=True)
 def _clear_release(codes, params, kinds, axes, oMi, arm, tau, state, ab, abv, qdd, margin, res):
     """After a first pass: True when some stuck joint's holding effort exceeds its bound by more
     than ``margin``·(1 + bound) plus twice the sliding joints' residual ``res`` — it will break
@@ -527,10 +438,13 @@ def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm
     ``early`` > 0 and after the first pass a stuck joint clearly breaks away
     (:func:`_clear_release`); 0 when the recursions cannot answer (a pivot that is not positive,
     no convergence)."""
+    n = codes.shape[0]
+    last = abv[_LAST]
     # φ and W hold every sliding joint's law at the wrenches in ab[_FN] (the caller evaluates
     # them at fn(q, q̇, 0), each pass after it, the rules where they release a joint)
     if resume:  # a chord step from there
-        _chord_bias(codes, tau, parents, state, ab, abv)
+        chord_rhs(codes, tau, state, ab, abv)
+        bias_pass(parents, state, ab, abv)
     else:
         linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, newton)
         if not articulated_pass(parents, Iw, arm, state, IA, ab, abv):
@@ -539,13 +453,20 @@ def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm
     prev = np.inf
     step = np.inf
     for it in range(max_iter):
-        prev = step
-        step, big, res, applied, inertial = _forward_evaluate(
-            codes, params, kinds, axes, parents, gravity, oMi, arm, v, tau, state, IA, ab, abv,
-            qdd)
+        for i in range(n):
+            last[i] = qdd[i]
+        forward_pass(parents, gravity, state, ab, abv, IA, qdd)
         info[2] += 1
+        prev = step
+        step = 0.0
+        big = 0.0
+        for i in range(n):
+            step = max(step, abs(qdd[i] - last[i]))
+            big = max(big, abs(qdd[i]))
         if not step < np.inf:
             return 0
+        res, applied, inertial = evaluate(codes, params, kinds, axes, oMi, arm, v, tau, state,
+                                          ab, abv, qdd)
         if it == 0 and early > 0.0 and _clear_release(codes, params, kinds, axes, oMi, arm, tau,
                                                        state, ab, abv, qdd, early, res):
             return 2
@@ -556,7 +477,8 @@ def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm
                 step <= bound or (it >= 1 and step < prev and step * step <= bound * (prev - step))):
             return 1
         if newton and res < CHORD * prev_res:  # the last linearisation serves
-            _chord_bias(codes, tau, parents, state, ab, abv)
+            chord_rhs(codes, tau, state, ab, abv)
+            bias_pass(parents, state, ab, abv)
         else:
             newton = True
             linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, True)
