@@ -77,3 +77,22 @@ def test_compiled_functions_live_in_kernels():
                                                     "cfunc", "generated_jit"):
                             found.append(f"{os.path.relpath(path, ROOT)}:{node.lineno}")
     assert not found, found
+
+
+def test_kernels_compile_with_the_one_setting():
+    """Every kernel module takes njit from kernels/jit.py (one place states the compiler's
+    floating-point flags): no other module there imports numba's njit/jit directly."""
+    folder = os.path.join(ROOT, "kernels")
+    found = []
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith(".py") or name == "jit.py":
+            continue
+        tree = ast.parse(open(os.path.join(folder, name), encoding="utf-8").read())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "numba":
+                found += [f"{name}:{node.lineno} {a.name}" for a in node.names
+                          if a.name in ("njit", "jit")]
+            if isinstance(node, ast.Attribute) and node.attr in ("njit", "jit") and \
+                    ast.unparse(node.value) == "numba":
+                found.append(f"{name}:{node.lineno} numba.{node.attr}")
+    assert not found, found

@@ -37,7 +37,7 @@ NumPy (body frames, 6×6 matrices); test/test_articulated.py holds the three tog
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from robot_dynamics.kernels.jit import njit
 
 from robot_dynamics.kernels.dynamics import (_inertia_times, finite_or_zero, placements_kernel,
     transformed_inertia, world_kernel)

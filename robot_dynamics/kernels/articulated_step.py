@@ -47,7 +47,7 @@ test/test_articulated_step.py holds the compiled step to the dense one.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from robot_dynamics.kernels.jit import njit
 
 from robot_dynamics.kernels.articulated import (_ACC, _BETA, _C, _DD, _FN, _MU, _PA, _PHI, _SW,
     _T, _U, _VEL, _VT, _Y, _joint_effort, add_force_row, articulated_pass, external_world,

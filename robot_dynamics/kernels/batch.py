@@ -2,7 +2,9 @@
 (robot_dynamics.algorithm.batch is the entry point)."""
 from __future__ import annotations
 
-from numba import njit, prange
+from numba import prange
+
+from robot_dynamics.kernels.jit import njit
 
 from robot_dynamics.kernels.dynamics import (add_joint_damping, add_rotor_effort,
                                              placements_kernel, rnea_passes_ext)

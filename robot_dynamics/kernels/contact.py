@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from robot_dynamics.kernels.jit import njit
 
 
 @njit(cache=True)

@@ -6,7 +6,7 @@ force [f; n]; ``kinds`` 0 = revolute, 1 = prismatic; parents before children.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from robot_dynamics.kernels.jit import njit
 
 from robot_dynamics.kernels.layout import model_armature, model_gravity, model_views, work_views
 

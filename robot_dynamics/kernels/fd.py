@@ -13,7 +13,7 @@ step) the new state is not finite — an overflow; the caller keeps the old stat
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from robot_dynamics.kernels.jit import njit
 
 from robot_dynamics.kernels.dynamics import (F1, F2, add_armature, all_finite, all_finite_array,
     composite_inertias,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from robot_dynamics.kernels.jit import njit
 
 from robot_dynamics.kernels.dynamics import (F1, F2, add_joint_damping, all_finite, rnea_entry,
                                              rnea_fext_entry)

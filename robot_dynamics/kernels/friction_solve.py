@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from robot_dynamics.kernels.jit import njit
 
 from robot_dynamics.kernels.dynamics import finite_or_zero
 from robot_dynamics.kernels.friction import (affine_in_velocity, can_self_lock,

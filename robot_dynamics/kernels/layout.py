@@ -23,7 +23,9 @@ flat arrays back into shaped views with those offsets.
 from __future__ import annotations
 
 import numpy as np
-from numba import carray, njit, types
+from numba import carray, types
+
+from robot_dynamics.kernels.jit import njit
 from numba.core import cgutils
 from numba.extending import intrinsic
 

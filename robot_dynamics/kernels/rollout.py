@@ -17,7 +17,7 @@ Row ``k`` of the references is used at step ``k`` of the run (the last row holds
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from robot_dynamics.kernels.jit import njit
 
 from robot_dynamics.kernels.dynamics import (F1, add_joint_damping, add_rotor_effort,
                                              placements_kernel, rnea_passes)
