@@ -433,7 +433,7 @@ def _packed_controller(ctx, spec):
 def _plain_gain(gain, n) -> bool:
     """Whether ``gain`` is a finite float ≥ 0 or n of them as a float64 array — what the
     controllers' checks pass unchanged (a scalar is written n times as it is)."""
-    if type(gain) is float or (type(gain) is int and gain == gain):
+    if type(gain) in (float, int):  # (a bool, a NumPy scalar: the controllers' checks)
         return math.isfinite(gain) and gain >= 0
     return (type(gain) is np.ndarray and gain.dtype == np.float64 and gain.shape == (n,)
             and math.isfinite(gain.sum()) and gain.min() >= 0)
