@@ -241,16 +241,23 @@ class _Context:
         return self._friction[scale]
 
 
-_CONTEXTS: dict = {}
+_LOCAL = threading.local()  # .contexts: this thread's plants built (_context)
 
 
 def _context(plant: Plant) -> _Context:
+    """This thread's plant built (a cache of a few plants per thread): the Model whose payload a
+    rollout sets, the Simulator, packed controllers and rows buffer its rollouts reuse are the
+    thread's own, so that chunks run at once on threads of one process (an ``executor`` of
+    threads, a Dask worker of several threads, two callers' threads) share none of them."""
+    contexts = getattr(_LOCAL, "contexts", None)
+    if contexts is None:
+        contexts = _LOCAL.contexts = {}
     key = plant.key()
-    ctx = _CONTEXTS.get(key)
+    ctx = contexts.get(key)
     if ctx is None:
-        if len(_CONTEXTS) > 4:
-            _CONTEXTS.clear()
-        ctx = _CONTEXTS[key] = _Context(plant)
+        if len(contexts) > 4:
+            contexts.clear()
+        ctx = contexts[key] = _Context(plant)
     return ctx
 
 
@@ -309,7 +316,7 @@ def run_chunk(plant: Plant, specs, trajectory: bool = True, progress=None, ctx=N
     """Rollouts one after the other in this process (a worker's task): [(trajectory, summary)].
     ``specs``: any iterable (a thread of :func:`_run_threads` gives one that takes the next
     rollout not taken yet), checked already (:func:`run_rollouts`, :func:`run_one`);
-    ``progress(k)`` is called after the k-th. ``ctx``: the plant built (default: this process's, :func:`_context`;
+    ``progress(k)`` is called after the k-th. ``ctx``: the plant built (default: this thread's, :func:`_context`;
     a thread of :func:`_run_threads` has its own), whose Simulator, packed controllers and rows
     buffer its rollouts share (:func:`_rollout`; the last two dropped at the end:
     :meth:`_Context.end`).
