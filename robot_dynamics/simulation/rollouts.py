@@ -27,11 +27,11 @@ releases the GIL), n threads of this process run them, each on a Model of its ow
 the next call), each taking the next rollout not taken yet: no process to start, nothing to
 pickle (:func:`_run_threads`). Otherwise (mimic joints, composite laws: their steps run in
 Python) and with a ``start_method``, processes: workers build the Model once each
-(:func:`_context`, cached per plant), whether they are forked, spawned or Dask's, and this
-process is one of the n: it builds the plant, forks n − 1 workers (they inherit the plant and
-the specs: a task is an index range) and takes rollouts from the back of the list while they
-take them from the front, tasks of :data:`FORK_PIECE` rollouts, so the sides finish within a
-few rollouts of each other (a worker has its task and one queued when they meet); the
+(:func:`_context`, cached per plant and thread), whether they are forked, spawned or Dask's,
+and this process is one of the n: it builds the plant, forks n − 1 workers (they inherit the
+plant and the specs: a task is an index range) and takes rollouts from the back of the list
+while they take them from the front, tasks of :data:`FORK_PIECE` rollouts, so the sides finish
+within a few rollouts of each other (a worker has its task and one queued when they meet); the
 executor's threads here keep the workers fed while this process computes in the compiled
 rollout. Spawned workers and Dask's get chunks carrying the plant's description (URDF text,
 friction mapping) and the specs.
