@@ -342,3 +342,23 @@ def test_a_batch_leaves_no_rows_buffer_nor_references_held():
     del batch
     gc.collect()
     assert seen() is None
+
+
+def test_an_executor_of_threads_gives_each_rollout_alone():
+    """``executor``: any object with ``submit``; one of threads (concurrent.futures'
+    ThreadPoolExecutor, a Dask worker with several threads) runs chunks at once in one process,
+    and the compiled rollout releases the GIL. Each thread reuses a plant of its own (its
+    Model, Simulator, packed controllers, rows buffer: rollouts._context): shared, two chunks
+    stepped one Simulator and rewrote one packed controller at once (18 of 60 rollouts
+    differed), and set payloads on one Model. The same bits as the rollouts alone."""
+    import concurrent.futures as cf
+
+    plant = Plant("arm7", "arm7_friction", 1e-3)
+    batch = specs() + [dataclasses.replace(s, kp=2.0 * s.kp) for s in specs()]
+    ref = [alone(spec)[0] for spec in batch]
+    with cf.ThreadPoolExecutor(2) as executor:
+        for _ in range(2):
+            got, summaries = run_rollouts(plant, batch, executor=executor, chunks_per_worker=3)
+            assert all(x["status"] == "ok" for x in summaries)
+            for i, (out, mine) in enumerate(zip(got, ref)):
+                assert all(np.array_equal(out[key], mine[key]) for key in mine), i

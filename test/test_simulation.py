@@ -173,6 +173,28 @@ def test_reset_replays_a_run_to_the_bit():
     np.testing.assert_array_equal(trajectory(rd.Simulator(model, fr, dt=1e-3)), first)
 
 
+def test_reset_leaves_no_report_of_the_steps_before_it():
+    """After reset, as on a new Simulator, ``report`` is None until a step: it was the last
+    step's solve report (the inline step's, left in Data) while ``joint_wrenches`` said None —
+    on the inline step, the Python statement and a compiled run alike."""
+    model = rd.load_urdf(bundled("arm7.urdf"))
+    fr = friction_from_config(bundled("../config/arm7_friction.yaml"), model)
+    q0 = np.linspace(-0.5, 0.5, model.nv)
+    tau = rd.gravity_torques(model, model.create_data(), q0) + 5.0
+    for compiled, advance in [(True, lambda sim: sim.step(tau)),
+                              (False, lambda sim: sim.step(tau)),
+                              (True, lambda sim: sim.run(steps=5))]:
+        sim = rd.Simulator(model, fr, dt=1e-3, compiled=compiled)
+        assert sim.report is None and sim.joint_wrenches is None
+        sim.reset(q0)
+        advance(sim)
+        assert sim.report is not None and sim.joint_wrenches is not None, compiled
+        sim.reset(q0)
+        assert sim.report is None and sim.joint_wrenches is None, compiled
+        advance(sim)  # and the next step reports again
+        assert sim.report is not None and sim.joint_wrenches is not None, compiled
+
+
 def test_joint_wrenches_of_laws_that_do_not_read_them():
     """Classic friction does not read the reactions: the compiled step skips the wrench
     directors, and ``joint_wrenches`` comes from RNEA at the step's answer — the same as with a

@@ -185,12 +185,12 @@ class ComputedTorque(_Controller):
 
 
 class Prepacked(_Controller):
-    """A compiled controller given as its packed array (:func:`~robot_dynamics.kernels.rollout.
-    pack_controller`'s, for any model: the caller packed it for the one it runs on), e.g. one
-    array rewritten in its gains from one rollout to the next (issue 35,
-    :func:`robot_dynamics.simulation.rollouts._packed_controller`). Its NumPy law — for a step
-    the compiled rollout hands back to Python — is the one of ``build()``'s controller, built
-    the first time it is asked."""
+    """A compiled controller given as its packed array
+    (:func:`~robot_dynamics.kernels.rollout.pack_controller`'s, for any model: the caller
+    packed it for the one it runs on), e.g. one array rewritten in its gains from one rollout
+    to the next (issue 35, :func:`robot_dynamics.simulation.rollouts._packed_controller`). Its
+    NumPy law — for a step the compiled rollout hands back to Python — is the one of
+    ``build()``'s controller, built the first time it is asked."""
 
     def __init__(self, packed, build):
         self._array, self._build, self._ctl = packed, build, None

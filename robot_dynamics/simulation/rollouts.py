@@ -27,11 +27,11 @@ releases the GIL), n threads of this process run them, each on a Model of its ow
 the next call), each taking the next rollout not taken yet: no process to start, nothing to
 pickle (:func:`_run_threads`). Otherwise (mimic joints, composite laws: their steps run in
 Python) and with a ``start_method``, processes: workers build the Model once each
-(:func:`_context`, cached per plant), whether they are forked, spawned or Dask's, and this
-process is one of the n: it builds the plant, forks n − 1 workers (they inherit the plant and
-the specs: a task is an index range) and takes rollouts from the back of the list while they
-take them from the front, tasks of :data:`FORK_PIECE` rollouts, so the sides finish within a
-few rollouts of each other (a worker has its task and one queued when they meet); the
+(:func:`_context`, cached per plant and thread), whether they are forked, spawned or Dask's,
+and this process is one of the n: it builds the plant, forks n − 1 workers (they inherit the
+plant and the specs: a task is an index range) and takes rollouts from the back of the list
+while they take them from the front, tasks of :data:`FORK_PIECE` rollouts, so the sides finish
+within a few rollouts of each other (a worker has its task and one queued when they meet); the
 executor's threads here keep the workers fed while this process computes in the compiled
 rollout. Spawned workers and Dask's get chunks carrying the plant's description (URDF text,
 friction mapping) and the specs.
@@ -241,16 +241,23 @@ class _Context:
         return self._friction[scale]
 
 
-_CONTEXTS: dict = {}
+_LOCAL = threading.local()  # .contexts: this thread's plants built (_context)
 
 
 def _context(plant: Plant) -> _Context:
+    """This thread's plant built (a cache of a few plants per thread): the Model whose payload a
+    rollout sets, the Simulator, packed controllers and rows buffer its rollouts reuse are the
+    thread's own, so that chunks run at once on threads of one process (an ``executor`` of
+    threads, a Dask worker of several threads, two callers' threads) share none of them."""
+    contexts = getattr(_LOCAL, "contexts", None)
+    if contexts is None:
+        contexts = _LOCAL.contexts = {}
     key = plant.key()
-    ctx = _CONTEXTS.get(key)
+    ctx = contexts.get(key)
     if ctx is None:
-        if len(_CONTEXTS) > 4:
-            _CONTEXTS.clear()
-        ctx = _CONTEXTS[key] = _Context(plant)
+        if len(contexts) > 4:
+            contexts.clear()
+        ctx = contexts[key] = _Context(plant)
     return ctx
 
 
@@ -309,7 +316,7 @@ def run_chunk(plant: Plant, specs, trajectory: bool = True, progress=None, ctx=N
     """Rollouts one after the other in this process (a worker's task): [(trajectory, summary)].
     ``specs``: any iterable (a thread of :func:`_run_threads` gives one that takes the next
     rollout not taken yet), checked already (:func:`run_rollouts`, :func:`run_one`);
-    ``progress(k)`` is called after the k-th. ``ctx``: the plant built (default: this process's, :func:`_context`;
+    ``progress(k)`` is called after the k-th. ``ctx``: the plant built (default: this thread's, :func:`_context`;
     a thread of :func:`_run_threads` has its own), whose Simulator, packed controllers and rows
     buffer its rollouts share (:func:`_rollout`; the last two dropped at the end:
     :meth:`_Context.end`).
@@ -433,7 +440,7 @@ def _packed_controller(ctx, spec):
 def _plain_gain(gain, n) -> bool:
     """Whether ``gain`` is a finite float ≥ 0 or n of them as a float64 array — what the
     controllers' checks pass unchanged (a scalar is written n times as it is)."""
-    if type(gain) is float or (type(gain) is int and gain == gain):
+    if type(gain) in (float, int):  # (a bool, a NumPy scalar: the controllers' checks)
         return math.isfinite(gain) and gain >= 0
     return (type(gain) is np.ndarray and gain.dtype == np.float64 and gain.shape == (n,)
             and math.isfinite(gain.sum()) and gain.min() >= 0)

@@ -264,7 +264,6 @@ class Simulator:
             self._solve_friction_model = self._solve_model(friction)
             self._packed, self._fr = packed, packed[2]
         self._hold()
-        self._report = self.data._report = None  # (as a new one: no report before a step)
         self._last_fext = None
         return True
 
@@ -319,7 +318,8 @@ class Simulator:
     def reset(self, q, v=None):
         """Start again at (q, q̇) with the clock at 0, a fresh energy audit and no step history
         (the first step predicts its q̈ instead of extrapolating the last steps': see the
-        module docstring). With stops, q must lie within them."""
+        module docstring; ``report`` and ``joint_wrenches`` None until a step, as on a new
+        Simulator). With stops, q must lie within them."""
         q = as_vector("q", q, self.model.nq, where="Simulator.reset")
         v = (np.zeros(self.model.nv) if v is None else
              as_vector("v", v, self.model.nv, where="Simulator.reset").copy())
@@ -350,6 +350,7 @@ class Simulator:
         self.at_limit = np.zeros(self.model.nv, dtype=bool)
         self._stops_shown = False
         self._wrenches = None
+        self._report = self.data._report = None  # as a new Simulator: no report before a step
 
     def energy(self):
         """(kinetic, potential) energy of the current state [J]."""
