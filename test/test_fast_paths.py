@@ -298,6 +298,12 @@ def test_step_takes_any_vector_the_dispatcher_took_to_the_bit(arm7):
     sim.q = np.zeros((n, 1)) + sim.q[:, None]
     with pytest.raises(rd.InputError, match=r"\bq\b"):
         sim.step(np.zeros(n))
+    for name in ("q", "v"):  # the step's own arrays reshaped in place: refused, no crash
+        sim.reset(q0)
+        sim.step(np.zeros(n))
+        getattr(sim, name).shape = (n, 1)
+        with pytest.raises(rd.InputError, match=rf"\b{name}\b.*\({n},\)"):
+            sim.step(np.zeros(n))
     sim.reset(q0)
     sim.step(np.zeros(n))
     sim.q[0] += 0.1  # in place: the same array, read by the next step

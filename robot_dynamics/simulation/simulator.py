@@ -449,8 +449,11 @@ class Simulator:
             try:  # the compiled step saturates and checks tau itself (length, finite); a list
                 # or an int array goes straight to the conversion below (numba's refusal of
                 # an argument type is slow). q and q̇ this step made (or reset checked) and a
-                # float64 vector τ skip the dispatcher's type resolution (sim_step_raw)
-                if q is self._q_own and v is self._v_own and tau.dtype is F64 and tau.ndim == 1:
+                # float64 vector τ skip the dispatcher's type resolution (sim_step_raw; the
+                # dimensions too: an array's shape can be set in place, and numba's unboxing
+                # of a 2-D array into a vector would write past its struct)
+                if (q is self._q_own and v is self._v_own and tau.dtype is F64
+                        and tau.ndim == q.ndim == v.ndim == 1):
                     status = sim_step_raw(self._mb, self._fr, self._sp, q, v, tau, self._work)
                 else:
                     status = (1 if tau.dtype is not F64 else
