@@ -161,6 +161,43 @@ def test_a_repeated_override_is_checked_as_rcl_applies_it():
                                             "robot:=123"]).startswith("parameter robot: expected")
 
 
+@pytest.mark.parametrize("remap", [["-r", "__node:=other"], ["--remap", "__node:=other"],
+                                   ["-r", "__name:=other"], ["-r", "simulator:__node:=other"]])
+def test_a_node_prefixed_override_follows_the_remapped_node_name(remap):
+    """-p other:rate:=abc reaches the node remapped to 'other' (rcl matches the prefix against
+    the node's name): refused before the start-up, as -p simulator:rate:=abc is without the
+    remap; once remapped, -p simulator:rate:=abc reaches no node, so nothing is refused."""
+    from robot_dynamics.cli.main import early_refusal, remapped_name
+
+    assert remapped_name("simulator", ["--ros-args"] + remap) == "other"
+    assert "got 'abc'" in early_refusal("simulator", ["--ros-args"] + remap +
+                                        ["-p", "other:rate:=abc"])
+    assert early_refusal("simulator", ["--ros-args"] + remap + ["-p", "simulator:rate:=abc"]) \
+        is None
+    assert "got 'abc'" in early_refusal("simulator", ["--ros-args", "-p", "simulator:rate:=abc"])
+    # a remap addressed to another node, or the first of two rules (rcl: the first match)
+    assert remapped_name("simulator", ["-r", "id_controller:__node:=x"]) == "simulator"
+    assert remapped_name("simulator", remap + ["-r", "__node:=third"]) == "other"
+
+
+def test_the_start_up_line_is_said_once_and_only_when_the_node_said_nothing(monkeypatch, capsys):
+    """signals.mark_said is a test-and-set: _say_interrupted says the start-up line and marks
+    it said, so a second call says nothing; after the node's own closing line, nothing."""
+    from robot_dynamics.cli.main import _say_interrupted
+    from robot_dynamics.ros import signals
+
+    monkeypatch.setitem(signals._state, "received", 2)  # SIGINT
+    monkeypatch.setitem(signals._state, "up", False)
+    monkeypatch.setitem(signals._state, "said", False)
+    _say_interrupted("simulator", signals)
+    _say_interrupted("simulator", signals)
+    assert capsys.readouterr().err.splitlines() == [START_UP_LINE.format(node="simulator")]
+    monkeypatch.setitem(signals._state, "said", False)
+    assert signals.mark_said() is False  # the node said its own line first
+    _say_interrupted("simulator", signals)
+    assert capsys.readouterr().err == ""
+
+
 @pytest.mark.parametrize("args, needle", [
     (["sim", "--robot", "nope"], "no bundled urdf file 'nope'"),
     (["sim", "--robot", "arm8"], "did you mean 'arm7'? bundled: ['arm7', 'arm7_gripper',"),
@@ -197,7 +234,8 @@ def test_a_repeated_override_is_checked_as_rcl_applies_it():
     (["sim", "--payload-com", "0,0,0.1"], "--payload-com needs --scenario payload"),
     # unit mistakes the simulator node refuses, now before the run instead of 2 s into it (exit 1)
     (["sim", "--scenario", "payload", "--payload-mass", "3000000"],
-     "--payload-mass: 3e+06 kg is beyond 10000 kg (kg, not g?)"),
+     "--payload-mass: expected a number from 0 to 10000 (kg, not g?; 0 = no payload), got "
+     "3e+06"),
     (["sim", "--scenario", "payload", "--payload-com", "0", "0", "-100"],
      "--payload-com: 100 m from the link origin (at most 10 m: metres, not millimetres?)"),
     (["sim", "--scenario", "payload", "--robot", "planar_2r", "--payload-link", "tol"],

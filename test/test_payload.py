@@ -310,3 +310,18 @@ def test_friction_and_batch_see_the_payload(tmp_path):
     np.testing.assert_allclose(inverse_dynamics_batch(model, Q, V, A, fr),
                                inverse_dynamics_batch(merged, Q, V, A, fr_m), rtol=0, atol=1e-10)
     assert not np.allclose(plain, ours)
+
+
+def test_payload_limits_allow_their_bounds_and_refuse_past_them():
+    """One statement of the limits (ros.payload), for the nodes and the demo's options: "at
+    most 10 m" allows 10 m (it was refused, `>=`), and 10000 kg; a hair past either is refused
+    with the message both say."""
+    from robot_dynamics.ros.payload import MAX_COM, MAX_MASS, com_refusal, mass_refusal
+
+    assert com_refusal([0.0, -MAX_COM, MAX_COM]) is None
+    assert com_refusal([0.0, 0.0, -np.nextafter(MAX_COM, np.inf)]) == \
+        "10 m from the link origin (at most 10 m: metres, not millimetres?)"
+    assert "from the link origin" in com_refusal([np.nan, 0.0, 0.0])
+    assert mass_refusal(MAX_MASS) is None and mass_refusal(0.0) is None
+    for mass in (np.nextafter(MAX_MASS, np.inf), -1e-9, np.nan, np.inf):
+        assert mass_refusal(mass).startswith("expected a number from 0 to 10000 (kg, not g?")

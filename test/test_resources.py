@@ -83,8 +83,13 @@ def test_bundled_robots_are_listed_by_the_names_that_resolve(tmp_path, monkeypat
     with pytest.raises(ModelError, match=r"did you mean 'two_arms'\? bundled: \['arm', "
                                          r"'two_arms'\]$"):
         resources.robot_path("two_arm")
+    calls = []
+    robot_files = resources._robot_files
+    monkeypatch.setattr(resources, "_robot_files", lambda d: calls.append(d) or robot_files(d))
     help_text = resources.robot_help()
     assert "(arm, two_arms)" in help_text and "e.g. the bundled arm.urdf.xacro" in help_text
+    assert len(calls) == 2  # the folder's names once for the list, once for the twins (not
+    # once per xacro file)
 
 
 def test_every_listed_robot_resolves():

@@ -86,6 +86,20 @@ def _overrides(rest):
     return out
 
 
+def remapped_name(name, rest) -> str:
+    """The name node ``name`` runs under: rcl's first ``-r``/``--remap __node:=X`` (or its
+    alias ``__name``; ``name:__node:=X`` when addressed to this node) in ``rest``, else
+    ``name`` (rcl's remap.c, rcl_remap_node_name: the first matching rule applies)."""
+    for flag, value in zip(rest, rest[1:]):
+        if flag not in ("-r", "--remap") or ":=" not in value:
+            continue
+        target, new = value.split(":=", 1)
+        prefix, _, key = target.rpartition(":")
+        if key in ("__node", "__name") and prefix in ("", name) and new:
+            return new
+    return name
+
+
 #: parameters every rclpy node declares itself (rclpy.time_source, rclpy.type_description_service)
 #: and the prefix of those rclpy.qos_overriding_options declares: not in the nodes' tables
 RCLPY_PARAMETERS = ("use_sim_time", "start_type_description_service")
@@ -127,8 +141,9 @@ def early_refusal(name, rest):
         if flag == "--params-file" and value is not None and not os.path.isfile(value):
             return f"--params-file {value}: no such file"
     values = {}
+    node = remapped_name(name, rest)  # -p NODE:NAME:=VALUE reaches the node by its name
     for prefix, pname, text in _overrides(rest):
-        if prefix in ("", name):
+        if prefix in ("", node):
             values.setdefault(pname, []).append((prefix, text))
     # the value the node gets: not always the last (params.applied_override); None: unknown
     given = {pname: applied_override(v) for pname, v in values.items()}
@@ -231,7 +246,8 @@ def closing_line(name: str, signal_name: str) -> str:
 def _say_interrupted(name, signals):
     """After node ``name``'s clean-up: :func:`closing_line` when a signal came before the node
     was up and the node said nothing itself."""
-    if signals.received() is None or signals.up() or signals.said():
+    # mark_said: the line is said here unless the node said its own (test-and-set)
+    if signals.received() is None or signals.up() or signals.mark_said():
         return
     try:
         print(closing_line(name, signals.received_name()), file=sys.stderr)

@@ -90,8 +90,9 @@ def robot_help() -> str:
     listed = f" ({', '.join(names)})" if names else ""
     try:  # the xacro twins of listed robots, typed by their file name
         directory = os.path.join(share_directory(), "urdf")
+        files = _robot_files(directory)  # the folder listed once, not once per xacro file
         twins = sorted(f for f in os.listdir(directory) if f.endswith(".xacro")
-                       and _robot_files(directory).get(robot_stem(f)) != f)
+                       and files.get(robot_stem(f)) != f)
     except (ModelError, OSError):
         twins = []
     example = f", e.g. the bundled {', '.join(twins)}" if twins else ""

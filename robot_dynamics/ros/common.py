@@ -468,7 +468,7 @@ def run_node(node_class, args=None):
                     raise
             if last:  # logged once the node is gone: its /rosout publisher's context may be
                 rclpy.logging.get_logger(node_name).info(last)  # shut down by the signal
-                signals.said()
+                signals.mark_said()
         if rclpy.ok():
             rclpy.shutdown()
         signals.finish()

@@ -48,8 +48,8 @@ NAMES = ("payload.link", "payload.mass", "payload.com", "payload.inertia", "payl
 #: the set that describes one payload: parameter → field of Model.set_payload
 FIELDS = {"payload.link": "link", "payload.mass": "mass", "payload.com": "com",
           "payload.inertia": "inertia"}
-#: a mass beyond this [kg], a com this far from its link [m], or an inertia entry this large
-#: [kg·m²]: a unit mistake
+#: a mass beyond this [kg], a com farther than this from its link [m], or an inertia entry
+#: beyond this [kg·m²]: a unit mistake (mass_refusal, com_refusal: the bounds themselves allowed)
 MAX_MASS = 1e4
 MAX_COM = 10.0
 MAX_INERTIA = 1e4
@@ -69,6 +69,25 @@ def _finite(name, value, n, what):
     return values
 
 
+def mass_refusal(mass):
+    """Why payload ``mass`` [kg] is refused, or None: finite, from 0 to MAX_MASS inclusive.
+    The one statement of the limit, for the nodes' parameter and the demo's --payload-mass."""
+    if not np.isfinite(mass) or not 0 <= mass <= MAX_MASS:
+        return (f"expected a number from 0 to {MAX_MASS:g} (kg, not g?; 0 = no payload), got "
+                f"{mass:g}")
+    return None
+
+
+def com_refusal(com):
+    """Why payload ``com`` [m, link frame] is refused, or None: each coordinate at most
+    MAX_COM from the link origin (MAX_COM itself allowed). The one statement of the limit, for
+    the nodes' parameter and file entries and the demo's --payload-com."""
+    far = float(np.abs(np.asarray(com, dtype=float)).max())
+    if not far <= MAX_COM:
+        return f"{far:g} m from the link origin (at most {MAX_COM:g} m: metres, not millimetres?)"
+    return None
+
+
 def _listed(values) -> list:
     return [float(x) for x in values]
 
@@ -84,11 +103,10 @@ def _checked(model, link, mass, com, inertia, where):
             for field in ("mass", "com", "inertia"):
                 text = text.replace(f"{where}: {field}: ", f"parameter payload.{field}: ", 1)
         raise ValueError(text) from None
-    far = float(np.abs(p.com).max())
-    if far >= MAX_COM:
+    why = com_refusal(p.com)
+    if why is not None:
         name = "parameter payload.com" if where == "parameter payload" else f"{where}: com"
-        raise ValueError(f"{name}: {far:g} m from the link origin (at most {MAX_COM:g} m: "
-                         f"metres, not millimetres?), got {p.com.tolist()}")
+        raise ValueError(f"{name}: {why}, got {p.com.tolist()}")
     big = float(np.abs(p.inertia).max())
     if big > MAX_INERTIA:
         name = "parameter payload.inertia" if where == "parameter payload" else f"{where}: inertia"
@@ -133,9 +151,9 @@ class NodePayload:
             return value
         if name == "payload.mass":
             value = float(value)
-            if not np.isfinite(value) or not 0 <= value <= MAX_MASS:
-                raise ValueError(f"parameter payload.mass: expected a number from 0 to "
-                                 f"{MAX_MASS:g} (kg; 0 = no payload), got {value}")
+            why = mass_refusal(value)
+            if why is not None:
+                raise ValueError(f"parameter payload.mass: {why}")
             return value
         if name == "payload.com":
             return _finite(name, value, 3, "(m, link frame)")

@@ -129,9 +129,10 @@ def up() -> bool:
     return _state["up"]
 
 
-def said() -> bool:
-    """Mark that the node said its closing line; returns whether it had been said before (the
-    command line's start-up line, cli.main.closing_line, comes only when nothing was said)."""
+def mark_said() -> bool:
+    """Test-and-set: mark that the closing line is said (by the node, or by the command line's
+    start-up line, cli.main.closing_line) and return whether it had been said before. The one
+    who gets False says it; so only one line is said, whoever comes first."""
     before, _state["said"] = _state["said"], True
     return before
 

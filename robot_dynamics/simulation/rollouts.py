@@ -17,10 +17,11 @@ the worker's Model with the spec's payload set (``Model.set_payload`` computes a
 from the built ones, so replacing a payload, removing it and setting another give the same
 bits), under the spec's controller (its packed array written once per worker and chunk of
 rollouts, then rewritten in the gains or, open loop, the efforts: :func:`_packed_controller`),
-its rows written into the worker's buffer. Nothing else carries over between rollouts — the compiled step's state is in the Simulator's ``sp``, which
-``reset`` zeroes — so the answer of each is the same bits whatever the number of workers, the
-chunking or the order they ran in (``test/test_rollouts.py`` holds this against a hand-written
-loop of ``Simulator.run`` on fresh models and simulators, the batch in several orders).
+its rows written into the worker's buffer. Nothing else carries over between rollouts — the
+compiled step's state is in the Simulator's ``sp``, which ``reset`` zeroes — so the answer of
+each is the same bits whatever the number of workers, the chunking or the order they ran in
+(``test/test_rollouts.py`` holds this against a hand-written loop of ``Simulator.run`` on fresh
+models and simulators, the batch in several orders).
 
 With ``workers=n`` and rollouts that step inside the compiled rollout (``sim_run_entry``
 releases the GIL), n threads of this process run them, each on a Model of its own (kept for

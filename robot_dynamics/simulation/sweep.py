@@ -143,9 +143,11 @@ def make_study(robot="arm7", *, friction="default", friction_scale=(1.0,), paylo
                          ("dt", dt, 0.0)):
         if not isinstance(x, numbers.Real) or not math.isfinite(x) or x <= low:
             raise InputError(f"{name}: expected a positive number of seconds, got {x!r}")
-    if not isinstance(move, numbers.Real) or not 0.0 < move <= math.tau:  # (NaN: refused)
+    # 0: no motion to track; a move is up, ≤ a turn (NaN: refused). The command's --move too.
+    if not isinstance(move, numbers.Real) or not 0.0 < move <= math.tau:
+        shown = f"{move:g}" if isinstance(move, numbers.Real) else repr(move)
         raise InputError(f"move: expected a number in (0, {math.tau:.5g}] (every joint moves "
-                         f"by it, rad or m, up to 90 % of its range), got {move!r}")
+                         f"by it, rad or m, up to 90 % of its range), got {shown}")
     if not isinstance(bins, numbers.Integral) or bins < 1:
         raise InputError(f"bins: expected a whole number ≥ 1, got {bins!r}")
     levels = {name: _levels(name, value, random) for name, value in

@@ -198,15 +198,14 @@ def main(argv=None):
     if given and args.scenario != "payload":
         parser.error(f"--{given[0].replace('_', '-')} needs --scenario payload")
     if args.scenario == "payload":  # the simulator node would refuse them 2 s into the run
-        from robot_dynamics.ros.payload import MAX_COM, MAX_MASS
+        from robot_dynamics.ros.payload import com_refusal, mass_refusal
 
-        if args.payload_mass is not None and args.payload_mass > MAX_MASS:
-            parser.error(f"--payload-mass: {args.payload_mass:g} kg is beyond {MAX_MASS:g} kg "
-                         "(kg, not g?)")
-        far = max(abs(x) for x in args.payload_com or (0.0,))
-        if far >= MAX_COM:
-            parser.error(f"--payload-com: {far:g} m from the link origin (at most {MAX_COM:g} "
-                         "m: metres, not millimetres?)")
+        why = None if args.payload_mass is None else mass_refusal(args.payload_mass)
+        if why is not None:
+            parser.error(f"--payload-mass: {why}")
+        why = None if args.payload_com is None else com_refusal(args.payload_com)
+        if why is not None:
+            parser.error(f"--payload-com: {why}")
     given = [name for name in ("press_forces", "press_link", "press_surface")
              if getattr(args, name) is not None]
     if given and args.scenario != "press":
