@@ -147,18 +147,11 @@ class RosProbe:
             self.executor.spin_once(timeout_sec=0.01)
 
     def collect(self, msg_type, topic, qos=None):
-        """Subscribe and return the list the messages are appended to. The default QoS is the
-        nodes' state QoS (reliable, keep last) with a history of 2000 instead of 10: DDS
-        queues what arrives while this probe's Python thread waits for the CPU, so a loaded
-        machine does not make the probe lose states (a CI run's probe once missed 250
-        consecutive states at 1 kHz with depth 10 and failed a test on it)."""
-        from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+        """Subscribe and return the list the messages are appended to."""
+        from robot_dynamics.ros.common import STATE_QOS
 
         box = []
-        if qos is None:
-            qos = QoSProfile(reliability=ReliabilityPolicy.RELIABLE,
-                             history=HistoryPolicy.KEEP_LAST, depth=2000)
-        self.node.create_subscription(msg_type, topic, lambda m: box.append(m), qos)
+        self.node.create_subscription(msg_type, topic, lambda m: box.append(m), qos or STATE_QOS)
         return box
 
     def wait_for(self, predicate, timeout=20.0) -> bool:

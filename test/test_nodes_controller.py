@@ -304,7 +304,9 @@ def test_topic_trajectory_default_qos_first_point_over_its_time_and_smooth_repla
     pub.publish(msg(1.0, q2, [0, 0], [0, 0], stamp=t_splice))
     wait_sim(t_splice + 1.5)
     t, q, tau = series(t_splice - 0.05, t_splice + 0.3)
-    steps = effort_steps(t, tau)
+    # (at least 50 consecutive pairs of the window's 350: a loaded machine's probe, keeping the
+    # last 10 states, can miss hundreds in a row — a CI run kept 99, the splice among them)
+    steps = effort_steps(t, tau, min_steps=50)
     assert steps[0] < 3.0 * steps[4] + 0.05, steps[:6]  # fast changes, but no isolated jump
     t, q, _ = series(t_splice + 1.3)
     assert np.abs(q[-1] - q2).max() < 0.01, (q[-1], q2)
