@@ -317,10 +317,10 @@ def run_chunk(plant: Plant, specs, trajectory: bool = True, progress=None, ctx=N
     """Rollouts one after the other in this process (a worker's task): [(trajectory, summary)].
     ``specs``: any iterable (a thread of :func:`_run_threads` gives one that takes the next
     rollout not taken yet), checked already (:func:`run_rollouts`, :func:`run_one`);
-    ``progress(k)`` is called after the k-th. ``ctx``: the plant built (default: this thread's, :func:`_context`;
-    a thread of :func:`_run_threads` has its own), whose Simulator, packed controllers and rows
-    buffer its rollouts share (:func:`_rollout`; the last two dropped at the end:
-    :meth:`_Context.end`).
+    ``progress(k)`` is called after the k-th. ``ctx``: the plant built (default: this
+    thread's, :func:`_context`; a thread of :func:`_run_threads` has its own), whose Simulator,
+    packed controllers and rows buffer its rollouts share (:func:`_rollout`; the last two
+    dropped at the end: :meth:`_Context.end`).
 
     A payload stays on its link from one rollout to the next that carries the same one
     (setting a link's payload computes the body's inertias from the built ones: the same bits
@@ -393,9 +393,9 @@ def _rollout(ctx, plant: Plant, spec: RolloutSpec, trajectory: bool):
 def _packed_controller(ctx, spec):
     """The spec's controller as a :class:`~robot_dynamics.control.controllers.Prepacked`
     (its NumPy law, if a step asks for it, the spec's ``build_controller``'s), the array packed
-    once per chunk of rollouts (a worker's share of a batch: ``ctx.packed``) and rewritten in the slots that differ — closed
-    loop: the gains, for specs sharing the reference arrays (the same objects: a sweep's); open
-    loop: the held state q0 and the efforts — the same bits as
+    once per chunk of rollouts (a worker's share of a batch: ``ctx.packed``) and rewritten in
+    the slots that differ — closed loop: the gains, for specs sharing the reference arrays (the
+    same objects: a sweep's); open loop: the held state q0 and the efforts — the same bits as
     ``build_controller(spec).pack(model)`` (``test/test_rollouts.py``). None when the spec
     takes the plain path (open-loop efforts or state not float arrays of the model's width:
     ``build_controller`` checks them and names what is wrong)."""
