@@ -115,9 +115,18 @@ def test_reset_service_restores_initial_state(sim):
     # before it may be taken first), and time did not jump back
     q0 = np.array([0.4, -0.3])
 
+    seen = [n]  # states before this one were looked at: each predicate call reads only new ones
+    # (a scan of every state since the reset on each call grew with the fast mode's backlog and,
+    # holding the GIL, starved the probe's thread: a CI run under load did not see the reset in 20 s)
+
     def reset_seen():
-        return any(np.abs(np.array(s.position) - q0).max() < 1e-3
-                   and np.abs(np.array(s.velocity)).max() < 0.05 for s in states[n:])
+        end = len(states)
+        for s in states[seen[0]:end]:
+            if (np.abs(np.array(s.position) - q0).max() < 1e-3
+                    and np.abs(np.array(s.velocity)).max() < 0.05):
+                return True
+        seen[0] = end
+        return False
 
     assert probe.wait_for(reset_seen, timeout=20)
     stamps = [stamp_to_seconds(s.header.stamp) for s in states]
