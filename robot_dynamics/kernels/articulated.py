@@ -52,9 +52,8 @@ from robot_dynamics.kernels.friction_solve import FREE, NOISE, PREMATURE, ROUNDO
 #: children's share Iᵃ c, T, body accelerations, the wrenches in joint frames and velocities
 _SW, _C, _BETA, _FN, _PA, _U, _VT, _Y, _T, _ACC, _WL, _VEL = range(12)
 #: rows of the ``abv`` (k, n) scratch: pivots D, right-hand sides μ, law magnitudes φ, directions,
-#: holding efforts, last q̈, each joint's excess over its stick/slip rule, the joints on the paths
-#: from the joints changed since the last backward pass to the root (1.0; :func:`partial_pass`)
-_DD, _MU, _PHI, _DIR, _HOLD, _LAST, _EXCESS, _MARK = range(8)
+#: holding efforts, last q̈, each joint's excess over its stick/slip rule
+_DD, _MU, _PHI, _DIR, _HOLD, _LAST, _EXCESS = range(7)
 #: a chord step (the last linearisation kept) while the residual shrinks at least this much
 CHORD = 0.1
 #: a stuck joint whose holding effort exceeds its bound by this fraction (of 1 + bound) after an
@@ -188,40 +187,20 @@ def _joint_effort(Sw, fn, arm, qdd, i):
 
 
 @njit(cache=True)
-def _backward(parents, Iw, arm, state, IA, ab, abv, partial):
-    """:func:`articulated_pass` (``partial`` False) or :func:`partial_pass`: one loop, so that
-    both compile to the same arithmetic."""
+def articulated_pass(parents, Iw, arm, state, IA, ab, abv):
+    """The backward pass for projections T (ab[_T]): articulated inertias Iᴬ (IA, before each
+    joint's own projection), U = Iᴬ S, Vᵀ = Tᵀ Iᴬ, pivots D = Vᵀ S + armature, the share
+    Iᵃ c_i each child passes on, then :func:`bias_pass`. False when a pivot is not positive
+    (a law falling with the load faster than inertia rises: the general solve handles it)."""
     n = parents.shape[0]
     Sw, c, U, Vt, y, T = ab[_SW], ab[_C], ab[_U], ab[_VT], ab[_Y], ab[_T]
-    Dd, mark = abv[_DD], abv[_MARK]
+    Dd = abv[_DD]
     for i in range(n):
-        if partial and mark[i] == 0.0:
-            continue
         for r in range(6):
             for k in range(6):
                 IA[i, r, k] = Iw[i, r, k]
     for i in range(n - 1, -1, -1):
         par = parents[i]
-        if partial and mark[i] == 0.0:
-            if par < 0 or mark[par] == 0.0:
-                continue
-            # an unmarked joint under a marked parent: its share again, from what it kept
-            if state[i] == FREE:
-                inv = 1.0 / Dd[i]
-                v0, v1, v2, v3, v4, v5 = Vt[i, 0], Vt[i, 1], Vt[i, 2], Vt[i, 3], Vt[i, 4], Vt[i, 5]
-                for r in range(6):
-                    ur = U[i, r] * inv
-                    IA[par, r, 0] += IA[i, r, 0] - ur * v0
-                    IA[par, r, 1] += IA[i, r, 1] - ur * v1
-                    IA[par, r, 2] += IA[i, r, 2] - ur * v2
-                    IA[par, r, 3] += IA[i, r, 3] - ur * v3
-                    IA[par, r, 4] += IA[i, r, 4] - ur * v4
-                    IA[par, r, 5] += IA[i, r, 5] - ur * v5
-            else:
-                for r in range(6):
-                    for k in range(6):
-                        IA[par, r, k] += IA[i, r, k]
-            continue
         c0, c1, c2, c3, c4, c5 = c[i, 0], c[i, 1], c[i, 2], c[i, 3], c[i, 4], c[i, 5]
         if state[i] == FREE:
             s0, s1, s2, s3, s4, s5 = Sw[i, 0], Sw[i, 1], Sw[i, 2], Sw[i, 3], Sw[i, 4], Sw[i, 5]
@@ -261,35 +240,6 @@ def _backward(parents, Iw, arm, state, IA, ab, abv, partial):
                     IA[par, r, k] += IA[i, r, k]
     bias_pass(parents, state, ab, abv)
     return True
-
-
-@njit(cache=True)
-def articulated_pass(parents, Iw, arm, state, IA, ab, abv):
-    """The backward pass for projections T (ab[_T]): articulated inertias Iᴬ (IA, before each
-    joint's own projection), U = Iᴬ S, Vᵀ = Tᵀ Iᴬ, pivots D = Vᵀ S + armature, the share
-    Iᵃ c_i each child passes on, then :func:`bias_pass`. False when a pivot is not positive
-    (a law falling with the load faster than inertia rises: the general solve handles it)."""
-    return _backward(parents, Iw, arm, state, IA, ab, abv, False)
-
-
-@njit(cache=True)
-def partial_pass(parents, Iw, arm, state, IA, ab, abv):
-    """:func:`articulated_pass` redone only on the marked joints (abv[_MARK]: the paths from the
-    joints whose state or projection T changed since the last pass to the root): Iᴬ_i depends
-    on joint i's subtree alone, so an unmarked joint keeps its Iᴬ, U, Vᵀ, D and Iᵃ c, and passes
-    them on again to a marked parent (the same arithmetic, in the same order, as the full pass).
-    Then :func:`bias_pass` over every joint (issue 35: a set change after the first redoes ~7 of
-    talos_reduced's 32 joints)."""
-    return _backward(parents, Iw, arm, state, IA, ab, abv, True)
-
-
-@njit(cache=True, inline="always")
-def mark_path(parents, mark, i):
-    """Mark joint i and its ancestors (abv[_MARK]) for :func:`partial_pass`."""
-    k = i
-    while k >= 0 and mark[k] == 0.0:
-        mark[k] = 1.0
-        k = parents[k]
 
 
 @njit(cache=True)
@@ -415,24 +365,6 @@ def add_force_row(oMi, fn, T, mu, i, d, g):
                   + n1 * fn[i, 4] + n2 * fn[i, 5])
 
 
-@njit(cache=True, inline="always")
-def _linearize_joint(codes, params, kinds, axes, oMi, v, tau, state, Sw, fn, W, T, phi,
-                     direction, mu, newton, i):
-    """Joint i's row of :func:`linearize`."""
-    for k in range(6):
-        T[i, k] = Sw[i, k]
-    mu[i] = tau[i]
-    if state[i] != FREE or codes[i] == 0:
-        return
-    d = direction[i]
-    mu[i] = tau[i] - d * phi[i]
-    if not newton:
-        return
-    pr, e, Wi = law_inputs(params, axes, W, i)
-    _, g = friction_gradient_inline(codes[i], pr, kinds[i], e, Wi, abs(v[i]) * d, d)
-    add_force_row(oMi, fn, T, mu, i, d, g)
-
-
 @njit(cache=True)
 def linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, newton):
     """Projections T and right-hand sides μ of the sliding joints' laws linearised at the last
@@ -458,31 +390,6 @@ def linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, newton):
 
 
 @njit(cache=True)
-def relinearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv):
-    """:func:`linearize` (Newton) on the marked joints (abv[_MARK], redone by
-    :func:`partial_pass` anyway), a chord step's μ (:func:`chord_rhs`) on the others, which
-    keep their projections T and with them their part of the last backward pass."""
-    n = codes.shape[0]
-    Sw, fn, W, T = ab[_SW], ab[_FN], ab[_WL], ab[_T]
-    phi, direction, mu, mark = abv[_PHI], abv[_DIR], abv[_MU], abv[_MARK]
-    for i in range(n):
-        if mark[i] != 0.0:
-            _linearize_joint(codes, params, kinds, axes, oMi, v, tau, state, Sw, fn, W, T, phi,
-                             direction, mu, True, i)
-        elif state[i] == FREE and codes[i] != 0:
-            _chord_mu(tau, Sw, fn, T, phi, direction, mu, i)
-
-
-@njit(cache=True, inline="always")
-def _chord_mu(tau, Sw, fn, T, phi, direction, mu, i):
-    """Joint i's row of :func:`chord_rhs`."""
-    s = 0.0
-    for k in range(6):
-        s += (T[i, k] - Sw[i, k]) * fn[i, k]
-    mu[i] = tau[i] - direction[i] * phi[i] + s
-
-
-@njit(cache=True)
 def chord_rhs(codes, tau, state, ab, abv):
     """μ for the kept projections T at the last evaluated wrenches (a chord step):
     μ_i = τ_i − d_i φ_i + (T_i − S_i)ᵀ fn_i."""
@@ -492,7 +399,10 @@ def chord_rhs(codes, tau, state, ab, abv):
     for i in range(n):
         if state[i] != FREE or codes[i] == 0:
             continue
-        _chord_mu(tau, Sw, fn, T, phi, direction, mu, i)
+        s = 0.0
+        for k in range(6):
+            s += (T[i, k] - Sw[i, k]) * fn[i, k]
+        mu[i] = tau[i] - direction[i] * phi[i] + s
 
 
 @njit(cache=True)
@@ -517,11 +427,9 @@ def _clear_release(codes, params, kinds, axes, oMi, arm, tau, state, ab, abv, qd
 
 @njit(cache=True)
 def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm, v, tau, tol,
-                      max_iter, state, IA, ab, abv, qdd, newton, resume, once, early, info,
-                      partial):
+                      max_iter, state, IA, ab, abv, qdd, newton, resume, once, early, info):
     """Newton's method on the articulated recursion for the stick/slip assignment ``state``,
-    linearised first at the wrenches in ab[_FN] (``newton`` False: the plain step there; ``partial``:
-    only the marked joints, :func:`relinearize` and :func:`partial_pass`), or
+    linearised first at the wrenches in ab[_FN] (``newton`` False: the plain step there), or
     (``resume``) continuing a solve of the same assignment to a tighter tolerance with its last
     linearisation (a chord step: no backward pass of the inertias). Returns 1 when the residual
     is within tol of the applied efforts and the steps of q̈ have converged (the rule of
@@ -537,10 +445,6 @@ def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm
     if resume:  # a chord step from there
         chord_rhs(codes, tau, state, ab, abv)
         bias_pass(parents, state, ab, abv)
-    elif partial:
-        relinearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv)
-        if not partial_pass(parents, Iw, arm, state, IA, ab, abv):
-            return 0
     else:
         linearize(codes, params, kinds, axes, oMi, v, tau, state, ab, abv, newton)
         if not articulated_pass(parents, Iw, arm, state, IA, ab, abv):
@@ -608,7 +512,7 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
         external_world(oMi, fext, ab[_BETA])
     rest_wrenches(parents, gravity, Iw, ab)
     Sw, fn, W = ab[_SW], ab[_FN], ab[_WL]
-    direction, hold, phi, excess, mark = abv[_DIR], abv[_HOLD], abv[_PHI], abv[_EXCESS], abv[_MARK]
+    direction, hold, phi, excess = abv[_DIR], abv[_HOLD], abv[_PHI], abv[_EXCESS]
     for i in range(n):  # Data's f: fn(q, q̇, 0) in the joint frames
         joint_frame(oMi, fn, i, W)
         for k in range(6):
@@ -620,7 +524,6 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
         state[i] = STUCK if at_rest[i] else FREE
         direction[i] = 0.0 if rest else (1.0 if v[i] > 0 else -1.0)
         qdd[i] = 0.0
-        mark[i] = 0.0
         any_active = any_active or codes[i] != 0
     for k in range(5):
         info[k] = 0
@@ -651,22 +554,15 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
     # forward passes it would save) and checked again: the answer passes the same rules
     screen = False
     resume = False
-    # once every sliding joint has been linearised (Newton) for the last backward pass, a new
-    # assignment relinearises and redoes only the paths from its changed joints to the root
-    # (issue 35: talos_reduced's set changes after the first change ~2 joints, ~7 on their paths)
-    partial = False
     for change in range(12 * n + 21):
         tol_k = max(tol, SCREEN) if screen else tol
         done = _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm, v,
                                  tau, tol_k, max_iter, state, IA, ab, abv, qdd, newton,
-                                 resume, screen, EARLY, info, partial and not resume)
+                                 resume, screen, EARLY, info)
         if done == 0:
             return False
-        partial = newton  # this assignment's pass was linearised (Newton) everywhere it redid
         newton = True  # from the last answer on
         resume = False
-        for i in range(n):
-            mark[i] = 0.0
         for i in range(n):  # the friction (and stop) effort each joint needs for this motion
             hold[i] = _joint_effort(Sw, fn, arm, qdd, i) - tau[i]
         # the rules at this motion, each joint's excess over its own in excess (> 0: it breaks
@@ -704,7 +600,6 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
                     if not (bulk or (worst1 < 0 and i == worst3)):
                         continue
                     state[i] = FREE
-                    mark_path(parents, mark, i)
                     d = -1.0 if hold[i] > 0 else 1.0
                     direction[i] = d
                     # its law where it starts to slide (W: this rule's joint frames), as evaluate
@@ -712,7 +607,6 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
                     phi[i] = friction_one_inline(codes[i], pr, kinds[i], e, Wi, abs(v[i]) * d, d)
                 elif bulk or i == worst1:
                     state[i] = STUCK
-                    mark_path(parents, mark, i)
                     direction[i] = 0.0
             info[3] += 1
             if worst1 >= 0:  # a release was premature: after PREMATURE of them, one at a time

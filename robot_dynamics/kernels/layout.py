@@ -55,7 +55,7 @@ WORK_FIELDS = (
     ("Iw", lambda n: (n, 6, 6)),  # link inertias
     ("IA", lambda n: (n, 6, 6)),  # articulated inertias
     ("ab", lambda n: (12, n, 6)),  # spatial vectors per joint
-    ("abv", lambda n: (8, n)),  # scalars per joint
+    ("abv", lambda n: (7, n)),  # scalars per joint
 )
 # Int work fields: stick/slip state of the friction solve and its report.
 IWORK_FIELDS = (
@@ -325,4 +325,4 @@ def articulated_views(mb, w):
     n = _vi(mb, 0, (1,))[0]
     o = _vi(mb, 2 + 2 * n, (_NO,))
     return (_v(w, o[19], (n, 6, 6)), _v(w, o[20], (n, 6, 6)), _v(w, o[21], (12, n, 6)),
-            _v(w, o[22], (8, n)))
+            _v(w, o[22], (7, n)))
