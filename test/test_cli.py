@@ -180,6 +180,57 @@ def test_a_node_prefixed_override_follows_the_remapped_node_name(remap):
     assert remapped_name("simulator", remap + ["-r", "__node:=third"]) == "other"
 
 
+@pytest.mark.parametrize("override", ["/ns/simulator:rate:=abc", "/**:rate:=abc", "*:rate:=abc",
+                                      "**:rate:=abc", "/simulator:rate:=abc", "a:b:rate:=abc"])
+def test_a_node_prefix_rcl_refuses_is_one_clear_line(override):
+    """rcl takes -p [NODE:]NAME:=VALUE with NODE a plain token (rclpy 9.1.2 refuses /ns/node:,
+    /**: and *: with "Expected lexeme type 22, got 5 at index 13, at .../lexer_lookahead.c"):
+    refused before the start-up in words that say what to write instead."""
+    from robot_dynamics.cli.main import early_refusal
+
+    why = early_refusal("simulator", ["--ros-args", "-p", override])
+    assert why is not None and why.startswith(f"-p {override}: rcl takes -p [NODE:]NAME:=VALUE")
+    assert "-p rate:=abc reaches every node" in why
+
+
+@pytest.mark.parametrize("remap", [["-r", "__ns:=/ns"], ["--remap", "simulator:__ns:=/a/b"],
+                                   ["-r", "__node:=other", "-r", "other:__ns:=/ns"]])
+def test_a_node_prefixed_override_does_not_reach_a_node_in_a_namespace(remap, capsys):
+    """rclpy 9.1.2: -r __ns:=/ns -p simulator:rate:=5.0 leaves rate at its default (rcl matches
+    NODE as /NODE against the fully qualified name), so the early check must not refuse what
+    the node never gets, and says once that the override is ignored; a bare -p NAME:=VALUE
+    still reaches it. The first __ns rule addressed to the node applies."""
+    from robot_dynamics.cli.main import _check_parameter_names, early_refusal, remapped_namespace
+
+    node = "other" if "other:__ns:=/ns" in remap else "simulator"
+    assert remapped_namespace(node, remap) in ("/ns", "/a/b")
+    assert early_refusal("simulator", ["--ros-args"] + remap + ["-p", f"{node}:rate:=abc"]) \
+        is None
+    assert "got 'abc'" in early_refusal("simulator", ["--ros-args"] + remap + ["-p", "rate:=abc"])
+    _check_parameter_names("simulator", ["--ros-args"] + remap + ["-p", f"{node}:rate:=abc"])
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"-p {node}:rate:=abc is addressed to node {node!r}" in err \
+        and "runs in namespace" in err and "(it will be ignored)" in err, err
+    # rcl's first matching rule: a later __ns:=/ does not bring the node back to the root
+    assert remapped_namespace("simulator", ["-r", "__ns:=/ns", "-r", "__ns:=/"]) == "/ns"
+    assert remapped_namespace("simulator", ["-r", "other:__ns:=/ns"]) == "/"
+
+
+def test_an_override_addressed_to_another_node_is_ignored_with_a_warning(capsys):
+    """-p id_controller:kp:=... given to the simulator reaches no parameter of it: not checked
+    against the simulator's table (no 'declares no parameter' warning), but said once as
+    addressed to another node (a typo of the node's name is as silent in rclpy)."""
+    from robot_dynamics.cli.main import _check_parameter_names, early_refusal
+
+    rest = ["--ros-args", "-p", "simulater:rate:=abc", "-p", "id_controller:kp:=[1.0]"]
+    assert early_refusal("simulator", rest) is None
+    _check_parameter_names("simulator", rest)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2 and "declares no parameter" not in lines[1], lines
+    assert lines[0] == ("robot-dynamics simulator: warning: -p simulater:rate:=abc is addressed "
+                        "to node 'simulater'; this node runs as 'simulator' (it will be ignored)")
+
+
 def test_the_start_up_line_is_said_once_and_only_when_the_node_said_nothing(monkeypatch, capsys):
     """signals.mark_said is a test-and-set: _say_interrupted says the start-up line and marks
     it said, so a second call says nothing; after the node's own closing line, nothing."""
