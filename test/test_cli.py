@@ -89,7 +89,7 @@ _SIM = ["sim", "--robot", "planar_2r"]
 
 
 @pytest.mark.parametrize("args, needle", [
-    (["sim", "--robot", "bogus"], "no bundled urdf file 'bogus'"),
+    (["sim", "--robot", "bogus"], "robot 'bogus' is neither a bundled robot nor a file that exists"),
     (_SIM + ["--friction", "nosuch"], "no bundled friction config 'nosuch' (and no such file)"),
     (_SIM + ["--plant-friction", "nosuch"], "no bundled friction config 'nosuch'"),
     (_SIM + ["--model-friction", "/nonexistent/f.yaml"], "/nonexistent/f.yaml: no such file"),
@@ -98,7 +98,7 @@ _SIM = ["sim", "--robot", "planar_2r"]
     (_SIM + ["--plot", "/nonexistent-folder/demo.png"], "does not exist"),
     (["identify", "arm7", "/nonexistent/bag", "-o", "f.yaml"], "/nonexistent/bag: no such bag"),
     (["identify", "arm8", "/nonexistent/bag", "-o", "f.yaml"], "did you mean 'arm7'?"),
-    (["record", "--robot", "nope"], "no bundled urdf file 'nope'"),
+    (["record", "--robot", "nope"], "robot 'nope' is neither a bundled robot nor a file that exists"),
     (["record", "--friction", "nope"], "no bundled friction config 'nope'"),
     # a node's -p overrides: a value out of range or not among the choices, an unknown robot
     (["simulator", "--ros-args", "-p", "rate:=-5.0"],
@@ -131,7 +131,7 @@ _SIM = ["sim", "--robot", "planar_2r"]
     (["id_controller", "--ros-args", "--params-file", "/nonexistent/params.yaml"],
      "--params-file /nonexistent/params.yaml: no such file"),
     (["dynamics_model", "--ros-args", "-p", "robot:=arm8"],
-     "parameter robot: no bundled urdf file 'arm8' (and no such file); did you mean 'arm7'?"),
+     "parameter robot: robot 'arm8' is neither a bundled robot nor a file that exists; did you mean 'arm7'?"),
 ])
 def test_mistakes_are_refused_before_importing_the_kernels(args, needle):
     """A mistyped robot, log, friction/actuator/controller config, output path or node
@@ -250,8 +250,8 @@ def test_the_start_up_line_is_said_once_and_only_when_the_node_said_nothing(monk
 
 
 @pytest.mark.parametrize("args, needle", [
-    (["sim", "--robot", "nope"], "no bundled urdf file 'nope'"),
-    (["sim", "--robot", "arm8"], "did you mean 'arm7'? bundled: ['arm7', 'arm7_gripper',"),
+    (["sim", "--robot", "nope"], "robot 'nope' is neither a bundled robot nor a file that exists"),
+    (["sim", "--robot", "arm8"], "did you mean 'arm7'? bundled robots: arm7, arm7_gripper,"),
     (["sim", "--friction", "arm7_fricton"], "did you mean 'arm7_friction'?"),
     # a friction name lists the friction configs only
     (["sim", "--friction", "bogus"], "bundled: ['arm7_friction', 'arm7_gripper_friction', "
@@ -391,7 +391,7 @@ def test_node_mistakes_are_one_line_exit_2(args, needle):
 
 
 @pytest.mark.parametrize("node, entry, needle", [
-    ("simulator", "robot: nonexistent", "parameter robot: no bundled urdf file 'nonexistent'"),
+    ("simulator", "robot: nonexistent", "parameter robot: robot 'nonexistent' is neither a bundled robot nor a file that exists"),
     ("simulator", "rate: -5.0", "parameter rate: -5.0 is out of range [10.0, 100000.0]"),
     ("simulator", "publish_every: 0", "parameter publish_every: 0 is out of range [1, 100000]"),
     ("simulator", "rate: fast", "parameter rate: expected type double, got 'fast' of type "
