@@ -89,7 +89,8 @@ _SIM = ["sim", "--robot", "planar_2r"]
 
 
 @pytest.mark.parametrize("args, needle", [
-    (["sim", "--robot", "bogus"], "robot 'bogus' is neither a bundled robot nor a file that exists"),
+    (["sim", "--robot", "bogus"], "robot 'bogus' is neither a bundled robot nor a file that "
+     "exists"),
     (_SIM + ["--friction", "nosuch"], "no bundled friction config 'nosuch' (and no such file)"),
     (_SIM + ["--plant-friction", "nosuch"], "no bundled friction config 'nosuch'"),
     (_SIM + ["--model-friction", "/nonexistent/f.yaml"], "/nonexistent/f.yaml: no such file"),
@@ -98,7 +99,8 @@ _SIM = ["sim", "--robot", "planar_2r"]
     (_SIM + ["--plot", "/nonexistent-folder/demo.png"], "does not exist"),
     (["identify", "arm7", "/nonexistent/bag", "-o", "f.yaml"], "/nonexistent/bag: no such bag"),
     (["identify", "arm8", "/nonexistent/bag", "-o", "f.yaml"], "did you mean 'arm7'?"),
-    (["record", "--robot", "nope"], "robot 'nope' is neither a bundled robot nor a file that exists"),
+    (["record", "--robot", "nope"], "robot 'nope' is neither a bundled robot nor a file that "
+     "exists"),
     (["record", "--friction", "nope"], "no bundled friction config 'nope'"),
     # a node's -p overrides: a value out of range or not among the choices, an unknown robot
     (["simulator", "--ros-args", "-p", "rate:=-5.0"],
@@ -131,7 +133,8 @@ _SIM = ["sim", "--robot", "planar_2r"]
     (["id_controller", "--ros-args", "--params-file", "/nonexistent/params.yaml"],
      "--params-file /nonexistent/params.yaml: no such file"),
     (["dynamics_model", "--ros-args", "-p", "robot:=arm8"],
-     "parameter robot: robot 'arm8' is neither a bundled robot nor a file that exists; did you mean 'arm7'?"),
+     "parameter robot: robot 'arm8' is neither a bundled robot nor a file that exists; did you "
+     "mean 'arm7'?"),
 ])
 def test_mistakes_are_refused_before_importing_the_kernels(args, needle):
     """A mistyped robot, log, friction/actuator/controller config, output path or node
@@ -262,6 +265,19 @@ def test_the_start_up_line_is_said_once_and_only_when_the_node_said_nothing(monk
     (["sim", "--plot", "demo.txt"], "unknown image format"),
     (["sim", "--move-time", "abc"], "not a number"),
     (["sim", "--move-time", "-1"], "must be > 0"),
+    # a run whose states would not fit (every one is recorded), or a move between two states
+    (["sim", "--move-time", "1e12"], "--move-time: 1e+12 s makes the run 3e+15 steps (3 moves "
+     "of --move-time 1e+12 s + --settle 1 s = 3e+12 s at --rate 1000 Hz); at most 2e+06 steps "
+     "(2000 s of simulation at that rate): every state is recorded"),
+    (["sim", "--settle", "1e12"], "--settle: 1e+12 s makes the run 1e+15 steps"),
+    (["sim", "--move-time", "600", "--rate", "2000"], "--move-time: 600 s makes the run"),
+    (["sim", "--scenario", "payload", "--move-time", "300"], "at --rate 1000 Hz in each of 3 "
+     "runs); at most 2e+06 steps (666.667 s of simulation"),
+    (["sim", "--scenario", "press", "--press-forces", "5", "--move-time", "1e5"],
+     "(the press path of 1 forces, 5 × --move-time 100000 s + --settle 0.5 s"),
+    (["sim", "--move-time", "1e-9"], "--move-time: 1e-09 s is shorter than 10 steps of the "
+     "simulator (0.01 s at --rate 1000 Hz): the moves would fall between its states"),
+    (["sim", "--move-time", "0.05", "--rate", "100"], "shorter than 10 steps"),
     (["sim", "--tolerance", "nan"], "not finite"),
     (["sim", "--model-friction", "nope"], "no bundled friction config 'nope'"),
     # a path that does not exist is named as a missing file, not a list of bundled names
@@ -320,6 +336,30 @@ def test_sim_mistakes_are_one_line_exit_2(args, needle, tmp_path, capsys, monkey
     import rclpy
 
     assert not rclpy.ok()  # no context was created
+
+
+@pytest.mark.parametrize("args", [["--move-time", "600"], ["--settle", "1990"],
+                                  ["--rate", "100000", "--move-time", "4"],
+                                  ["--move-time", "0.01"], ["--settle", "0"],
+                                  ["--scenario", "press", "--move-time", "100"],
+                                  ["--scenario", "payload", "--move-time", "200"]])
+def test_sim_long_but_finite_timing_is_not_refused(args):
+    """Up to the bound (2e6 steps, all runs), and down to 10 steps a move, a run is taken."""
+    from robot_dynamics.ros.demo.arguments import build_parser, timing_refusal
+
+    assert timing_refusal(build_parser().parse_args(args)) is None
+
+
+def test_demo_moves_are_what_the_timing_check_counts():
+    """DEMO_MOVES (what `sim` bounds before loading anything) is the demo trajectory's count of
+    moves, for a bundled robot's own poses and for the poses made from a URDF's limits."""
+    from robot_dynamics.parsers.resources import robot_path
+    from robot_dynamics.parsers.urdf import load_urdf
+    from robot_dynamics.ros.demo.scenario import DEMO_MOVES, demo_trajectory
+
+    for robot in ("arm7", "planar_2r"):
+        traj = demo_trajectory(load_urdf(robot_path(robot)), robot, 0.7)
+        assert traj.duration == pytest.approx(DEMO_MOVES * 0.7, rel=1e-12), robot
 
 
 def test_sim_controller_gains_the_node_refuses_are_one_line(tmp_path, capsys):
@@ -391,7 +431,8 @@ def test_node_mistakes_are_one_line_exit_2(args, needle):
 
 
 @pytest.mark.parametrize("node, entry, needle", [
-    ("simulator", "robot: nonexistent", "parameter robot: robot 'nonexistent' is neither a bundled robot nor a file that exists"),
+    ("simulator", "robot: nonexistent", "parameter robot: robot 'nonexistent' is neither a "
+     "bundled robot nor a file that exists"),
     ("simulator", "rate: -5.0", "parameter rate: -5.0 is out of range [10.0, 100000.0]"),
     ("simulator", "publish_every: 0", "parameter publish_every: 0 is out of range [1, 100000]"),
     ("simulator", "rate: fast", "parameter rate: expected type double, got 'fast' of type "

@@ -96,6 +96,13 @@ def _blend(s):
     return 10 * s ** 3 - 15 * s ** 4 + 6 * s ** 5
 
 
+def press_duration(forces: int, move_time: float = 1.0) -> float:
+    """Seconds of :func:`press_reference`'s path for ``forces`` pressing levels: the approach
+    and the retreat (``move_time`` each) and, per level, pressing to it (half), dwelling (a
+    quarter), the slide there and back (``move_time`` each) and dwelling again (a quarter)."""
+    return (2.0 + 3.0 * forces) * float(move_time)
+
+
 def press_reference(model, contact, q_start, forces, kp, *, slide, move_time=1.0,
                     sample=0.01):
     """The press path's joint reference from ``q_start`` (module docstring): (JointTrajectory,
