@@ -123,6 +123,13 @@ def test_command_runs_a_tiny_study(tmp_path):
     (["--friction-scale", "0.5:2"], "--friction-scale: '0.5:2' is not a level list"),
     (["--gain-scale", "0"], "--gain-scale: values must be > 0"),
     (["--duration", "-1"], "--duration: expected a positive number"),
+    # a rollout whose per-step reference would not fit in memory (1e12 s hung, then filled it)
+    (["--duration", "1e12"], "robot-dynamics sweep: --duration: 1e+12 s is 1e+15 steps of "
+     "0.001 s a rollout; at most 2e+06 (2000 s at that step): the reference is sampled and held "
+     "at every step"),
+    (["--duration", "2001"], "--duration: 2001 s is 2.001e+06 steps of 0.001 s a rollout"),
+    (["--duration", "30", "--dt", "1e-5"], "--duration: 30 s is 3e+06 steps of 1e-05 s a "
+     "rollout; at most 2e+06 (20 s at that step)"),
     (["--workers", "0"], "--workers: expected a whole number ≥ 1"),
     # a move of nothing, backwards, not a number or past a turn: no study to run
     (["--move", "0"], "robot-dynamics sweep: --move: expected a number in (0, 6.2832] (every "
@@ -209,3 +216,19 @@ def test_make_study_refuses_a_move_of_nothing(move):
 
     with pytest.raises(InputError, match=r"^move: expected a number in \(0, 6.2832\]"):
         make_study("planar_2r", move=move)
+
+
+def test_make_study_refuses_a_rollout_too_long_before_loading_the_robot(monkeypatch):
+    """The API bounds a rollout as the command does (MAX_STEPS), before the robot loads; the
+    bound itself (2000 s at 1 kHz) is taken."""
+    from robot_dynamics.errors import InputError
+    import robot_dynamics.simulation.sweep as sweep
+
+    def no_plant(*args):
+        raise AssertionError("the robot was loaded")
+
+    monkeypatch.setattr(sweep, "Plant", no_plant)
+    with pytest.raises(InputError, match=r"^duration: 1e\+12 s is 1e\+15 steps of 0.001 s"):
+        sweep.make_study("planar_2r", duration=1e12)
+    assert sweep.steps_refusal(2000.0, 1e-3) is None and sweep.MAX_STEPS == 2_000_000
+    assert sweep.steps_refusal(2000.5, 1e-3) is not None

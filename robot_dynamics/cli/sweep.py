@@ -90,7 +90,8 @@ def build_parser():
     p.add_argument("--bins", type=int, default=3,
                    help="random design: table bins per factor (default: %(default)s)")
     p.add_argument("--duration", type=float, default=1.5, metavar="S",
-                   help="simulated time per rollout [s] (default: %(default)s)")
+                   help="simulated time per rollout [s], at most 2e6 steps of --dt "
+                        "(default: %(default)s)")
     p.add_argument("--move-time", type=float, default=1.0, metavar="S",
                    help="duration of the move [s] (default: %(default)s)")
     p.add_argument("--move", type=float, default=0.4, metavar="RAD",
@@ -204,6 +205,11 @@ def main(argv) -> int:
         if args.duration < args.dt:
             raise InputError(f"--duration: {args.duration:g} s is less than one step "
                              f"(--dt {args.dt:g} s)")
+        from robot_dynamics.simulation.sweep import steps_refusal
+
+        why = steps_refusal(args.duration, args.dt)
+        if why is not None:
+            raise InputError(why)  # "duration: ...", named --duration by _named
         if min(factors["gain_scale"]) <= 0:
             raise InputError("--gain-scale: values must be > 0")
         if args.move_time > args.duration:

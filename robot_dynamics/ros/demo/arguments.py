@@ -181,9 +181,11 @@ def build_parser():
     parser.add_argument("--mode", default="lockstep", choices=["lockstep", "realtime", "fast"],
                         help="see 'simulation modes' below (default lockstep)")
     parser.add_argument("--move-time", type=number(float, 0.0), default=None,
-                        help="seconds per demo move (default: the robot's, else 2)")
+                        help="seconds per demo move, at least 10 steps of --rate (default: "
+                             "the robot's, else 2); the run may take at most 2e6 steps in all")
     parser.add_argument("--settle", type=number(float, 0.0, strict_low=False), default=None,
-                        help="seconds simulated after the last move (default 1)")
+                        help="seconds simulated after the last move (default 1; the run may "
+                             "take at most 2e6 steps in all)")
     parser.add_argument("--no-friction-compensation", action="store_true",
                         help="controller ignores friction (to see what compensation buys)")
     parser.add_argument("--tolerance", type=number(float, 0.0), default=0.01,
