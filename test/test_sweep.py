@@ -114,7 +114,8 @@ def test_command_runs_a_tiny_study(tmp_path):
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--robot", "no_such_robot"], "robot-dynamics sweep: --robot: robot 'no_such_robot' is neither"),
+    (["--robot", "no_such_robot"],
+     "robot-dynamics sweep: --robot: robot 'no_such_robot' is neither"),
     (["--friction-scale=-1,1"], "--friction-scale: values must be finite and ≥ 0"),
     (["--payload", "a,b"], "--payload: expected numbers"),
     (["--samples", "4", "--perturbation", "0.2:0.1"], "--perturbation: range 0.2:0.1 has lo > hi"),
