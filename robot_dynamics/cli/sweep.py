@@ -119,6 +119,8 @@ def _values(option, text, random):
     (grid: n evenly spaced levels)."""
     import numpy as np
 
+    from robot_dynamics.simulation.sweep import MAX_ROLLOUTS
+
     try:
         parts = [float(x) for x in text.split(":" if ":" in text else ",")]
     except ValueError:
@@ -130,6 +132,9 @@ def _values(option, text, random):
         return parts
     if random and len(parts) == 2:
         return parts
+    if not random and len(parts) == 3 and parts[2].is_integer() and parts[2] > MAX_ROLLOUTS:
+        raise InputError(f"{option}: {text!r} asks {parts[2]:g} levels; at most "
+                         f"{MAX_ROLLOUTS:.0e} rollouts in all")  # (linspace would fill memory)
     if not random and len(parts) == 3 and parts[2].is_integer() and parts[2] >= 1:
         return [float(x) for x in np.linspace(parts[0], parts[1], int(parts[2]))]
     raise InputError(f"{option}: {text!r} is not a "
