@@ -1352,7 +1352,8 @@ def _assert_clean_end(code, node):
 
 
 @pytest.mark.parametrize("argv", [["sim", "--help"], ["simulator", "--help"],
-                                  ["id_controller", "--help"], ["dynamics_model", "--help"]])
+                                  ["id_controller", "--help"], ["dynamics_model", "--help"],
+                                  ["record", "--help"], ["identify", "--help"]])
 def test_help_lists_every_bundled_robot(argv, capsys):
     """--help names the full bundled robot list (the one the unknown-robot error gives), not a
     few names and '...'."""
@@ -1370,4 +1371,4 @@ def test_help_lists_every_bundled_robot(argv, capsys):
     assert f"({', '.join(robots)})" in text
     with pytest.raises(rd.ModelError) as exc:
         robot_path("no_such_robot")
-    assert f"bundled: {robots}" in str(exc.value)
+    assert f"bundled robots: {', '.join(robots)} (or a URDF" in str(exc.value)

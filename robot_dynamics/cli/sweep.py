@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import sys
+import textwrap
 import time
 
 from robot_dynamics.errors import (HelpFormatter, InputError, ModelError, NumbersAction,
@@ -57,9 +58,10 @@ def build_parser():
 
     p = OneLineParser(
         prog="robot-dynamics sweep", formatter_class=HelpFormatter,
-        description="Robustness study: many simulated rollouts of a tracking task over friction "
-                    "scale, payload, initial-state perturbation and controller gains; prints the "
-                    "distribution per factor level, writes a CSV (and a plot).", epilog=EPILOG)
+        description=textwrap.fill(
+            "Robustness study: many simulated rollouts of a tracking task over friction scale, "
+            "payload, initial-state perturbation and controller gains; prints the distribution "
+            "per factor level, writes a CSV (and a plot).", 90), epilog=EPILOG)
     p.add_argument("--robot", default="arm7", help=robot_help() + " (default: %(default)s)")
     p.add_argument("--friction", default="default",
                    help="nominal friction: a YAML file, a bundled config name, or none "

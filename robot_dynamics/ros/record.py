@@ -30,6 +30,7 @@ import sys
 import numpy as np
 
 from robot_dynamics.errors import OneLineParser
+from robot_dynamics.parsers.resources import robot_help
 from robot_dynamics.ros.demo.arguments import number
 from robot_dynamics.ros.demo.config import UsageError, check_config_names
 from robot_dynamics.ros.demo.session import (Interrupted, Progress, Signals, private_namespace,
@@ -133,7 +134,7 @@ def main(argv=None):
     parser = OneLineParser(prog="robot-dynamics record", description="record a friction-identification "
                      "run of the simulator node into a ROS 2 bag (then: robot-dynamics identify)")
     parser.add_argument("--robot", default="arm7",
-                        help="bundled robot name, URDF path or .urdf.xacro path (default arm7)")
+                        help=f"{robot_help()} (default arm7)")
     parser.add_argument("--friction", default="",
                         help="friction of the simulated arm and the controller's model: bundled "
                              "name, YAML path or 'none' (default: the robot's <robot>_friction "
