@@ -185,6 +185,16 @@ def main(argv) -> int:
                 raise InputError(f"{option}: values must be finite and ≥ 0, got "
                                  f"{args.__dict__[name if name != 'payload_mass' else 'payload']}")
         com = list(args.payload_com)
+        from robot_dynamics.ros.payload import com_refusal, mass_refusal
+
+        # the nodes' payload limits, in sim's words (1e300 kg overflowed inverse_dynamics: "model
+        # or gravity too large?"; a centre of mass 1e300 m out ran)
+        why = mass_refusal(max(factors["payload_mass"]))
+        if why is not None:
+            raise InputError(f"--payload: {why}")
+        why = com_refusal(com)
+        if why is not None:
+            raise InputError(f"--payload-com: {why}")
         for option, value in (("--samples", args.samples), ("--workers", args.workers)):
             if value is not None and value < 1:
                 raise InputError(f"{option}: expected a whole number ≥ 1, got {value}")
