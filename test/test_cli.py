@@ -313,6 +313,10 @@ def test_the_start_up_line_is_said_once_and_only_when_the_node_said_nothing(monk
     (["sim", "--scenario", "press", "--press-surface", "wall"], "invalid choice"),
     (["sim", "--scenario", "press", "--robot", "planar_2r", "--press-link", "tol"],
      "--press-link: "),
+    # record keeps every state until the bag is written: --duration 1e12 was a MemoryError
+    # traceback (364 TiB for the excitation's samples)
+    (["record", "--duration", "1e12", "--out", "rb"], "robot-dynamics record: --duration: 1e+12 s "
+     "is 1e+15 steps at the simulator's 1000 Hz; at most 2e+06 (2000 s): every state is kept"),
     # outputs that cannot be written: refused before the fit or the derivation
     (["identify", "arm7", "log.npz", "-o", "/nonexistent-folder/f.yaml"],
      "-o /nonexistent-folder/f.yaml: folder /nonexistent-folder does not exist"),
