@@ -89,7 +89,8 @@ _SIM = ["sim", "--robot", "planar_2r"]
 
 
 @pytest.mark.parametrize("args, needle", [
-    (["sim", "--robot", "bogus"], "no bundled urdf file 'bogus'"),
+    (["sim", "--robot", "bogus"], "robot 'bogus' is neither a bundled robot nor a file that "
+     "exists"),
     (_SIM + ["--friction", "nosuch"], "no bundled friction config 'nosuch' (and no such file)"),
     (_SIM + ["--plant-friction", "nosuch"], "no bundled friction config 'nosuch'"),
     (_SIM + ["--model-friction", "/nonexistent/f.yaml"], "/nonexistent/f.yaml: no such file"),
@@ -98,7 +99,8 @@ _SIM = ["sim", "--robot", "planar_2r"]
     (_SIM + ["--plot", "/nonexistent-folder/demo.png"], "does not exist"),
     (["identify", "arm7", "/nonexistent/bag", "-o", "f.yaml"], "/nonexistent/bag: no such bag"),
     (["identify", "arm8", "/nonexistent/bag", "-o", "f.yaml"], "did you mean 'arm7'?"),
-    (["record", "--robot", "nope"], "no bundled urdf file 'nope'"),
+    (["record", "--robot", "nope"], "robot 'nope' is neither a bundled robot nor a file that "
+     "exists"),
     (["record", "--friction", "nope"], "no bundled friction config 'nope'"),
     # a node's -p overrides: a value out of range or not among the choices, an unknown robot
     (["simulator", "--ros-args", "-p", "rate:=-5.0"],
@@ -131,7 +133,8 @@ _SIM = ["sim", "--robot", "planar_2r"]
     (["id_controller", "--ros-args", "--params-file", "/nonexistent/params.yaml"],
      "--params-file /nonexistent/params.yaml: no such file"),
     (["dynamics_model", "--ros-args", "-p", "robot:=arm8"],
-     "parameter robot: no bundled urdf file 'arm8' (and no such file); did you mean 'arm7'?"),
+     "parameter robot: robot 'arm8' is neither a bundled robot nor a file that exists; did you "
+     "mean 'arm7'?"),
 ])
 def test_mistakes_are_refused_before_importing_the_kernels(args, needle):
     """A mistyped robot, log, friction/actuator/controller config, output path or node
@@ -180,6 +183,57 @@ def test_a_node_prefixed_override_follows_the_remapped_node_name(remap):
     assert remapped_name("simulator", remap + ["-r", "__node:=third"]) == "other"
 
 
+@pytest.mark.parametrize("override", ["/ns/simulator:rate:=abc", "/**:rate:=abc", "*:rate:=abc",
+                                      "**:rate:=abc", "/simulator:rate:=abc", "a:b:rate:=abc"])
+def test_a_node_prefix_rcl_refuses_is_one_clear_line(override):
+    """rcl takes -p [NODE:]NAME:=VALUE with NODE a plain token (rclpy 9.1.2 refuses /ns/node:,
+    /**: and *: with "Expected lexeme type 22, got 5 at index 13, at .../lexer_lookahead.c"):
+    refused before the start-up in words that say what to write instead."""
+    from robot_dynamics.cli.main import early_refusal
+
+    why = early_refusal("simulator", ["--ros-args", "-p", override])
+    assert why is not None and why.startswith(f"-p {override}: rcl takes -p [NODE:]NAME:=VALUE")
+    assert "-p rate:=abc reaches every node" in why
+
+
+@pytest.mark.parametrize("remap", [["-r", "__ns:=/ns"], ["--remap", "simulator:__ns:=/a/b"],
+                                   ["-r", "__node:=other", "-r", "other:__ns:=/ns"]])
+def test_a_node_prefixed_override_does_not_reach_a_node_in_a_namespace(remap, capsys):
+    """rclpy 9.1.2: -r __ns:=/ns -p simulator:rate:=5.0 leaves rate at its default (rcl matches
+    NODE as /NODE against the fully qualified name), so the early check must not refuse what
+    the node never gets, and says once that the override is ignored; a bare -p NAME:=VALUE
+    still reaches it. The first __ns rule addressed to the node applies."""
+    from robot_dynamics.cli.main import _check_parameter_names, early_refusal, remapped_namespace
+
+    node = "other" if "other:__ns:=/ns" in remap else "simulator"
+    assert remapped_namespace(node, remap) in ("/ns", "/a/b")
+    assert early_refusal("simulator", ["--ros-args"] + remap + ["-p", f"{node}:rate:=abc"]) \
+        is None
+    assert "got 'abc'" in early_refusal("simulator", ["--ros-args"] + remap + ["-p", "rate:=abc"])
+    _check_parameter_names("simulator", ["--ros-args"] + remap + ["-p", f"{node}:rate:=abc"])
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"-p {node}:rate:=abc is addressed to node {node!r}" in err \
+        and "runs in namespace" in err and "(it will be ignored)" in err, err
+    # rcl's first matching rule: a later __ns:=/ does not bring the node back to the root
+    assert remapped_namespace("simulator", ["-r", "__ns:=/ns", "-r", "__ns:=/"]) == "/ns"
+    assert remapped_namespace("simulator", ["-r", "other:__ns:=/ns"]) == "/"
+
+
+def test_an_override_addressed_to_another_node_is_ignored_with_a_warning(capsys):
+    """-p id_controller:kp:=... given to the simulator reaches no parameter of it: not checked
+    against the simulator's table (no 'declares no parameter' warning), but said once as
+    addressed to another node (a typo of the node's name is as silent in rclpy)."""
+    from robot_dynamics.cli.main import _check_parameter_names, early_refusal
+
+    rest = ["--ros-args", "-p", "simulater:rate:=abc", "-p", "id_controller:kp:=[1.0]"]
+    assert early_refusal("simulator", rest) is None
+    _check_parameter_names("simulator", rest)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2 and "declares no parameter" not in lines[1], lines
+    assert lines[0] == ("robot-dynamics simulator: warning: -p simulater:rate:=abc is addressed "
+                        "to node 'simulater'; this node runs as 'simulator' (it will be ignored)")
+
+
 def test_the_start_up_line_is_said_once_and_only_when_the_node_said_nothing(monkeypatch, capsys):
     """signals.mark_said is a test-and-set: _say_interrupted says the start-up line and marks
     it said, so a second call says nothing; after the node's own closing line, nothing."""
@@ -199,8 +253,8 @@ def test_the_start_up_line_is_said_once_and_only_when_the_node_said_nothing(monk
 
 
 @pytest.mark.parametrize("args, needle", [
-    (["sim", "--robot", "nope"], "no bundled urdf file 'nope'"),
-    (["sim", "--robot", "arm8"], "did you mean 'arm7'? bundled: ['arm7', 'arm7_gripper',"),
+    (["sim", "--robot", "nope"], "robot 'nope' is neither a bundled robot nor a file that exists"),
+    (["sim", "--robot", "arm8"], "did you mean 'arm7'? bundled robots: arm7, arm7_gripper,"),
     (["sim", "--friction", "arm7_fricton"], "did you mean 'arm7_friction'?"),
     # a friction name lists the friction configs only
     (["sim", "--friction", "bogus"], "bundled: ['arm7_friction', 'arm7_gripper_friction', "
@@ -211,6 +265,19 @@ def test_the_start_up_line_is_said_once_and_only_when_the_node_said_nothing(monk
     (["sim", "--plot", "demo.txt"], "unknown image format"),
     (["sim", "--move-time", "abc"], "not a number"),
     (["sim", "--move-time", "-1"], "must be > 0"),
+    # a run whose states would not fit (every one is recorded), or a move between two states
+    (["sim", "--move-time", "1e12"], "--move-time: 1e+12 s makes the run 3e+15 steps (3 moves "
+     "of --move-time 1e+12 s + --settle 1 s = 3e+12 s at --rate 1000 Hz); at most 2e+06 steps "
+     "(2000 s of simulation at that rate): every state is recorded"),
+    (["sim", "--settle", "1e12"], "--settle: 1e+12 s makes the run 1e+15 steps"),
+    (["sim", "--move-time", "600", "--rate", "2000"], "--move-time: 600 s makes the run"),
+    (["sim", "--scenario", "payload", "--move-time", "300"], "at --rate 1000 Hz in each of 3 "
+     "runs); at most 2e+06 steps (666.667 s of simulation"),
+    (["sim", "--scenario", "press", "--press-forces", "5", "--move-time", "1e5"],
+     "(the press path of 1 forces, 5 × --move-time 100000 s + --settle 0.5 s"),
+    (["sim", "--move-time", "1e-9"], "--move-time: 1e-09 s is shorter than 10 steps of the "
+     "simulator (0.01 s at --rate 1000 Hz): the moves would fall between its states"),
+    (["sim", "--move-time", "0.05", "--rate", "100"], "shorter than 10 steps"),
     (["sim", "--tolerance", "nan"], "not finite"),
     (["sim", "--model-friction", "nope"], "no bundled friction config 'nope'"),
     # a path that does not exist is named as a missing file, not a list of bundled names
@@ -246,6 +313,10 @@ def test_the_start_up_line_is_said_once_and_only_when_the_node_said_nothing(monk
     (["sim", "--scenario", "press", "--press-surface", "wall"], "invalid choice"),
     (["sim", "--scenario", "press", "--robot", "planar_2r", "--press-link", "tol"],
      "--press-link: "),
+    # record keeps every state until the bag is written: --duration 1e12 was a MemoryError
+    # traceback (364 TiB for the excitation's samples)
+    (["record", "--duration", "1e12", "--out", "rb"], "robot-dynamics record: --duration: 1e+12 s "
+     "is 1e+15 steps at the simulator's 1000 Hz; at most 2e+06 (2000 s): every state is kept"),
     # outputs that cannot be written: refused before the fit or the derivation
     (["identify", "arm7", "log.npz", "-o", "/nonexistent-folder/f.yaml"],
      "-o /nonexistent-folder/f.yaml: folder /nonexistent-folder does not exist"),
@@ -269,6 +340,30 @@ def test_sim_mistakes_are_one_line_exit_2(args, needle, tmp_path, capsys, monkey
     import rclpy
 
     assert not rclpy.ok()  # no context was created
+
+
+@pytest.mark.parametrize("args", [["--move-time", "600"], ["--settle", "1990"],
+                                  ["--rate", "100000", "--move-time", "4"],
+                                  ["--move-time", "0.01"], ["--settle", "0"],
+                                  ["--scenario", "press", "--move-time", "100"],
+                                  ["--scenario", "payload", "--move-time", "200"]])
+def test_sim_long_but_finite_timing_is_not_refused(args):
+    """Up to the bound (2e6 steps, all runs), and down to 10 steps a move, a run is taken."""
+    from robot_dynamics.ros.demo.arguments import build_parser, timing_refusal
+
+    assert timing_refusal(build_parser().parse_args(args)) is None
+
+
+def test_demo_moves_are_what_the_timing_check_counts():
+    """DEMO_MOVES (what `sim` bounds before loading anything) is the demo trajectory's count of
+    moves, for a bundled robot's own poses and for the poses made from a URDF's limits."""
+    from robot_dynamics.parsers.resources import robot_path
+    from robot_dynamics.parsers.urdf import load_urdf
+    from robot_dynamics.ros.demo.scenario import DEMO_MOVES, demo_trajectory
+
+    for robot in ("arm7", "planar_2r"):
+        traj = demo_trajectory(load_urdf(robot_path(robot)), robot, 0.7)
+        assert traj.duration == pytest.approx(DEMO_MOVES * 0.7, rel=1e-12), robot
 
 
 def test_sim_controller_gains_the_node_refuses_are_one_line(tmp_path, capsys):
@@ -340,7 +435,8 @@ def test_node_mistakes_are_one_line_exit_2(args, needle):
 
 
 @pytest.mark.parametrize("node, entry, needle", [
-    ("simulator", "robot: nonexistent", "parameter robot: no bundled urdf file 'nonexistent'"),
+    ("simulator", "robot: nonexistent", "parameter robot: robot 'nonexistent' is neither a "
+     "bundled robot nor a file that exists"),
     ("simulator", "rate: -5.0", "parameter rate: -5.0 is out of range [10.0, 100000.0]"),
     ("simulator", "publish_every: 0", "parameter publish_every: 0 is out of range [1, 100000]"),
     ("simulator", "rate: fast", "parameter rate: expected type double, got 'fast' of type "
@@ -1260,7 +1356,8 @@ def _assert_clean_end(code, node):
 
 
 @pytest.mark.parametrize("argv", [["sim", "--help"], ["simulator", "--help"],
-                                  ["id_controller", "--help"], ["dynamics_model", "--help"]])
+                                  ["id_controller", "--help"], ["dynamics_model", "--help"],
+                                  ["record", "--help"], ["identify", "--help"]])
 def test_help_lists_every_bundled_robot(argv, capsys):
     """--help names the full bundled robot list (the one the unknown-robot error gives), not a
     few names and '...'."""
@@ -1278,4 +1375,4 @@ def test_help_lists_every_bundled_robot(argv, capsys):
     assert f"({', '.join(robots)})" in text
     with pytest.raises(rd.ModelError) as exc:
         robot_path("no_such_robot")
-    assert f"bundled: {robots}" in str(exc.value)
+    assert f"bundled robots: {', '.join(robots)} (or a URDF" in str(exc.value)

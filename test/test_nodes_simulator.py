@@ -179,5 +179,5 @@ def test_bad_start_up_parameters_exit_2_with_one_line(bad_start):
     assert bad_start.returncode == 2, (out, err)
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
-    assert lines[0].startswith("robot-dynamics simulator: parameter robot: no bundled urdf file "
-                               "'nonexistent'")
+    assert lines[0].startswith("robot-dynamics simulator: parameter robot: robot 'nonexistent' is "
+                               "neither a bundled robot nor a file that exists")

@@ -8,7 +8,7 @@ import pytest
 
 import robot_dynamics as rd
 from robot_dynamics.control.press import (contact_point, inverse_position, point_jacobian,
-                                          press_offset, press_reference)
+                                          press_duration, press_offset, press_reference)
 from robot_dynamics.errors import InputError
 from robot_dynamics.parsers.resources import robot_path
 from robot_dynamics.simulation.contact import PlaneContact
@@ -61,6 +61,8 @@ def test_press_reference_path(arm):
     traj, levels = press_reference(model, contact, Q0, [0.0, 20.0], KP, slide=slide,
                                    move_time=0.5)
     np.testing.assert_allclose(traj.positions[0], Q0)
+    # the length `sim --scenario press` bounds before it loads anything (press_duration)
+    assert traj.duration == pytest.approx(press_duration(2, 0.5), rel=1e-12)
     # back up where it started (the posture may differ by the least-norm steps' drift)
     np.testing.assert_allclose(contact_point(model, data, traj.positions[-1], contact), x0,
                                atol=1e-9)
@@ -85,6 +87,12 @@ def test_press_reference_path(arm):
             assert depth(t)[0] > 2 * twenty.depth
     with pytest.raises(InputError, match="forces must be numbers ≥ 0"):
         press_reference(model, contact, Q0, [-1.0], KP, slide=slide)
+    # a force whose depth F/k is out of reach says so (it said only "cannot reach [...]")
+    with pytest.raises(InputError, match=r"^press: a force of 1e\+06 N puts the point 50 m into "
+                                         r"the surface \(its stiffness is 20000 N/m\): out of "
+                                         r"reach from [0-9.]+ N on; the point on 'tool0' "
+                                         r"cannot reach"):
+        press_reference(model, contact, Q0, [10.0, 1e6], KP, slide=slide)
 
 
 def test_reference_gives_the_force_under_computed_torque(arm):

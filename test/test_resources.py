@@ -80,8 +80,8 @@ def test_bundled_robots_are_listed_by_the_names_that_resolve(tmp_path, monkeypat
     assert resources.robot_path("two_arms") == str(urdf / "two_arms.urdf.xacro")
     assert resources.robot_path("arm.urdf.xacro") == str(urdf / "arm.urdf.xacro")
     assert resources.robot_path("two_arms.urdf.xacro") == str(urdf / "two_arms.urdf.xacro")
-    with pytest.raises(ModelError, match=r"did you mean 'two_arms'\? bundled: \['arm', "
-                                         r"'two_arms'\]$"):
+    with pytest.raises(ModelError, match=r"did you mean 'two_arms'\? bundled robots: arm, "
+                                         r"two_arms \(or a URDF or \.urdf\.xacro path\)$"):
         resources.robot_path("two_arm")
     calls = []
     robot_files = resources._robot_files
@@ -90,6 +90,21 @@ def test_bundled_robots_are_listed_by_the_names_that_resolve(tmp_path, monkeypat
     assert "(arm, two_arms)" in help_text and "e.g. the bundled arm.urdf.xacro" in help_text
     assert len(calls) == 2  # the folder's names once for the list, once for the twins (not
     # once per xacro file)
+
+
+def test_an_unknown_robot_is_named_with_the_bundled_ones(tmp_path, monkeypatch):
+    """`sim --robot nothing`: the message names the robot given, says it is neither a bundled
+    robot nor an existing file (it used to say "no bundled urdf file", the folder's name), and
+    lists the bundled names as --help does (robot_help's list, not a Python list)."""
+    from robot_dynamics.parsers.resources import bundled_robots, robot_help, robot_path
+
+    monkeypatch.chdir(tmp_path)  # no file 'nothing' here
+    with pytest.raises(ModelError) as err:
+        robot_path("nothing")
+    listed = ", ".join(bundled_robots())
+    assert str(err.value) == (f"robot 'nothing' is neither a bundled robot nor a file that "
+                              f"exists; bundled robots: {listed} (or a URDF or .urdf.xacro path)")
+    assert f"({listed})" in robot_help()
 
 
 def test_every_listed_robot_resolves():

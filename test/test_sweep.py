@@ -114,7 +114,8 @@ def test_command_runs_a_tiny_study(tmp_path):
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--robot", "no_such_robot"], "robot-dynamics sweep: --robot: no bundled urdf file 'no_such_robot'"),
+    (["--robot", "no_such_robot"],
+     "robot-dynamics sweep: --robot: robot 'no_such_robot' is neither"),
     (["--friction-scale=-1,1"], "--friction-scale: values must be finite and ≥ 0"),
     (["--payload", "a,b"], "--payload: expected numbers"),
     (["--samples", "4", "--perturbation", "0.2:0.1"], "--perturbation: range 0.2:0.1 has lo > hi"),
@@ -123,6 +124,28 @@ def test_command_runs_a_tiny_study(tmp_path):
     (["--friction-scale", "0.5:2"], "--friction-scale: '0.5:2' is not a level list"),
     (["--gain-scale", "0"], "--gain-scale: values must be > 0"),
     (["--duration", "-1"], "--duration: expected a positive number"),
+    # a rollout whose per-step reference would not fit in memory (1e12 s hung, then filled it)
+    (["--duration", "1e12"], "robot-dynamics sweep: --duration: 1e+12 s is 1e+15 steps of "
+     "0.001 s a rollout; at most 2e+06 (2000 s at that step): the reference is sampled and held "
+     "at every step"),
+    (["--duration", "2001"], "--duration: 2001 s is 2.001e+06 steps of 0.001 s a rollout"),
+    # studies too large for memory (--samples 1e9 was numpy's MemoryError traceback, a grid of
+    # 0:1:1e12 levels would fill memory in linspace), values that overflowed or ran meaningless
+    (["--samples", "1000000000"], "robot-dynamics sweep: --samples: 1000000000 rollouts; at "
+     "most 1e+06: each rollout keeps its spec (~1 kB) and its summary in memory"),
+    (["--repeats", "1000000000"], "--repeats: the grid's 1 × 1 × 1 × 1 levels × 1000000000 "
+     "repeats make 1e+09 rollouts; at most 1e+06"),
+    (["--friction-scale", "0:1:1000", "--payload", "0:1:1001"], "--payload: the grid's 1000 × "
+     "1001 × 1 × 1 levels × 1 repeats make 1.001e+06 rollouts"),
+    (["--friction-scale", "0:1:1e12"], "--friction-scale: '0:1:1e12' asks 1e+12 levels; at most "
+     "1e+06 rollouts in all"),
+    (["--payload", "1e300"], "--payload: expected a number from 0 to 10000 (kg, not g?; 0 = no "
+     "payload), got 1e+300"),
+    (["--samples", "3", "--payload", "0:1e5"], "--payload: expected a number from 0 to 10000"),
+    (["--payload-com", "1e300,0,0"], "--payload-com: 1e+300 m from the link origin (at most 10 m"),
+    (["--gain-scale", "1e300"], "--gain-scale: 1e+300 makes K_p = 625·g² overflow (not finite)"),
+    (["--duration", "30", "--dt", "1e-5"], "--duration: 30 s is 3e+06 steps of 1e-05 s a "
+     "rollout; at most 2e+06 (20 s at that step)"),
     (["--workers", "0"], "--workers: expected a whole number ≥ 1"),
     # a move of nothing, backwards, not a number or past a turn: no study to run
     (["--move", "0"], "robot-dynamics sweep: --move: expected a number in (0, 6.2832] (every "
@@ -209,3 +232,32 @@ def test_make_study_refuses_a_move_of_nothing(move):
 
     with pytest.raises(InputError, match=r"^move: expected a number in \(0, 6.2832\]"):
         make_study("planar_2r", move=move)
+
+
+def test_make_study_refuses_a_rollout_too_long_before_loading_the_robot(monkeypatch):
+    """The API bounds a rollout as the command does (MAX_STEPS), before the robot loads; the
+    bound itself (2000 s at 1 kHz) is taken."""
+    from robot_dynamics.errors import InputError
+    import robot_dynamics.simulation.sweep as sweep
+
+    def no_plant(*args):
+        raise AssertionError("the robot was loaded")
+
+    monkeypatch.setattr(sweep, "Plant", no_plant)
+    with pytest.raises(InputError, match=r"^duration: 1e\+12 s is 1e\+15 steps of 0.001 s"):
+        sweep.make_study("planar_2r", duration=1e12)
+    assert sweep.steps_refusal(2000.0, 1e-3) is None and sweep.MAX_STEPS == 2_000_000
+    assert sweep.steps_refusal(2000.5, 1e-3) is not None
+
+
+def test_a_study_up_to_its_bounds_is_taken():
+    """The bounds refuse only past them: 1e6 rollouts (grid or random), 1e4 kg, 10 m."""
+    from robot_dynamics.simulation.sweep import MAX_ROLLOUTS, rollouts_refusal
+
+    assert MAX_ROLLOUTS == 1_000_000
+    grid = {"friction_scale": [0.0] * 1000, "payload_mass": [0.0] * 1000, "perturbation": [0.0],
+            "gain_scale": [1.0]}
+    assert rollouts_refusal(grid, None, 1) is None
+    assert rollouts_refusal(grid, None, 2).startswith(
+        "friction_scale: the grid's 1000 × 1000 × 1 × 1 levels × 2 repeats make 2e+06")
+    assert rollouts_refusal(grid, 1_000_000, 1) is None  # random: the samples alone count

@@ -16,6 +16,7 @@ import os
 import sys
 
 from robot_dynamics.errors import InputError, ModelError, OneLineParser, check_writable
+from robot_dynamics.parsers.resources import robot_help
 
 EPILOG_TAIL = """
 accelerations (--accelerations):
@@ -88,7 +89,7 @@ def build_parser():
         prog="robot-dynamics identify", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Fit joint friction laws to a recorded run (seed 004 eq. 2.7.5: "
                     "τ = fn∥ − τf, fn from Newton–Euler).", epilog=FORMATS + "\n" + EPILOG_TAIL)
-    parser.add_argument("robot", help="bundled robot name, URDF path or .urdf.xacro path")
+    parser.add_argument("robot", help=robot_help())
     parser.add_argument("--validate", default="strict", choices=["strict", "warn"],
                         help="URDF physics check: refuse (strict) or warn about unphysical bodies "
                              "(default strict)")

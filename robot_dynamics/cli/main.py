@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import sys
 
 # Nothing else at module level: the node executables run `from robot_dynamics.cli.main import
@@ -100,6 +101,35 @@ def remapped_name(name, rest) -> str:
     return name
 
 
+def remapped_namespace(name, rest) -> str:
+    """The namespace node ``name`` (its name after :func:`remapped_name`) runs in: rcl's first
+    ``-r``/``--remap [NODE:]__ns:=NS`` addressed to it (NODE: the remapped name, as rcl matches
+    it), else ``/``. Measured with rclpy 9.1.2 (``-r __node:=other -r other:__ns:=/ns`` puts
+    the node in /ns, ``simulator:__ns:=/ns`` then does not)."""
+    for flag, value in zip(rest, rest[1:]):
+        if flag not in ("-r", "--remap") or ":=" not in value:
+            continue
+        target, new = value.split(":=", 1)
+        prefix, _, key = target.rpartition(":")
+        if key == "__ns" and prefix in ("", name) and new:
+            return new
+    return "/"
+
+
+#: a NODE of ``-p NODE:NAME:=VALUE`` as rcl's lexer reads it (one token: no namespace, no
+#: wildcard, no dot; rcl refuses the rule otherwise, in words quoting its C sources)
+NODE_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def addressed(name, rest) -> str | None:
+    """The NODE prefix a ``-p NODE:NAME:=VALUE`` must have to reach node ``name``: its remapped
+    name when it runs in the root namespace, else None (rcl matches NODE against the node's
+    fully qualified name as /NODE: in a namespace no prefixed override reaches it, measured
+    with rclpy 9.1.2; a bare ``-p NAME:=VALUE`` reaches every node)."""
+    node = remapped_name(name, rest)
+    return node if remapped_namespace(node, rest) == "/" else None
+
+
 #: parameters every rclpy node declares itself (rclpy.time_source, rclpy.type_description_service)
 #: and the prefix of those rclpy.qos_overriding_options declares: not in the nodes' tables
 RCLPY_PARAMETERS = ("use_sim_time", "start_type_description_service")
@@ -107,11 +137,22 @@ RCLPY_PARAMETER_PREFIXES = ("qos_overrides.",)
 
 
 def _check_parameter_names(name, rest):
-    """Warn (one line each) about ``-p NAME:=...`` that the node does not declare: rclpy
-    ignores them silently, which hides a typo. rclpy's own parameters are declared too."""
+    """Warn (one line each) about ``-p NAME:=...`` that the node does not declare, and about
+    ``-p NODE:NAME:=...`` that does not reach it (another node's name, a typo, or the node in a
+    namespace): rclpy ignores them silently, which hides a typo. rclpy's own parameters are
+    declared too."""
     from robot_dynamics.ros.params import NODES as TABLES, find
 
-    for _, pname, _ in _overrides(rest):  # node:name:=value also allowed
+    node = addressed(name, rest)
+    for prefix, pname, text in _overrides(rest):
+        if prefix and prefix != node:
+            where = (f"runs as {remapped_name(name, rest)!r}" if node is not None else
+                     f"runs in namespace {remapped_namespace(remapped_name(name, rest), rest)}"
+                     ", where no NODE: prefix reaches it")
+            print(f"robot-dynamics {name}: warning: -p {prefix}:{pname}:={text} is addressed "
+                  f"to node {prefix!r}; this node {where} (it will be ignored)",
+                  file=sys.stderr)
+            continue
         if pname in RCLPY_PARAMETERS or pname.startswith(RCLPY_PARAMETER_PREFIXES):
             continue
         if find(TABLES[name][2], pname) is None:  # per-joint rows: any joint name
@@ -140,8 +181,13 @@ def early_refusal(name, rest):
             return f"{written}: expected NAME:=VALUE (e.g. -p robot:=arm7)"
         if flag == "--params-file" and value is not None and not os.path.isfile(value):
             return f"--params-file {value}: no such file"
+    for prefix, pname, text in _overrides(rest):
+        if prefix and not NODE_TOKEN.fullmatch(prefix):  # /ns/node:, /**:, *:
+            return (f"-p {prefix}:{pname}:={text}: rcl takes -p [NODE:]NAME:=VALUE, NODE a "
+                    f"node's plain name (no namespace, no wildcard); -p {pname}:={text} "
+                    "reaches every node, and a --params-file takes /**: or /ns/node: keys")
     values = {}
-    node = remapped_name(name, rest)  # -p NODE:NAME:=VALUE reaches the node by its name
+    node = addressed(name, rest)  # -p NODE:NAME:=VALUE reaches the node by its name
     for prefix, pname, text in _overrides(rest):
         if prefix in ("", node):
             values.setdefault(pname, []).append((prefix, text))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import sys
+import textwrap
 import time
 
 from robot_dynamics.errors import (HelpFormatter, InputError, ModelError, NumbersAction,
@@ -57,9 +58,10 @@ def build_parser():
 
     p = OneLineParser(
         prog="robot-dynamics sweep", formatter_class=HelpFormatter,
-        description="Robustness study: many simulated rollouts of a tracking task over friction "
-                    "scale, payload, initial-state perturbation and controller gains; prints the "
-                    "distribution per factor level, writes a CSV (and a plot).", epilog=EPILOG)
+        description=textwrap.fill(
+            "Robustness study: many simulated rollouts of a tracking task over friction scale, "
+            "payload, initial-state perturbation and controller gains; prints the distribution "
+            "per factor level, writes a CSV (and a plot).", 90), epilog=EPILOG)
     p.add_argument("--robot", default="arm7", help=robot_help() + " (default: %(default)s)")
     p.add_argument("--friction", default="default",
                    help="nominal friction: a YAML file, a bundled config name, or none "
@@ -90,7 +92,8 @@ def build_parser():
     p.add_argument("--bins", type=int, default=3,
                    help="random design: table bins per factor (default: %(default)s)")
     p.add_argument("--duration", type=float, default=1.5, metavar="S",
-                   help="simulated time per rollout [s] (default: %(default)s)")
+                   help="simulated time per rollout [s], at most 2e6 steps of --dt "
+                        "(default: %(default)s)")
     p.add_argument("--move-time", type=float, default=1.0, metavar="S",
                    help="duration of the move [s] (default: %(default)s)")
     p.add_argument("--move", type=float, default=0.4, metavar="RAD",
@@ -118,6 +121,8 @@ def _values(option, text, random):
     (grid: n evenly spaced levels)."""
     import numpy as np
 
+    from robot_dynamics.simulation.sweep import MAX_ROLLOUTS
+
     try:
         parts = [float(x) for x in text.split(":" if ":" in text else ",")]
     except ValueError:
@@ -129,6 +134,9 @@ def _values(option, text, random):
         return parts
     if random and len(parts) == 2:
         return parts
+    if not random and len(parts) == 3 and parts[2].is_integer() and parts[2] > MAX_ROLLOUTS:
+        raise InputError(f"{option}: {text!r} asks {parts[2]:g} levels; at most "
+                         f"{MAX_ROLLOUTS:.0e} rollouts in all")  # (linspace would fill memory)
     if not random and len(parts) == 3 and parts[2].is_integer() and parts[2] >= 1:
         return [float(x) for x in np.linspace(parts[0], parts[1], int(parts[2]))]
     raise InputError(f"{option}: {text!r} is not a "
@@ -177,6 +185,16 @@ def main(argv) -> int:
                 raise InputError(f"{option}: values must be finite and ≥ 0, got "
                                  f"{args.__dict__[name if name != 'payload_mass' else 'payload']}")
         com = list(args.payload_com)
+        from robot_dynamics.ros.payload import com_refusal, mass_refusal
+
+        # the nodes' payload limits, in sim's words (1e300 kg overflowed inverse_dynamics: "model
+        # or gravity too large?"; a centre of mass 1e300 m out ran)
+        why = mass_refusal(max(factors["payload_mass"]))
+        if why is not None:
+            raise InputError(f"--payload: {why}")
+        why = com_refusal(com)
+        if why is not None:
+            raise InputError(f"--payload-com: {why}")
         for option, value in (("--samples", args.samples), ("--workers", args.workers)):
             if value is not None and value < 1:
                 raise InputError(f"{option}: expected a whole number ≥ 1, got {value}")
@@ -204,6 +222,11 @@ def main(argv) -> int:
         if args.duration < args.dt:
             raise InputError(f"--duration: {args.duration:g} s is less than one step "
                              f"(--dt {args.dt:g} s)")
+        from robot_dynamics.simulation.sweep import steps_refusal
+
+        why = steps_refusal(args.duration, args.dt)
+        if why is not None:
+            raise InputError(why)  # "duration: ...", named --duration by _named
         if min(factors["gain_scale"]) <= 0:
             raise InputError("--gain-scale: values must be > 0")
         if args.move_time > args.duration:

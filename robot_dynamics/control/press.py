@@ -96,6 +96,13 @@ def _blend(s):
     return 10 * s ** 3 - 15 * s ** 4 + 6 * s ** 5
 
 
+def press_duration(forces: int, move_time: float = 1.0) -> float:
+    """Seconds of :func:`press_reference`'s path for ``forces`` pressing levels: the approach
+    and the retreat (``move_time`` each) and, per level, pressing to it (half), dwelling (a
+    quarter), the slide there and back (``move_time`` each) and dwelling again (a quarter)."""
+    return (2.0 + 3.0 * forces) * float(move_time)
+
+
 def press_reference(model, contact, q_start, forces, kp, *, slide, move_time=1.0,
                     sample=0.01):
     """The press path's joint reference from ``q_start`` (module docstring): (JointTrajectory,
@@ -142,8 +149,17 @@ def press_reference(model, contact, q_start, forces, kp, *, slide, move_time=1.0
     Q = np.empty((len(path), model.nv))
     q = np.array(q_start, dtype=float)
     for i, (along, beyond, f) in enumerate(path):
-        q = inverse_position(model, data, q, contact, surface + along * slide
-                             - (beyond + f / k) * n)  # q*: the point where it pushes with f
+        try:
+            q = inverse_position(model, data, q, contact, surface + along * slide
+                                 - (beyond + f / k) * n)  # q*: the point where it pushes with f
+        except InputError as exc:
+            if f <= 0:
+                raise
+            # a force of 1e6 N said only "cannot reach [0.43, 0.0, 2.14] (still 1.32 m off)"
+            top = max(forces)
+            raise InputError(f"press: a force of {top:g} N puts the point {top / k:.3g} m into "
+                             f"the surface (its stiffness is {k:g} N/m): out of reach from "
+                             f"{f:.4g} N on; {str(exc).partition(': ')[2]}") from None
         Q[i] = q + press_offset(model, data, q, contact, kp, f) if f > 0 else q
     times = np.asarray(times)
     V = np.gradient(Q, times, axis=0)

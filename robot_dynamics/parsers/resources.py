@@ -118,6 +118,10 @@ def _resolve(kind: str, name: str, suffix: str, also=(), family: str = "", names
                  _known(directory, suffix, also, family))
         close = difflib.get_close_matches(name, known, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
+        if kind == "urdf":  # the words of --help (robot_help): the names, then paths
+            raise ModelError(f"robot {name!r} is neither a bundled robot nor a file that "
+                             f"exists; {hint}bundled robots: {', '.join(known)} (or a URDF or "
+                             ".urdf.xacro path)")
         what = f"{family} config" if family else f"{kind} file"
         raise ModelError(f"no bundled {what} {name!r} (and no such file); {hint}"
                          f"bundled: {known}")

@@ -30,7 +30,9 @@ import sys
 import numpy as np
 
 from robot_dynamics.errors import OneLineParser
-from robot_dynamics.ros.demo.arguments import number
+from robot_dynamics.parsers.resources import robot_help
+from robot_dynamics.ros.demo.arguments import MAX_STEPS, number
+from robot_dynamics.ros.params import SIMULATOR, find
 from robot_dynamics.ros.demo.config import UsageError, check_config_names
 from robot_dynamics.ros.demo.session import (Interrupted, Progress, Signals, private_namespace,
     private_remaps, record_published_states)
@@ -45,6 +47,10 @@ def check_out(path):
         raise UsageError(f"--out {path}: folder {parent} does not exist")
     if not os.access(parent, os.W_OK):
         raise UsageError(f"--out {path}: folder {parent} is not writable")
+
+
+#: the simulator node's rate here (its default, not set): one recorded state a step
+RATE = float(find(SIMULATOR, "rate").default)
 
 
 def record(args, log=print, signals=None):
@@ -133,7 +139,7 @@ def main(argv=None):
     parser = OneLineParser(prog="robot-dynamics record", description="record a friction-identification "
                      "run of the simulator node into a ROS 2 bag (then: robot-dynamics identify)")
     parser.add_argument("--robot", default="arm7",
-                        help="bundled robot name, URDF path or .urdf.xacro path (default arm7)")
+                        help=f"{robot_help()} (default arm7)")
     parser.add_argument("--friction", default="",
                         help="friction of the simulated arm and the controller's model: bundled "
                              "name, YAML path or 'none' (default: the robot's <robot>_friction "
@@ -146,13 +152,18 @@ def main(argv=None):
                              "<robot>_actuators, a recording identifies friction alone unless "
                              "asked)")
     parser.add_argument("--duration", type=number(float, 0.0), default=20.0,
-                        help="simulated seconds (default 20)")
+                        help=f"simulated seconds, at most {MAX_STEPS / RATE:g} (default 20)")
     parser.add_argument("--out", default="run_bag",
                         help="bag folder to create (default run_bag; must not exist)")
     parser.add_argument("--excitation", default="designed", choices=["designed", "random"],
                         help="Fourier coefficients optimised for identifiability (default) or "
                              "random ones")
     args = parser.parse_args(argv)
+    if args.duration * RATE > MAX_STEPS:  # 1e12 was numpy's MemoryError (364 TiB) traceback
+        parser.error(f"--duration: {args.duration:g} s is {args.duration * RATE:.4g} steps at "
+                     f"the simulator's {RATE:g} Hz; at most {MAX_STEPS:.0e} "
+                     f"({MAX_STEPS / RATE:g} s): every state is kept in memory until the bag "
+                     "is written (~1 kB each), as sim's")
     try:
         with Signals() as signals:
             from robot_dynamics.errors import InputError, ModelError

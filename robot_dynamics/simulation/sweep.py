@@ -114,6 +114,48 @@ class Study:
     bins: int = 3
 
 
+#: the most steps of one rollout: the study samples the reference at every step (in Python, ~8 µs
+#: a step) and holds it, with each worker's buffer of rows, for the whole rollout; measured peak
+#: resident memory of `robot-dynamics sweep --workers 1` on arm7: 1.2 GB at 1e6 steps, 2.1 GB
+#: at 2e6 (29 s of wall), so ~0.9 kB a step. 1e12 s at 1 kHz would exhaust memory silently.
+MAX_STEPS = 2_000_000
+
+
+#: the most rollouts of a study: each keeps its spec (~1 kB, measured: make_study of 1e5 random
+#: samples on arm7 grew the resident memory by 100 MB in 3.7 s) and, once run, its summary in
+#: memory; --samples 1e9 failed with numpy's MemoryError traceback allocating the design
+MAX_ROLLOUTS = 1_000_000
+
+
+def rollouts_refusal(levels: dict, samples, repeats):
+    """The one line (``samples: ...``, ``repeats: ...`` or a factor's name first) refusing a
+    study of more than :data:`MAX_ROLLOUTS` rollouts, else None. ``levels``: factor → levels."""
+    limit = (f"at most {MAX_ROLLOUTS:.0e}: each rollout keeps its spec (~1 kB) and its summary "
+             "in memory")
+    if samples is not None:
+        return None if samples <= MAX_ROLLOUTS else f"samples: {samples} rollouts; {limit}"
+    counts = {name: len(values) for name, values in levels.items()}
+    total = math.prod(counts.values()) * repeats
+    if total <= MAX_ROLLOUTS:
+        return None
+    widest = max(counts, key=counts.get)
+    head = "repeats" if repeats >= counts[widest] else widest
+    grid = " × ".join(str(c) for c in counts.values())
+    return (f"{head}: the grid's {grid} levels × {repeats} repeats make {total:.4g} rollouts; "
+            f"{limit}")
+
+
+def steps_refusal(duration: float, dt: float):
+    """The one line (``duration: ...``) refusing a rollout of more than :data:`MAX_STEPS`
+    steps of ``dt``, else None."""
+    steps = duration / dt
+    if steps <= MAX_STEPS:
+        return None
+    return (f"duration: {duration:g} s is {steps:.4g} steps of {dt:g} s a rollout; at most "
+            f"{MAX_STEPS:.0e} ({MAX_STEPS * dt:g} s at that step): the reference is sampled "
+            "and held at every step, ~0.9 kB a step (2e6 steps: ~2 GB of memory)")
+
+
 def make_study(robot="arm7", *, friction="default", friction_scale=(1.0,), payload_mass=(0.0,),
                perturbation=(0.0,), gain_scale=(1.0,), samples=None, repeats=1, seed=0,
                controller="computed_torque", duration=1.5, move_time=1.0, move=0.4, dt=1e-3,
@@ -143,6 +185,9 @@ def make_study(robot="arm7", *, friction="default", friction_scale=(1.0,), paylo
                          ("dt", dt, 0.0)):
         if not isinstance(x, numbers.Real) or not math.isfinite(x) or x <= low:
             raise InputError(f"{name}: expected a positive number of seconds, got {x!r}")
+    why = steps_refusal(duration, dt)
+    if why is not None:  # before the robot loads
+        raise InputError(why)
     # 0: no motion to track; a move is up, ≤ a turn (NaN: refused). The command's --move too.
     if not isinstance(move, numbers.Real) or not 0.0 < move <= math.tau:
         shown = f"{move:g}" if isinstance(move, numbers.Real) else repr(move)
@@ -152,6 +197,9 @@ def make_study(robot="arm7", *, friction="default", friction_scale=(1.0,), paylo
         raise InputError(f"bins: expected a whole number ≥ 1, got {bins!r}")
     levels = {name: _levels(name, value, random) for name, value in
               zip(FACTORS, (friction_scale, payload_mass, perturbation, gain_scale))}
+    why = rollouts_refusal(levels, samples, repeats)
+    if why is not None:
+        raise InputError(why)
     if friction == "default":  # the bundled robot's own; a user's URDF: none
         stem = bundled_robot(robot)
         try:
@@ -185,6 +233,12 @@ def make_study(robot="arm7", *, friction="default", friction_scale=(1.0,), paylo
     samples_t = [k * dt for k in range(steps + 1)]
     Q, V, A = (np.array(x) for x in zip(*(traj.sample(t) for t in samples_t)))
     kp0, kd0 = nominal_gains(robot, n)
+    top = max(levels["gain_scale"])
+    with np.errstate(over="ignore"):
+        kp_top = kp0 * top * top
+    if not np.isfinite(kp_top).all():  # 1e300 said "kp: not finite, got [inf, ...]"
+        raise InputError(f"gain_scale: {top:g} makes K_p = {float(kp0.max()):g}·g² overflow "
+                         "(not finite)")
     if random:
         design = np.empty((samples, len(FACTORS)))
     else:

@@ -72,6 +72,55 @@ exit codes: 0 valid run, 1 invalid run, 2 usage error, 130/143 interrupted by SI
 
 
 
+#: the most simulator steps a sim run may take, all runs of a scenario together: every state is
+#: recorded for the verdict (~1 kB each with its reference, 7 joints) and lockstep steps about
+#: 800 times a second on a 2-core machine (1 kHz: 44 s simulated in 55 s of wall), so 2e6
+#: steps is ~2 GB and ~40 min; 1e12 s of moves would otherwise run on for ages
+MAX_STEPS = 2_000_000
+#: the fewest simulator steps of one move (or slide): a shorter move falls between the states
+#: (--move-time 1e-9 judged a valid run of an arm that never moved)
+MIN_MOVE_STEPS = 10
+
+
+def timing_refusal(args):
+    """The one line refusing ``--move-time``/``--settle`` (with ``--rate``, ``--scenario``,
+    ``--press-forces``) when a move would be shorter than :data:`MIN_MOVE_STEPS` steps or the
+    runs longer than :data:`MAX_STEPS` steps; None when they fit. Told before anything heavy
+    (no model, no rclpy): the simulated time is the demo's moves (:data:`.scenario.DEMO_MOVES`
+    of --move-time each) or the press path's (``press_duration``), plus --settle."""
+    from robot_dynamics.control.press import press_duration
+    from robot_dynamics.ros.demo.scenario import DEMO_MOVES, demo_timing
+    from robot_dynamics.ros.demo.scenarios import PAYLOAD_RUNS
+
+    if args.scenario == "press":
+        move_time = args.move_time or 1.0
+        settle = 0.5 if args.settle is None else args.settle
+        forces = len(args.press_forces or PRESS_FORCES)
+        moves = press_duration(forces, move_time) / move_time
+        what = f"the press path of {forces} forces, {moves:g} × --move-time {move_time:g} s"
+    else:
+        move_time, settle = demo_timing(args.robot, args.move_time, args.settle)
+        moves = DEMO_MOVES
+        what = f"{moves} moves of --move-time {move_time:g} s"
+    runs = len(PAYLOAD_RUNS) if args.scenario == "payload" else 1
+    if move_time * args.rate < MIN_MOVE_STEPS:
+        return (f"--move-time: {move_time:g} s is shorter than {MIN_MOVE_STEPS} steps of the "
+                f"simulator ({MIN_MOVE_STEPS / args.rate:g} s at --rate {args.rate:g} Hz): the "
+                "moves would fall between its states")
+    seconds = moves * move_time + settle
+    steps = runs * seconds * args.rate
+    if steps <= MAX_STEPS:
+        return None
+    option = "--settle" if settle > moves * move_time else "--move-time"
+    given = settle if option == "--settle" else move_time
+    of_runs = f" in each of {runs} runs" if runs > 1 else ""
+    return (f"{option}: {given:g} s makes the run {steps:.3g} steps ({what} + --settle "
+            f"{settle:g} s = {seconds:.6g} s at --rate {args.rate:g} Hz{of_runs}); at most "
+            f"{MAX_STEPS:.0e} steps ({MAX_STEPS / runs / args.rate:.6g} s of simulation at that "
+            "rate): every state is recorded for the verdict (~1 kB each) and lockstep takes "
+            "about 40 min for 2e6 steps")
+
+
 def rate(text):
     """--rate: a number in the simulator's parameter range."""
     from robot_dynamics.ros.params import SIMULATOR, find
@@ -132,9 +181,11 @@ def build_parser():
     parser.add_argument("--mode", default="lockstep", choices=["lockstep", "realtime", "fast"],
                         help="see 'simulation modes' below (default lockstep)")
     parser.add_argument("--move-time", type=number(float, 0.0), default=None,
-                        help="seconds per demo move (default: the robot's, else 2)")
+                        help="seconds per demo move, at least 10 steps of --rate (default: "
+                             "the robot's, else 2); the run may take at most 2e6 steps in all")
     parser.add_argument("--settle", type=number(float, 0.0, strict_low=False), default=None,
-                        help="seconds simulated after the last move (default 1)")
+                        help="seconds simulated after the last move (default 1; the run may "
+                             "take at most 2e6 steps in all)")
     parser.add_argument("--no-friction-compensation", action="store_true",
                         help="controller ignores friction (to see what compensation buys)")
     parser.add_argument("--tolerance", type=number(float, 0.0), default=0.01,
@@ -210,6 +261,9 @@ def main(argv=None):
              if getattr(args, name) is not None]
     if given and args.scenario != "press":
         parser.error(f"--{given[0].replace('_', '-')} needs --scenario press")
+    why = timing_refusal(args)
+    if why is not None:
+        parser.error(why)
     try:
         with Signals() as signals:
             from robot_dynamics.errors import InputError, ModelError

@@ -19,6 +19,8 @@ DEMO_POSES = {
                      [0.8, -0.2, 0.5, -1.8, 0.4, 1.4, -0.6, 0.02, 0.02],
                      [-0.5, 0.6, -0.4, -0.9, -0.3, 0.5, 0.7, 0.02, 0.02]],
 }
+#: the demo's moves: its three poses, then back home (demo_trajectory)
+DEMO_MOVES = 3
 #: seconds per demo move and of settling after the last one, per bundled robot (default 2, 1)
 DEMO_TIMING = {}
 DEFAULT_MOVE_TIME, DEFAULT_SETTLE = 2.0, 1.0
