@@ -83,7 +83,7 @@ _use_test_interfaces()
 def control_msgs_missing_reason() -> str:
     """Why control_msgs cannot be imported, or '' when it can."""
     try:
-        importlib.import_module("control_msgs.action").FollowJointTrajectory
+        from control_msgs.action import FollowJointTrajectory  # noqa: F401
     except ImportError as exc:
         why = os.environ.get("ROBOT_DYNAMICS_INTERFACES_SKIP") or (
             f"control_msgs not importable ({exc}); build it with scripts/build_test_interfaces.sh")

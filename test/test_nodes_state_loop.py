@@ -1,6 +1,5 @@
 """The controller's state thread (nodes/state_loop.py): same answers as the executor path, a
 callback error does not stop it, and it ends with the node."""
-import importlib
 import threading
 import time
 
@@ -107,7 +106,7 @@ def test_state_loop_survives_a_failing_callback_and_stops_with_close(context):
 def test_controller_falls_back_to_the_executor_without_the_wait_set_api(context, monkeypatch):
     """An rclpy without the wait-set calls: the state loop refuses at construction, and the
     controller subscribes joint_states through its executor instead (and says so)."""
-    importlib.import_module("rclpy.action")  # with the real extension, before the patch
+    import rclpy.action  # noqa: F401 - imported with the real extension before the patch
     from rclpy.impl import implementation_singleton
     from rclpy.parameter import Parameter
 
