@@ -40,7 +40,7 @@ import numpy as np
 from robot_dynamics.kernels.jit import njit
 
 from robot_dynamics.kernels.dynamics import (_inertia_times, finite_or_zero, placements_kernel,
-    transformed_inertia, world_kernel)
+    world_kernel)
 from robot_dynamics.kernels.friction import (can_self_lock, friction_gradient_inline,
     friction_one_inline, law_inputs)
 from robot_dynamics.kernels.layout import (articulated_views, laws_views, model_armature,
@@ -61,36 +61,68 @@ CHORD = 0.1
 EARLY = 0.01
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _world_inertia(oMi, i, I6, Iw):
-    """Iw[i] = body i's spatial inertia in the world frame (at its origin), from its pose oMi[i]."""
-    m, g0, g1, g2, v00, v01, v02, v10, v11, v12, v20, v21, v22 = transformed_inertia(
-        oMi, i, oMi[i, 0, 3], oMi[i, 1, 3], oMi[i, 2, 3], I6, i)
+    """Iw[i] = body i's spatial inertia [[m1, −ĝ], [ĝ, Ī']] in the world frame (at its origin),
+    from its pose oMi[i] = (R, p) and its ten parameters in I6[i] (m, h = m·com, the symmetric
+    Ī about the body origin; as :func:`~robot_dynamics.kernels.dynamics.transformed_inertia`):
+    g = R h + m p, Ī' = R Ī Rᵀ − (p h_Rᵀ + h_R pᵀ − 2 h_R·p 1) − m (p pᵀ − |p|² 1), h_R = R h.
+    Ī' is symmetric: its upper triangle is formed and mirrored (6 entries, not 9).
+    Returns (m, g0, g1, g2, Ī'00, Ī'01, Ī'02, Ī'11, Ī'12, Ī'22) for the products on values."""
+    p0, p1, p2 = oMi[i, 0, 3], oMi[i, 1, 3], oMi[i, 2, 3]
+    m = I6[i, 0, 0]
+    h0, h1, h2 = I6[i, 5, 1], I6[i, 3, 2], I6[i, 4, 0]
+    J00, J01, J02 = I6[i, 3, 3], I6[i, 3, 4], I6[i, 3, 5]
+    J11, J12, J22 = I6[i, 4, 4], I6[i, 4, 5], I6[i, 5, 5]
+    R00, R01, R02 = oMi[i, 0, 0], oMi[i, 0, 1], oMi[i, 0, 2]
+    R10, R11, R12 = oMi[i, 1, 0], oMi[i, 1, 1], oMi[i, 1, 2]
+    R20, R21, R22 = oMi[i, 2, 0], oMi[i, 2, 1], oMi[i, 2, 2]
+    a0 = R00 * h0 + R01 * h1 + R02 * h2
+    a1 = R10 * h0 + R11 * h1 + R12 * h2
+    a2 = R20 * h0 + R21 * h1 + R22 * h2
+    g0, g1, g2 = a0 + m * p0, a1 + m * p1, a2 + m * p2
+    diag = 2.0 * (a0 * p0 + a1 * p1 + a2 * p2) + m * (p0 * p0 + p1 * p1 + p2 * p2)
+    # rows of T = R Ī
+    T00, T01, T02 = (R00 * J00 + R01 * J01 + R02 * J02, R00 * J01 + R01 * J11 + R02 * J12,
+                     R00 * J02 + R01 * J12 + R02 * J22)
+    T10, T11, T12 = (R10 * J00 + R11 * J01 + R12 * J02, R10 * J01 + R11 * J11 + R12 * J12,
+                     R10 * J02 + R11 * J12 + R12 * J22)
+    T20, T21, T22 = (R20 * J00 + R21 * J01 + R22 * J02, R20 * J01 + R21 * J11 + R22 * J12,
+                     R20 * J02 + R21 * J12 + R22 * J22)
+    v00 = T00 * R00 + T01 * R01 + T02 * R02 - (p0 * a0 + a0 * p0) - m * p0 * p0 + diag
+    v01 = T00 * R10 + T01 * R11 + T02 * R12 - (p0 * a1 + a0 * p1) - m * p0 * p1
+    v02 = T00 * R20 + T01 * R21 + T02 * R22 - (p0 * a2 + a0 * p2) - m * p0 * p2
+    v11 = T10 * R10 + T11 * R11 + T12 * R12 - (p1 * a1 + a1 * p1) - m * p1 * p1 + diag
+    v12 = T10 * R20 + T11 * R21 + T12 * R22 - (p1 * a2 + a1 * p2) - m * p1 * p2
+    v22 = T20 * R20 + T21 * R21 + T22 * R22 - (p2 * a2 + a2 * p2) - m * p2 * p2 + diag
     Iw[i, 3, 3], Iw[i, 3, 4], Iw[i, 3, 5] = v00, v01, v02
-    Iw[i, 4, 3], Iw[i, 4, 4], Iw[i, 4, 5] = v10, v11, v12
-    Iw[i, 5, 3], Iw[i, 5, 4], Iw[i, 5, 5] = v20, v21, v22
+    Iw[i, 4, 3], Iw[i, 4, 4], Iw[i, 4, 5] = v01, v11, v12
+    Iw[i, 5, 3], Iw[i, 5, 4], Iw[i, 5, 5] = v02, v12, v22
     Iw[i, 0, 0] = Iw[i, 1, 1] = Iw[i, 2, 2] = m
     Iw[i, 0, 1] = Iw[i, 0, 2] = Iw[i, 1, 0] = Iw[i, 1, 2] = Iw[i, 2, 0] = Iw[i, 2, 1] = 0.0
     Iw[i, 0, 3] = Iw[i, 1, 4] = Iw[i, 2, 5] = Iw[i, 3, 0] = Iw[i, 4, 1] = Iw[i, 5, 2] = 0.0
-    Iw[i, 0, 4] = Iw[i, 4, 0] = g2  # [[m1, −ĝ], [ĝ, Ī]]
+    Iw[i, 0, 4] = Iw[i, 4, 0] = g2  # [[m1, −ĝ], [ĝ, Ī']]
     Iw[i, 0, 5] = Iw[i, 5, 0] = -g1
     Iw[i, 1, 3] = Iw[i, 3, 1] = -g2
     Iw[i, 1, 5] = Iw[i, 5, 1] = g0
     Iw[i, 2, 3] = Iw[i, 3, 2] = g1
     Iw[i, 2, 4] = Iw[i, 4, 2] = -g0
+    return m, g0, g1, g2, v00, v01, v02, v11, v12, v22
 
 
 @njit(cache=True)
 def world_setup(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, R, p, oMi, Iw, ab):
     """Placements, world poses, and in the world frame: link inertias, motion subspaces, the
     body velocities v_i (into ab[_VEL]), the velocity products c_i = v_i ×m S_i q̇_i and the
-    bias forces β_i = v_i ×* I_i v_i (:func:`rest_wrenches` then gives fn(q, q̇, 0))."""
+    bias forces β_i = v_i ×* I_i v_i (:func:`rest_wrenches` then gives fn(q, q̇, 0)). One sweep
+    over the joints after the placements and poses (each its own loop: a sine and cosine in
+    the sweep cost more than a second pass), I_i v_i on the inertia's values, not read back."""
     n = q.shape[0]
     Sw, c, beta, vel = ab[_SW], ab[_C], ab[_BETA], ab[_VEL]
     placements_kernel(kinds, axes, R0, p0, q, R, p)
     world_kernel(parents, R, p, oMi)
     for i in range(n):
-        _world_inertia(oMi, i, I6, Iw)
+        m, g0, g1, g2, v00, v01, v02, v11, v12, v22 = _world_inertia(oMi, i, I6, Iw)
         px, py, pz = oMi[i, 0, 3], oMi[i, 1, 3], oMi[i, 2, 3]
         s0, s1, s2, s3, s4, s5 = S[i, 0], S[i, 1], S[i, 2], S[i, 3], S[i, 4], S[i, 5]
         w0 = oMi[i, 0, 0] * s3 + oMi[i, 0, 1] * s4 + oMi[i, 0, 2] * s5
@@ -116,8 +148,14 @@ def world_setup(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, R, p, oMi, I
         c[i, 3] = o1 * u5 - o2 * u4
         c[i, 4] = o2 * u3 - o0 * u5
         c[i, 5] = o0 * u4 - o1 * u3
+        # h = I v = [m a − g × o; g × a + Ī' o] (the order of _inertia_times' sums)
+        h0 = m * a0 + g2 * o1 - g1 * o2
+        h1 = m * a1 - g2 * o0 + g0 * o2
+        h2 = m * a2 + g1 * o0 - g0 * o1
+        h3 = -g2 * a1 + g1 * a2 + v00 * o0 + v01 * o1 + v02 * o2
+        h4 = g2 * a0 - g0 * a2 + v01 * o0 + v11 * o1 + v12 * o2
+        h5 = -g1 * a0 + g0 * a1 + v02 * o0 + v12 * o1 + v22 * o2
         # β = v ×* (I v),  [v; ω] ×* [f; n] = [ω × f; ω × n + v × f]
-        h0, h1, h2, h3, h4, h5 = _inertia_times(Iw[i], a0, a1, a2, o0, o1, o2)
         beta[i, 0] = o1 * h2 - o2 * h1
         beta[i, 1] = o2 * h0 - o0 * h2
         beta[i, 2] = o0 * h1 - o1 * h0
