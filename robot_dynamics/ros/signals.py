@@ -160,6 +160,17 @@ def received_name():
         return f"signal {_state['received']}"
 
 
+def forget_keyboard_interrupt():
+    """Clear CPython's "unhandled KeyboardInterrupt" flag. A KeyboardInterrupt that passed
+    through an ``exec`` of a string on its way to our handler (namedtuple and dataclass
+    definitions while the modules load: importlib.metadata, encodings) sets it, however it is
+    caught afterwards; under ``python -m`` (Py_RunMain) the interpreter then ends by killing
+    itself with SIGINT — exit -2 after a clean shutdown, whatever the handlers (a node's exit 0,
+    ``sim``'s 130). Each evaluation of a string clears the flag first, and this one succeeds;
+    a KeyboardInterrupt that does leave the program sets it again after this."""
+    exec("pass")
+
+
 def finish():
     """After a signal's clean-up: ignore SIGINT/SIGTERM while the process exits (SIG_IGN
     survives the interpreter's finalization). Nothing when no signal came (an in-process use,
