@@ -249,7 +249,7 @@ def main(argv=None):
     if given and args.scenario != "payload":
         parser.error(f"--{given[0].replace('_', '-')} needs --scenario payload")
     if args.scenario == "payload":  # the simulator node would refuse them 2 s into the run
-        from robot_dynamics.ros.payload import com_refusal, mass_refusal
+        from robot_dynamics.multibody.model import com_refusal, mass_refusal
 
         why = None if args.payload_mass is None else mass_refusal(args.payload_mass)
         if why is not None:
