@@ -301,6 +301,10 @@ def test_bounds_of_round_4_take_their_bounds():
     assert _levels("perturbation", [0.0, math.tau], True) == [0.0, math.tau]
     assert workers_refusal(4 * default_workers()) is None
     assert workers_refusal(4 * default_workers() + 1).startswith("workers: ")
+    from robot_dynamics.simulation.sweep import dask_client
+
+    with pytest.raises(rd.InputError, match="^workers: 100000 on "):  # (no process started)
+        dask_client("local", 100000)
     study = make_study("arm7", samples=2, bins=100, duration=0.02, move_time=0.5)
     assert study.bins == 100 and len(study.specs) == 2
 

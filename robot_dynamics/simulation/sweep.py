@@ -46,7 +46,7 @@ import numpy as np
 from robot_dynamics.errors import InputError
 from robot_dynamics.multibody.model import com_refusal, mass_refusal
 from robot_dynamics.simulation.rollouts import (SUMMARY_FIELDS, Plant, RolloutSpec,
-                                                run_rollouts)
+                                                run_rollouts, workers_refusal)
 
 FACTORS = ("friction_scale", "payload_mass", "perturbation", "gain_scale")
 #: the largest initial-state perturbation σ [rad or m]: a turn, the bound of ``move`` too
@@ -413,7 +413,11 @@ class SweepResult:
 def dask_client(scheduler, workers, timeout=10):
     """(client, cluster or None) for ``scheduler`` ``"local"`` (a LocalCluster of ``workers``
     single-threaded processes) or a scheduler address (OSError when it does not answer within
-    ``timeout`` seconds); InputError when distributed is missing."""
+    ``timeout`` seconds); InputError when distributed is missing or ``"local"`` asks more
+    processes than :func:`~robot_dynamics.simulation.rollouts.workers_refusal` allows."""
+    why = workers_refusal(workers) if scheduler == "local" else None  # a process each
+    if why is not None:
+        raise InputError(why)
     try:
         from distributed import Client, LocalCluster
     except ImportError:
