@@ -279,6 +279,12 @@ def test_the_start_up_line_is_said_once_and_only_when_the_node_said_nothing(monk
      "simulator (0.01 s at --rate 1000 Hz): the moves would fall between its states"),
     (["sim", "--move-time", "0.05", "--rate", "100"], "shorter than 10 steps"),
     (["sim", "--tolerance", "nan"], "not finite"),
+    # a tolerance past half a turn (1 m) judges nothing: --tolerance 1e300 was taken
+    (["sim", "--tolerance", "1e300"], "robot-dynamics sim: argument --tolerance: must be in (0, "
+     "π] rad (half a turn: a looser one judges nothing): '1e300' (see --help)"),
+    (["sim", "--tolerance", "3.1416"], "argument --tolerance: must be in (0, π] rad"),
+    (["sim", "--tolerance-prismatic", "2"], "argument --tolerance-prismatic: must be in (0, 1] m "
+     "(metres, not millimetres?): '2'"),
     (["sim", "--model-friction", "nope"], "no bundled friction config 'nope'"),
     # a path that does not exist is named as a missing file, not a list of bundled names
     (["sim", "--actuators", "/nonexistent/act.yaml"], "/nonexistent/act.yaml: no such file"),
@@ -310,6 +316,10 @@ def test_the_start_up_line_is_said_once_and_only_when_the_node_said_nothing(monk
     (["sim", "--press-forces", "10", "20"], "--press-forces needs --scenario press"),
     (["sim", "--press-surface", "table"], "--press-surface needs --scenario press"),
     (["sim", "--scenario", "press", "--press-forces", "-5"], "must be ≥ 0"),
+    # a force the arm cannot press with: the message gave the force and the depth, not the option
+    (["sim", "--scenario", "press", "--press-forces", "10", "1e6"], "robot-dynamics sim: "
+     "--press-forces: a force of 1e+06 N puts the point 50 m into the surface (its stiffness is "
+     "20000 N/m): out of reach from "),
     (["sim", "--scenario", "press", "--press-surface", "wall"], "invalid choice"),
     (["sim", "--scenario", "press", "--robot", "planar_2r", "--press-link", "tol"],
      "--press-link: "),
@@ -346,9 +356,12 @@ def test_sim_mistakes_are_one_line_exit_2(args, needle, tmp_path, capsys, monkey
                                   ["--rate", "100000", "--move-time", "4"],
                                   ["--move-time", "0.01"], ["--settle", "0"],
                                   ["--scenario", "press", "--move-time", "100"],
-                                  ["--scenario", "payload", "--move-time", "200"]])
+                                  ["--scenario", "payload", "--move-time", "200"],
+                                  ["--tolerance", "3.141592653589793"],
+                                  ["--tolerance-prismatic", "1"]])
 def test_sim_long_but_finite_timing_is_not_refused(args):
-    """Up to the bound (2e6 steps, all runs), and down to 10 steps a move, a run is taken."""
+    """Up to the bound (2e6 steps, all runs), and down to 10 steps a move, a run is taken; so
+    are the loosest tolerances (π rad, 1 m)."""
     from robot_dynamics.ros.demo.arguments import build_parser, timing_refusal
 
     assert timing_refusal(build_parser().parse_args(args)) is None

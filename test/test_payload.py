@@ -313,10 +313,10 @@ def test_friction_and_batch_see_the_payload(tmp_path):
 
 
 def test_payload_limits_allow_their_bounds_and_refuse_past_them():
-    """One statement of the limits (ros.payload), for the nodes and the demo's options: "at
+    """One statement of the limits (multibody.model), for the nodes and the demo's options: "at
     most 10 m" allows 10 m (it was refused, `>=`), and 10000 kg; a hair past either is refused
     with the message both say."""
-    from robot_dynamics.ros.payload import MAX_COM, MAX_MASS, com_refusal, mass_refusal
+    from robot_dynamics.multibody.model import MAX_COM, MAX_MASS, com_refusal, mass_refusal
 
     assert com_refusal([0.0, -MAX_COM, MAX_COM]) is None
     assert com_refusal([0.0, 0.0, -np.nextafter(MAX_COM, np.inf)]) == \

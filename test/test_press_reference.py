@@ -88,7 +88,7 @@ def test_press_reference_path(arm):
     with pytest.raises(InputError, match="forces must be numbers ≥ 0"):
         press_reference(model, contact, Q0, [-1.0], KP, slide=slide)
     # a force whose depth F/k is out of reach says so (it said only "cannot reach [...]")
-    with pytest.raises(InputError, match=r"^press: a force of 1e\+06 N puts the point 50 m into "
+    with pytest.raises(InputError, match=r"^forces: a force of 1e\+06 N puts the point 50 m into "
                                          r"the surface \(its stiffness is 20000 N/m\): out of "
                                          r"reach from [0-9.]+ N on; the point on 'tool0' "
                                          r"cannot reach"):

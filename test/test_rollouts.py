@@ -198,6 +198,9 @@ def test_bad_plant_and_workers():
         Plant("arm7", None, dt=-1.0)
     with pytest.raises(rd.InputError, match="workers must be a whole number"):
         run_rollouts(Plant("arm7", None), specs()[:1], workers=0)
+    with pytest.raises(rd.InputError, match=r"^workers: 100000 on \d+ cores; at most \d+ \(4 a "
+                                            "core"):  # (a thread per rollout, 9× slower at 1000)
+        run_rollouts(Plant("arm7", None), specs()[:2], workers=100000)
 
 
 def test_threads_raise_what_a_rollout_raised_and_leave_the_models_as_built(monkeypatch):

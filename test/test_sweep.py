@@ -13,7 +13,7 @@ import pytest
 import robot_dynamics as rd
 from robot_dynamics.control.trajectory import minimum_jerk
 from robot_dynamics.parsers.resources import config_path, robot_path
-from robot_dynamics.simulation.sweep import sweep
+from robot_dynamics.simulation.sweep import make_study, sweep
 
 DURATION = 0.08  # 80 steps: seconds of test time in all
 KP = np.array([400.0, 400.0, 400.0, 400.0, 625.0, 625.0, 625.0])  # config/arm7_controller.yaml
@@ -147,6 +147,21 @@ def test_command_runs_a_tiny_study(tmp_path):
     (["--duration", "30", "--dt", "1e-5"], "--duration: 30 s is 3e+06 steps of 1e-05 s a "
      "rollout; at most 2e+06 (20 s at that step)"),
     (["--workers", "0"], "--workers: expected a whole number ≥ 1"),
+    # past the bounds of round 4: a move between two states ran as a step response, a move no
+    # rollout could finish ran as a hold, σ 1e300 ran (every joint at a limit), 1e5 bins with a
+    # plot ran past 300 s at 7.1 GB, --workers 100000 a thread (or process) per rollout
+    (["--move-time", "1e-5"], "robot-dynamics sweep: --move-time: 1e-05 s is shorter than 10 "
+     "steps of 0.001 s (0.01 s): the move would fall between the states"),
+    (["--move-time", "0.009"], "--move-time: 0.009 s is shorter than 10 steps"),
+    (["--move-time", "1e300"], "--move-time: 1e+300 s is longer than the longest rollout (2e+06 "
+     "steps of 0.001 s, 2000 s): no rollout could finish the move"),
+    (["--perturbation", "1e300"], "--perturbation: σ = 1e+300 (rad or m); at most 6.2832 (a "
+     "turn): a larger one only puts the start at the joint limits"),
+    (["--samples", "4", "--perturbation", "0:7"], "--perturbation: σ = 7 (rad or m); at most"),
+    (["--samples", "4", "--bins", "101"], "--bins: expected a whole number from 1 to 100 (a "
+     "table row and a box of the plot each), got 101"),
+    (["--workers", "100000"], "--workers: 100000 on "),
+    (["--cluster", "local", "--workers", "100000"], "--workers: 100000 on "),
     # a move of nothing, backwards, not a number or past a turn: no study to run
     (["--move", "0"], "robot-dynamics sweep: --move: expected a number in (0, 6.2832] (every "
      "joint moves by it, rad or m, up to 90 % of its range), got 0"),
@@ -248,6 +263,50 @@ def test_make_study_refuses_a_rollout_too_long_before_loading_the_robot(monkeypa
         sweep.make_study("planar_2r", duration=1e12)
     assert sweep.steps_refusal(2000.0, 1e-3) is None and sweep.MAX_STEPS == 2_000_000
     assert sweep.steps_refusal(2000.5, 1e-3) is not None
+
+
+@pytest.mark.parametrize("option, value, words", [
+    ("payload_mass", [0.0, 1e300], "payload_mass: expected a number from 0 to 10000 (kg, not g?"),
+    ("payload_com", (1e300, 0.0, 0.0), "payload_com: 1e+300 m from the link origin (at most 10"),
+    ("perturbation", [7.0], "perturbation: σ = 7 (rad or m); at most 6.2832 (a turn)"),
+    ("move_time", 0.009, "move_time: 0.009 s is shorter than 10 steps of 0.001 s"),
+    ("move_time", 2001.0, "move_time: 2001 s is longer than the longest rollout"),
+    ("bins", 101, "bins: expected a whole number from 1 to 100"),
+])
+def test_make_study_takes_the_commands_bounds_before_loading_the_robot(option, value, words,
+                                                                        monkeypatch):
+    """The library call refuses what the command refuses, naming its own parameter, before the
+    robot loads (payload 1e300 kg passed make_study and overflowed inverse_dynamics in the first
+    rollout; the payload limits are the nodes', multibody.model's MAX_MASS and MAX_COM)."""
+    import robot_dynamics.simulation.sweep as sweep
+
+    def no_plant(*args):
+        raise AssertionError("the robot was loaded")
+
+    monkeypatch.setattr(sweep, "Plant", no_plant)
+    with pytest.raises(rd.InputError) as info:
+        sweep.make_study("arm7", **{option: value})
+    assert str(info.value).startswith(words), info.value
+
+
+def test_bounds_of_round_4_take_their_bounds():
+    """Each bound allows itself: 10 steps a move, a move of the longest rollout, σ of a turn,
+    100 bins, 4 workers a core; a move longer than the duration is taken (sweep warns)."""
+    import math
+
+    from robot_dynamics.simulation.rollouts import default_workers, workers_refusal
+    from robot_dynamics.simulation.sweep import _levels, move_time_refusal
+
+    assert move_time_refusal(0.01, 1e-3) is None and move_time_refusal(2000.0, 1e-3) is None
+    assert _levels("perturbation", [0.0, math.tau], True) == [0.0, math.tau]
+    assert workers_refusal(4 * default_workers()) is None
+    assert workers_refusal(4 * default_workers() + 1).startswith("workers: ")
+    from robot_dynamics.simulation.sweep import dask_client
+
+    with pytest.raises(rd.InputError, match="^workers: 100000 on "):  # (no process started)
+        dask_client("local", 100000)
+    study = make_study("arm7", samples=2, bins=100, duration=0.02, move_time=0.5)
+    assert study.bins == 100 and len(study.specs) == 2
 
 
 def test_a_study_up_to_its_bounds_is_taken():

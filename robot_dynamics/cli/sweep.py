@@ -79,8 +79,8 @@ def build_parser():
                    help="payload centre of mass in the link frame [m], as X,Y,Z or X Y Z "
                         "(default: 0,0,0)")
     p.add_argument("--perturbation", default="0", metavar="RAD",
-                   help="initial-state perturbation σ levels or range [rad] (default: "
-                        "%(default)s)")
+                   help="initial-state perturbation σ levels or range [rad], at most 2π "
+                        "(default: %(default)s)")
     p.add_argument("--gain-scale", default="1", metavar="VALUES",
                    help="controller gain scale g levels or range (default: %(default)s)")
     p.add_argument("--samples", type=int, default=None, metavar="N",
@@ -90,19 +90,22 @@ def build_parser():
                         "%(default)s)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
     p.add_argument("--bins", type=int, default=3,
-                   help="random design: table bins per factor (default: %(default)s)")
+                   help="random design: table bins per factor, 1 to 100 (default: "
+                        "%(default)s)")
     p.add_argument("--duration", type=float, default=1.5, metavar="S",
                    help="simulated time per rollout [s], at most 2e6 steps of --dt "
                         "(default: %(default)s)")
     p.add_argument("--move-time", type=float, default=1.0, metavar="S",
-                   help="duration of the move [s] (default: %(default)s)")
+                   help="duration of the move [s], at least 10 steps of --dt; longer than "
+                        "--duration: the rollouts track its beginning (default: %(default)s)")
     p.add_argument("--move", type=float, default=0.4, metavar="RAD",
                    help="move of every joint in the positive direction, in (0, 2π] [rad; m "
                         "for a prismatic joint] (default: %(default)s)")
     p.add_argument("--dt", type=float, default=1e-3, metavar="S",
                    help="simulation step [s] (default: %(default)s)")
     p.add_argument("--workers", type=int, default=None, metavar="N",
-                   help="local workers, or the --cluster local size (default: every core)")
+                   help="local workers, or the --cluster local size, at most 4 a core "
+                        "(default: every core)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--scheduler", default=None, metavar="ADDRESS",
                        help="run on the Dask scheduler at ADDRESS (tcp://host:8786)")
@@ -185,7 +188,7 @@ def main(argv) -> int:
                 raise InputError(f"{option}: values must be finite and ≥ 0, got "
                                  f"{args.__dict__[name if name != 'payload_mass' else 'payload']}")
         com = list(args.payload_com)
-        from robot_dynamics.ros.payload import com_refusal, mass_refusal
+        from robot_dynamics.multibody.model import com_refusal, mass_refusal
 
         # the nodes' payload limits, in sim's words (1e300 kg overflowed inverse_dynamics: "model
         # or gravity too large?"; a centre of mass 1e300 m out ran)
@@ -201,6 +204,16 @@ def main(argv) -> int:
         for option, value in (("--repeats", args.repeats), ("--bins", args.bins)):
             if value < 1:
                 raise InputError(f"{option}: expected a whole number ≥ 1, got {value}")
+        from robot_dynamics.simulation.rollouts import workers_refusal
+        from robot_dynamics.simulation.sweep import MAX_BINS
+
+        if args.bins > MAX_BINS:  # 1e5 bins and a plot: past 300 s, 7.1 GB
+            raise InputError(f"--bins: expected a whole number from 1 to {MAX_BINS} (a table row "
+                             f"and a box of the plot each), got {args.bins}")
+        if args.workers is not None and args.scheduler is None:  # (a scheduler has its own)
+            why = workers_refusal(args.workers)
+            if why is not None:
+                raise InputError(why)  # "workers: ...", named --workers by _named
         if args.seed < 0:
             raise InputError(f"--seed: expected a whole number ≥ 0, got {args.seed}")
         for option, value in (("--duration", args.duration), ("--move-time", args.move_time),
@@ -222,16 +235,17 @@ def main(argv) -> int:
         if args.duration < args.dt:
             raise InputError(f"--duration: {args.duration:g} s is less than one step "
                              f"(--dt {args.dt:g} s)")
-        from robot_dynamics.simulation.sweep import steps_refusal
+        from robot_dynamics.simulation.sweep import move_time_refusal, steps_refusal
 
-        why = steps_refusal(args.duration, args.dt)
+        why = steps_refusal(args.duration, args.dt) or move_time_refusal(args.move_time, args.dt)
         if why is not None:
-            raise InputError(why)  # "duration: ...", named --duration by _named
+            raise InputError(why)  # "duration: ...", "move_time: ...": named by _named
         if min(factors["gain_scale"]) <= 0:
             raise InputError("--gain-scale: values must be > 0")
         if args.move_time > args.duration:
             print(f"robot-dynamics sweep: warning: --move-time {args.move_time:g} s is longer "
-                  f"than --duration {args.duration:g} s: the rollouts end before the move does",
+                  f"than --duration {args.duration:g} s: the rollouts end before the move does "
+                  "(they track its beginning)",
                   file=sys.stderr)
         check_writable(args.csv, "--csv")
         if args.plot is not None:
@@ -317,7 +331,8 @@ _OPTION_NAMES = {"friction_scale": "--friction-scale", "payload_mass": "--payloa
                  "payload_link": "--payload-link", "payload_com": "--payload-com",
                  "samples": "--samples", "repeats": "--repeats", "seed": "--seed",
                  "duration": "--duration", "move_time": "--move-time", "move": "--move",
-                 "dt": "--dt", "bins": "--bins", "scheduler": "--scheduler"}
+                 "dt": "--dt", "bins": "--bins", "scheduler": "--scheduler",
+                 "workers": "--workers"}
 
 
 def _named(exc) -> str:

@@ -157,7 +157,7 @@ def press_reference(model, contact, q_start, forces, kp, *, slide, move_time=1.0
                 raise
             # a force of 1e6 N said only "cannot reach [0.43, 0.0, 2.14] (still 1.32 m off)"
             top = max(forces)
-            raise InputError(f"press: a force of {top:g} N puts the point {top / k:.3g} m into "
+            raise InputError(f"forces: a force of {top:g} N puts the point {top / k:.3g} m into "
                              f"the surface (its stiffness is {k:g} N/m): out of reach from "
                              f"{f:.4g} N on; {str(exc).partition(': ')[2]}") from None
         Q[i] = q + press_offset(model, data, q, contact, kp, f) if f > 0 else q

@@ -41,18 +41,16 @@ import os
 import numpy as np
 
 from robot_dynamics.errors import ModelError
-from robot_dynamics.multibody.model import payload_parameters, unknown_link
+# the limits (MAX_MASS, MAX_COM, MAX_INERTIA) are the multibody layer's, next to the payload's
+# own checks: the sweep (simulation layer, which may not import ros) checks them too
+from robot_dynamics.multibody.model import (MAX_INERTIA, com_refusal, mass_refusal,
+                                            payload_parameters, unknown_link)
 
 #: the node parameters (params.PAYLOAD), in the order they are declared
 NAMES = ("payload.link", "payload.mass", "payload.com", "payload.inertia", "payload_file")
 #: the set that describes one payload: parameter → field of Model.set_payload
 FIELDS = {"payload.link": "link", "payload.mass": "mass", "payload.com": "com",
           "payload.inertia": "inertia"}
-#: a mass beyond this [kg], a com farther than this from its link [m], or an inertia entry
-#: beyond this [kg·m²]: a unit mistake (mass_refusal, com_refusal: the bounds themselves allowed)
-MAX_MASS = 1e4
-MAX_COM = 10.0
-MAX_INERTIA = 1e4
 
 
 def inertia_matrix(values) -> np.ndarray:
@@ -67,25 +65,6 @@ def _finite(name, value, n, what):
     if len(values) != n or not np.all(np.isfinite(values)):
         raise ValueError(f"parameter {name}: expected {n} finite numbers {what}, got {values}")
     return values
-
-
-def mass_refusal(mass):
-    """Why payload ``mass`` [kg] is refused, or None: finite, from 0 to MAX_MASS inclusive.
-    The one statement of the limit, for the nodes' parameter and the demo's --payload-mass."""
-    if not np.isfinite(mass) or not 0 <= mass <= MAX_MASS:
-        return (f"expected a number from 0 to {MAX_MASS:g} (kg, not g?; 0 = no payload), got "
-                f"{mass:g}")
-    return None
-
-
-def com_refusal(com):
-    """Why payload ``com`` [m, link frame] is refused, or None: each coordinate at most
-    MAX_COM from the link origin (MAX_COM itself allowed). The one statement of the limit, for
-    the nodes' parameter and file entries and the demo's --payload-com."""
-    far = float(np.abs(np.asarray(com, dtype=float)).max())
-    if not far <= MAX_COM:
-        return f"{far:g} m from the link origin (at most {MAX_COM:g} m: metres, not millimetres?)"
-    return None
 
 
 def _listed(values) -> list:

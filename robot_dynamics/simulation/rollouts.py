@@ -464,6 +464,23 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+#: local workers per core at most (:func:`workers_refusal`): beyond the cores they only share
+#: them, each thread with a Model of its own. Measured, sweep of 1000 rollouts of 20 steps on
+#: arm7, 2 cores: --workers 2 ran them in 0.6 s (291 MB), 1000 in 5.4 s (365 MB); 100000 would
+#: start a thread (or a --cluster local process) per rollout
+WORKERS_PER_CORE = 4
+
+
+def workers_refusal(workers):
+    """The one line (``workers: ...``) refusing more local workers than
+    :data:`WORKERS_PER_CORE` × :func:`default_workers`, else None."""
+    most = WORKERS_PER_CORE * default_workers()
+    if workers <= most:
+        return None
+    return (f"workers: {workers} on {default_workers()} cores; at most {most} ({WORKERS_PER_CORE} "
+            "a core: more only share the cores, each with a model of its own)")
+
+
 def _chunks(n, parts):
     """Index ranges of ``n`` items in about ``parts`` contiguous pieces."""
     parts = max(1, min(n, parts))
@@ -588,6 +605,9 @@ def run_rollouts(plant: Plant, specs, *, workers=None, executor=None, trajectori
         workers = default_workers()
     if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
         raise InputError(f"workers must be a whole number ≥ 1, got {workers!r}")
+    why = None if executor is not None else workers_refusal(workers)
+    if why is not None:
+        raise InputError(why)
     results = [None] * total
     done = 0
     if executor is None and (workers == 1 or total <= 1):

@@ -44,10 +44,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_dynamics.errors import InputError
+from robot_dynamics.multibody.model import com_refusal, mass_refusal
 from robot_dynamics.simulation.rollouts import (SUMMARY_FIELDS, Plant, RolloutSpec,
-                                                run_rollouts)
+                                                run_rollouts, workers_refusal)
 
 FACTORS = ("friction_scale", "payload_mass", "perturbation", "gain_scale")
+#: the largest initial-state perturbation σ [rad or m]: a turn, the bound of ``move`` too
+MAX_PERTURBATION = math.tau
+#: the fewest steps of the move (``move_time`` / ``dt``), as ``sim``'s --move-time: a shorter
+#: move falls between the states (--move-time 1e-5 at --dt 1e-3 ran as a step response)
+MIN_MOVE_STEPS = 10
+#: the most table bins per factor (random designs): a row each in the table, a box each in the
+#: plot's 4-inch panel; measured on arm7, 10 samples: --bins 1000 took 12 s (the plot), 1e5
+#: printed 1e5 rows (8 s, 680 MB) or, with --plot, ran past 300 s at 7.1 GB
+MAX_BINS = 100
 #: what the table shows per level: (summary field, heading, format)
 TABLE_METRICS = (("rms_error", "rms err", "{:.3g}"), ("max_error", "max err", "{:.3g}"),
                  ("saturation", "saturated", "{:.3f}"), ("motor_gross", "motor energy J",
@@ -70,6 +80,15 @@ def _levels(name, values, random):
             raise InputError(f"{name}: levels must be finite numbers ≥ 0, got {v:g}")
     if name == "gain_scale" and min(values) <= 0:
         raise InputError(f"{name}: levels must be > 0 (0 is no controller), got {min(values):g}")
+    if name == "payload_mass":  # 1e300 kg overflowed inverse_dynamics in the first rollout
+        why = mass_refusal(max(values))
+        if why is not None:
+            raise InputError(f"{name}: {why}")
+    if name == "perturbation" and max(values) > MAX_PERTURBATION:
+        # (1e300 ran: every joint started at a limit, or 1e300 rad away on a continuous one)
+        raise InputError(f"{name}: σ = {max(values):g} (rad or m); at most "
+                         f"{MAX_PERTURBATION:.5g} (a turn): a larger one only puts the start at "
+                         "the joint limits (or turns away on a joint without limits)")
     if random:
         if len(values) > 2:
             raise InputError(f"{name}: a random design takes a range lo:hi (or one value), got "
@@ -156,6 +175,21 @@ def steps_refusal(duration: float, dt: float):
             "and held at every step, ~0.9 kB a step (2e6 steps: ~2 GB of memory)")
 
 
+def move_time_refusal(move_time: float, dt: float):
+    """The one line (``move_time: ...``) refusing a move shorter than :data:`MIN_MOVE_STEPS`
+    steps of ``dt`` or longer than the longest rollout (:data:`MAX_STEPS` steps: no rollout
+    could finish it), else None. A move longer than the rollout's ``duration`` is taken: the
+    rollouts track its beginning (``sweep`` warns)."""
+    if move_time < MIN_MOVE_STEPS * dt:
+        return (f"move_time: {move_time:g} s is shorter than {MIN_MOVE_STEPS} steps of {dt:g} s "
+                f"({MIN_MOVE_STEPS * dt:g} s): the move would fall between the states (a step, "
+                "not a minimum-jerk move)")
+    if move_time > MAX_STEPS * dt:
+        return (f"move_time: {move_time:g} s is longer than the longest rollout ({MAX_STEPS:.0e} "
+                f"steps of {dt:g} s, {MAX_STEPS * dt:g} s): no rollout could finish the move")
+    return None
+
+
 def make_study(robot="arm7", *, friction="default", friction_scale=(1.0,), payload_mass=(0.0,),
                perturbation=(0.0,), gain_scale=(1.0,), samples=None, repeats=1, seed=0,
                controller="computed_torque", duration=1.5, move_time=1.0, move=0.4, dt=1e-3,
@@ -185,7 +219,7 @@ def make_study(robot="arm7", *, friction="default", friction_scale=(1.0,), paylo
                          ("dt", dt, 0.0)):
         if not isinstance(x, numbers.Real) or not math.isfinite(x) or x <= low:
             raise InputError(f"{name}: expected a positive number of seconds, got {x!r}")
-    why = steps_refusal(duration, dt)
+    why = steps_refusal(duration, dt) or move_time_refusal(move_time, dt)
     if why is not None:  # before the robot loads
         raise InputError(why)
     # 0: no motion to track; a move is up, ≤ a turn (NaN: refused). The command's --move too.
@@ -193,13 +227,20 @@ def make_study(robot="arm7", *, friction="default", friction_scale=(1.0,), paylo
         shown = f"{move:g}" if isinstance(move, numbers.Real) else repr(move)
         raise InputError(f"move: expected a number in (0, {math.tau:.5g}] (every joint moves "
                          f"by it, rad or m, up to 90 % of its range), got {shown}")
-    if not isinstance(bins, numbers.Integral) or bins < 1:
-        raise InputError(f"bins: expected a whole number ≥ 1, got {bins!r}")
+    if not isinstance(bins, numbers.Integral) or not 1 <= bins <= MAX_BINS:
+        raise InputError(f"bins: expected a whole number from 1 to {MAX_BINS} (a table row and "
+                         f"a box of the plot each), got {bins!r}")
     levels = {name: _levels(name, value, random) for name, value in
               zip(FACTORS, (friction_scale, payload_mass, perturbation, gain_scale))}
     why = rollouts_refusal(levels, samples, repeats)
     if why is not None:
         raise InputError(why)
+    com = np.asarray(payload_com, dtype=float)
+    if com.shape != (3,) or not np.isfinite(com).all():
+        raise InputError(f"payload_com: expected 3 finite numbers, got {payload_com!r}")
+    why = com_refusal(com)
+    if why is not None:  # (1e300 m ran)
+        raise InputError(f"payload_com: {why}")
     if friction == "default":  # the bundled robot's own; a user's URDF: none
         stem = bundled_robot(robot)
         try:
@@ -213,9 +254,6 @@ def make_study(robot="arm7", *, friction="default", friction_scale=(1.0,), paylo
     n = model.nv
     if payload_link is not None and payload_link not in model.frames:
         raise InputError(f"payload_link: {unknown_link(model, payload_link)}")
-    com = np.asarray(payload_com, dtype=float)
-    if com.shape != (3,) or not np.isfinite(com).all():
-        raise InputError(f"payload_com: expected 3 finite numbers, got {payload_com!r}")
     lower = np.where(np.isfinite(model.lower_limits), model.lower_limits, -np.inf)
     upper = np.where(np.isfinite(model.upper_limits), model.upper_limits, np.inf)
     if q_start is None:
@@ -375,7 +413,11 @@ class SweepResult:
 def dask_client(scheduler, workers, timeout=10):
     """(client, cluster or None) for ``scheduler`` ``"local"`` (a LocalCluster of ``workers``
     single-threaded processes) or a scheduler address (OSError when it does not answer within
-    ``timeout`` seconds); InputError when distributed is missing."""
+    ``timeout`` seconds); InputError when distributed is missing or ``"local"`` asks more
+    processes than :func:`~robot_dynamics.simulation.rollouts.workers_refusal` allows."""
+    why = workers_refusal(workers) if scheduler == "local" else None  # a process each
+    if why is not None:
+        raise InputError(why)
     try:
         from distributed import Client, LocalCluster
     except ImportError:

@@ -132,6 +132,23 @@ def rate(text):
     return value
 
 
+#: the loosest tracking tolerances of the verdict: half a turn (a revolute joint pointing the
+#: other way) and 1 m (metres, not millimetres?); --tolerance 1e300 was taken and judged nothing
+MAX_TOLERANCE = math.pi
+MAX_TOLERANCE_PRISMATIC = 1.0
+
+
+def tolerance(high, shown, unit, what):
+    """--tolerance, --tolerance-prismatic: a number in (0, ``high``] (``shown`` in the message)."""
+    def parse(text):
+        value = number(float, 0.0)(text)
+        if value > high:
+            raise argparse.ArgumentTypeError(
+                f"must be in (0, {shown}] {unit} ({what}): {text!r}")
+        return value
+    return parse
+
+
 def number(kind, low=None, strict_low=True):
     def parse(text):
         try:
@@ -188,13 +205,18 @@ def build_parser():
                              "take at most 2e6 steps in all)")
     parser.add_argument("--no-friction-compensation", action="store_true",
                         help="controller ignores friction (to see what compensation buys)")
-    parser.add_argument("--tolerance", type=number(float, 0.0), default=0.01,
-                        help="max tracking error of revolute joints [rad] (default 0.01)")
+    parser.add_argument("--tolerance", default=0.01,
+                        type=tolerance(MAX_TOLERANCE, "π", "rad", "half a turn: a looser one judges "
+                                       "nothing"),
+                        help="max tracking error of revolute joints [rad], at most π (default "
+                             "0.01)")
     parser.add_argument("--rate", type=rate, default=1000.0,
                         help="the simulator's integration rate [Hz], its step 1/rate; the "
                              "controller answers every state (default 1000)")
-    parser.add_argument("--tolerance-prismatic", type=number(float, 0.0), default=0.001,
-                        help="max tracking error of prismatic joints [m] (default 0.001)")
+    parser.add_argument("--tolerance-prismatic", default=0.001,
+                        type=tolerance(MAX_TOLERANCE_PRISMATIC, "1", "m", "metres, not millimetres?"),
+                        help="max tracking error of prismatic joints [m], at most 1 (default "
+                             "0.001)")
     parser.add_argument("--scenario", default="none", choices=["none", "payload", "press"],
                         help="see 'scenarios' below (default none)")
     parser.add_argument("--payload-mass", type=number(float, 0.0), default=None,
@@ -249,7 +271,7 @@ def main(argv=None):
     if given and args.scenario != "payload":
         parser.error(f"--{given[0].replace('_', '-')} needs --scenario payload")
     if args.scenario == "payload":  # the simulator node would refuse them 2 s into the run
-        from robot_dynamics.ros.payload import com_refusal, mass_refusal
+        from robot_dynamics.multibody.model import com_refusal, mass_refusal
 
         why = None if args.payload_mass is None else mass_refusal(args.payload_mass)
         if why is not None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robot_dynamics.errors import InputError
 from robot_dynamics.ros.demo.config import (UsageError, bundled_config, check_config_names,
     check_output_path, controller_parameters, default_actuators, friction_label, law_names)
 from robot_dynamics.ros.demo.plot import (plot_title, save_plot, save_press_plot,
@@ -192,9 +193,14 @@ def _press_scenario(run_args, labels, log):
                          f"offset divides by it), got {kp.tolist()}")
     move_time = o.move_time or 1.0
     settle = 0.5 if o.settle is None else o.settle
-    press_traj, levels = press_reference(model, table, q_start, o.press_forces, kp,
-                                         slide=slide,
-                                         move_time=move_time)
+    try:
+        press_traj, levels = press_reference(model, table, q_start, o.press_forces, kp,
+                                             slide=slide, move_time=move_time)
+    except InputError as exc:  # a force out of reach: "forces: ..." is the option's
+        head, sep, rest = str(exc).partition(": ")
+        if head != "forces":
+            raise
+        raise UsageError(f"--press-forces: {rest}") from None
     t_end = press_traj.duration + settle
 
     def plant_table(sim_model):  # on the simulator node's own model
