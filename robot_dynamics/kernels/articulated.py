@@ -40,7 +40,7 @@ import numpy as np
 from robot_dynamics.kernels.jit import njit
 
 from robot_dynamics.kernels.dynamics import (_inertia_times, finite_or_zero, placements_kernel,
-    world_kernel)
+    transformed_inertia, world_kernel)
 from robot_dynamics.kernels.friction import (can_self_lock, friction_gradient_inline,
     friction_one_inline, law_inputs)
 from robot_dynamics.kernels.layout import (articulated_views, laws_views, model_armature,
@@ -64,37 +64,11 @@ EARLY = 0.01
 @njit(cache=True, inline="always")
 def _world_inertia(oMi, i, I6, Iw):
     """Iw[i] = body i's spatial inertia [[m1, −ĝ], [ĝ, Ī']] in the world frame (at its origin),
-    from its pose oMi[i] = (R, p) and its ten parameters in I6[i] (m, h = m·com, the symmetric
-    Ī about the body origin; as :func:`~robot_dynamics.kernels.dynamics.transformed_inertia`):
-    g = R h + m p, Ī' = R Ī Rᵀ − (p h_Rᵀ + h_R pᵀ − 2 h_R·p 1) − m (p pᵀ − |p|² 1), h_R = R h.
-    Ī' is symmetric: its upper triangle is formed and mirrored (6 entries, not 9).
-    Returns (m, g0, g1, g2, Ī'00, Ī'01, Ī'02, Ī'11, Ī'12, Ī'22) for the products on values."""
-    p0, p1, p2 = oMi[i, 0, 3], oMi[i, 1, 3], oMi[i, 2, 3]
-    m = I6[i, 0, 0]
-    h0, h1, h2 = I6[i, 5, 1], I6[i, 3, 2], I6[i, 4, 0]
-    J00, J01, J02 = I6[i, 3, 3], I6[i, 3, 4], I6[i, 3, 5]
-    J11, J12, J22 = I6[i, 4, 4], I6[i, 4, 5], I6[i, 5, 5]
-    R00, R01, R02 = oMi[i, 0, 0], oMi[i, 0, 1], oMi[i, 0, 2]
-    R10, R11, R12 = oMi[i, 1, 0], oMi[i, 1, 1], oMi[i, 1, 2]
-    R20, R21, R22 = oMi[i, 2, 0], oMi[i, 2, 1], oMi[i, 2, 2]
-    a0 = R00 * h0 + R01 * h1 + R02 * h2
-    a1 = R10 * h0 + R11 * h1 + R12 * h2
-    a2 = R20 * h0 + R21 * h1 + R22 * h2
-    g0, g1, g2 = a0 + m * p0, a1 + m * p1, a2 + m * p2
-    diag = 2.0 * (a0 * p0 + a1 * p1 + a2 * p2) + m * (p0 * p0 + p1 * p1 + p2 * p2)
-    # rows of T = R Ī
-    T00, T01, T02 = (R00 * J00 + R01 * J01 + R02 * J02, R00 * J01 + R01 * J11 + R02 * J12,
-                     R00 * J02 + R01 * J12 + R02 * J22)
-    T10, T11, T12 = (R10 * J00 + R11 * J01 + R12 * J02, R10 * J01 + R11 * J11 + R12 * J12,
-                     R10 * J02 + R11 * J12 + R12 * J22)
-    T20, T21, T22 = (R20 * J00 + R21 * J01 + R22 * J02, R20 * J01 + R21 * J11 + R22 * J12,
-                     R20 * J02 + R21 * J12 + R22 * J22)
-    v00 = T00 * R00 + T01 * R01 + T02 * R02 - (p0 * a0 + a0 * p0) - m * p0 * p0 + diag
-    v01 = T00 * R10 + T01 * R11 + T02 * R12 - (p0 * a1 + a0 * p1) - m * p0 * p1
-    v02 = T00 * R20 + T01 * R21 + T02 * R22 - (p0 * a2 + a0 * p2) - m * p0 * p2
-    v11 = T10 * R10 + T11 * R11 + T12 * R12 - (p1 * a1 + a1 * p1) - m * p1 * p1 + diag
-    v12 = T10 * R20 + T11 * R21 + T12 * R22 - (p1 * a2 + a1 * p2) - m * p1 * p2
-    v22 = T20 * R20 + T21 * R21 + T22 * R22 - (p2 * a2 + a2 * p2) - m * p2 * p2 + diag
+    from its pose oMi[i] and its link inertia I6[i]
+    (:func:`~robot_dynamics.kernels.dynamics.transformed_inertia`). Returns (m, g0, g1, g2,
+    Ī'00, Ī'01, Ī'02, Ī'11, Ī'12, Ī'22) for the products on values."""
+    m, g0, g1, g2, v00, v01, v02, v11, v12, v22 = transformed_inertia(
+        oMi, i, oMi[i, 0, 3], oMi[i, 1, 3], oMi[i, 2, 3], I6, i)
     Iw[i, 3, 3], Iw[i, 3, 4], Iw[i, 3, 5] = v00, v01, v02
     Iw[i, 4, 3], Iw[i, 4, 4], Iw[i, 4, 5] = v01, v11, v12
     Iw[i, 5, 3], Iw[i, 5, 4], Iw[i, 5, 5] = v02, v12, v22

@@ -221,37 +221,18 @@ def composite_inertias(parents, I6, R, p, X, Ic):
             _inertia_to_parent(R, p, Ic, i, par)
 
 
-@njit(cache=True)
-def _rot_row(R, i, r, T0, T1, T2, pr, ar, a0, a1, a2, p0, p1, p2, m, diag):
-    """Row r of R Ī Rᵀ − (p h_Rᵀ + h_R pᵀ − 2 h_R·p 1) − m (p pᵀ − |p|² 1) (see
-    :func:`_inertia_to_parent`), given row r of T = R Ī."""
-    v0 = (T0 * R[i, 0, 0] + T1 * R[i, 0, 1] + T2 * R[i, 0, 2] - (pr * a0 + ar * p0)
-          - m * pr * p0)
-    v1 = (T0 * R[i, 1, 0] + T1 * R[i, 1, 1] + T2 * R[i, 1, 2] - (pr * a1 + ar * p1)
-          - m * pr * p1)
-    v2 = (T0 * R[i, 2, 0] + T1 * R[i, 2, 1] + T2 * R[i, 2, 2] - (pr * a2 + ar * p2)
-          - m * pr * p2)
-    if r == 0:
-        v0 += diag
-    elif r == 1:
-        v1 += diag
-    else:
-        v2 += diag
-    return v0, v1, v2
-
-
 @njit(cache=True, inline="always")
 def transformed_inertia(R, i, p0, p1, p2, I, k):
     """The spatial inertia I[k] = [[m1, −ĥ], [ĥ, Ī]] seen from a frame in which its own frame has
     rotation R[i] (the leading 3×3 of R[i]) and origin (p0, p1, p2): h' = R h + m p and
     Ī' = R Ī Rᵀ − (p h_Rᵀ + h_R pᵀ − 2 h_R·p 1) − m (p pᵀ − |p|² 1) with h_R = R h
-    (far fewer flops than two 6×6 products; scalars only, every input read once).
-    Returns (m, h'0, h'1, h'2, Ī'00, Ī'01, Ī'02, Ī'10, …, Ī'22)."""
+    (far fewer flops than two 6×6 products; scalars only, every input read once). Ī is
+    symmetric (a link's, or a sum of them): its upper triangle is read and Ī''s formed, 6
+    entries, not 9. Returns (m, h'0, h'1, h'2, Ī'00, Ī'01, Ī'02, Ī'11, Ī'12, Ī'22)."""
     m = I[k, 0, 0]
     h0, h1, h2 = I[k, 5, 1], I[k, 3, 2], I[k, 4, 0]
     J00, J01, J02 = I[k, 3, 3], I[k, 3, 4], I[k, 3, 5]
-    J10, J11, J12 = I[k, 4, 3], I[k, 4, 4], I[k, 4, 5]
-    J20, J21, J22 = I[k, 5, 3], I[k, 5, 4], I[k, 5, 5]
+    J11, J12, J22 = I[k, 4, 4], I[k, 4, 5], I[k, 5, 5]
     R00, R01, R02 = R[i, 0, 0], R[i, 0, 1], R[i, 0, 2]
     R10, R11, R12 = R[i, 1, 0], R[i, 1, 1], R[i, 1, 2]
     R20, R21, R22 = R[i, 2, 0], R[i, 2, 1], R[i, 2, 2]
@@ -261,32 +242,35 @@ def transformed_inertia(R, i, p0, p1, p2, I, k):
     g0, g1, g2 = a0 + m * p0, a1 + m * p1, a2 + m * p2
     diag = 2.0 * (a0 * p0 + a1 * p1 + a2 * p2) + m * (p0 * p0 + p1 * p1 + p2 * p2)
     # rows of T = R Ī
-    T00, T01, T02 = (R00 * J00 + R01 * J10 + R02 * J20, R00 * J01 + R01 * J11 + R02 * J21,
+    T00, T01, T02 = (R00 * J00 + R01 * J01 + R02 * J02, R00 * J01 + R01 * J11 + R02 * J12,
                      R00 * J02 + R01 * J12 + R02 * J22)
-    T10, T11, T12 = (R10 * J00 + R11 * J10 + R12 * J20, R10 * J01 + R11 * J11 + R12 * J21,
+    T10, T11, T12 = (R10 * J00 + R11 * J01 + R12 * J02, R10 * J01 + R11 * J11 + R12 * J12,
                      R10 * J02 + R11 * J12 + R12 * J22)
-    T20, T21, T22 = (R20 * J00 + R21 * J10 + R22 * J20, R20 * J01 + R21 * J11 + R22 * J21,
+    T20, T21, T22 = (R20 * J00 + R21 * J01 + R22 * J02, R20 * J01 + R21 * J11 + R22 * J12,
                      R20 * J02 + R21 * J12 + R22 * J22)
-    v00, v01, v02 = _rot_row(R, i, 0, T00, T01, T02, p0, a0, a0, a1, a2, p0, p1, p2, m, diag)
-    v10, v11, v12 = _rot_row(R, i, 1, T10, T11, T12, p1, a1, a0, a1, a2, p0, p1, p2, m, diag)
-    v20, v21, v22 = _rot_row(R, i, 2, T20, T21, T22, p2, a2, a0, a1, a2, p0, p1, p2, m, diag)
-    return m, g0, g1, g2, v00, v01, v02, v10, v11, v12, v20, v21, v22
+    v00 = T00 * R00 + T01 * R01 + T02 * R02 - (p0 * a0 + a0 * p0) - m * p0 * p0 + diag
+    v01 = T00 * R10 + T01 * R11 + T02 * R12 - (p0 * a1 + a0 * p1) - m * p0 * p1
+    v02 = T00 * R20 + T01 * R21 + T02 * R22 - (p0 * a2 + a0 * p2) - m * p0 * p2
+    v11 = T10 * R10 + T11 * R11 + T12 * R12 - (p1 * a1 + a1 * p1) - m * p1 * p1 + diag
+    v12 = T10 * R20 + T11 * R21 + T12 * R22 - (p1 * a2 + a1 * p2) - m * p1 * p2
+    v22 = T20 * R20 + T21 * R21 + T22 * R22 - (p2 * a2 + a2 * p2) - m * p2 * p2 + diag
+    return m, g0, g1, g2, v00, v01, v02, v11, v12, v22
 
 
 @njit(cache=True)
 def _inertia_to_parent(R, p, Ic, i, par):
     """Ic[par] += X_iᵀ Ic[i] X_i: body i's subtree inertia seen from its parent's frame
     (rotation R[i], origin p[i]; :func:`transformed_inertia`)."""
-    m, g0, g1, g2, v00, v01, v02, v10, v11, v12, v20, v21, v22 = transformed_inertia(
+    m, g0, g1, g2, v00, v01, v02, v11, v12, v22 = transformed_inertia(
         R, i, p[i, 0], p[i, 1], p[i, 2], Ic, i)
     Ic[par, 3, 3] += v00
     Ic[par, 3, 4] += v01
     Ic[par, 3, 5] += v02
-    Ic[par, 4, 3] += v10
+    Ic[par, 4, 3] += v01
     Ic[par, 4, 4] += v11
     Ic[par, 4, 5] += v12
-    Ic[par, 5, 3] += v20
-    Ic[par, 5, 4] += v21
+    Ic[par, 5, 3] += v02
+    Ic[par, 5, 4] += v12
     Ic[par, 5, 5] += v22
     Ic[par, 0, 0] += m
     Ic[par, 1, 1] += m
