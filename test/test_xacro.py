@@ -69,7 +69,7 @@ def test_bundled_xacro_by_name():
                                                               "planar_2r.urdf.xacro")
     assert robot_stem(robot_path("planar_2r.urdf.xacro")) == "planar_2r"
     # listed by the name one types: planar_2r (its plain URDF), not the xacro's file name
-    with pytest.raises(rd.ModelError, match=r"bundled: \[.*'planar_2r', 'rrp'\]$"):
+    with pytest.raises(rd.ModelError, match=r"bundled robots: .*, planar_2r, rrp \(or a URDF"):
         robot_path("no_such_robot")
 
 
