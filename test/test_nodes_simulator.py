@@ -115,9 +115,10 @@ def test_reset_service_restores_initial_state(sim):
     # before it may be taken first), and time did not jump back
     q0 = np.array([0.4, -0.3])
 
-    seen = [n]  # states before this one were looked at: each predicate call reads only new ones
-    # (a scan of every state since the reset on each call grew with the fast mode's backlog and,
-    # holding the GIL, starved the probe's thread: a CI run under load did not see the reset in 20 s)
+    # states before seen[0] were looked at: each predicate call reads only the new ones (a scan
+    # of every state since the reset on each call grew with the fast mode's backlog and, holding
+    # the GIL, starved the probe's thread: a CI run under load did not see the reset in 20 s)
+    seen = [n]
 
     def reset_seen():
         end = len(states)

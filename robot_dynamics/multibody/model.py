@@ -264,8 +264,9 @@ def unknown_link(model, link) -> str:
     return f"robot {model.name!r} has no link {link!r}{hint} (links: {_names(frames, 12)})"
 
 
-#: payload limits (robot_dynamics.ros.payload's parameters, the sweep's factors): a mass beyond this [kg], a com farther than this from its link [m], or an inertia entry
-#: beyond this [kg·m²]: a unit mistake (mass_refusal, com_refusal: the bounds themselves allowed)
+#: payload limits (robot_dynamics.ros.payload's parameters, the sweep's factors): a mass beyond
+#: this [kg], a com farther than this from its link [m], or an inertia entry beyond this
+#: [kg·m²]: a unit mistake (mass_refusal, com_refusal: the bounds themselves allowed)
 MAX_MASS = 1e4
 MAX_COM = 10.0
 MAX_INERTIA = 1e4
@@ -273,8 +274,9 @@ MAX_INERTIA = 1e4
 
 def mass_refusal(mass):
     """Why payload ``mass`` [kg] is refused, or None: finite, from 0 to MAX_MASS inclusive.
-    The one statement of the limit, for the nodes' parameter, the demo's --payload-mass and the sweep's payload_mass
-    (:mod:`robot_dynamics.ros.payload`, :mod:`robot_dynamics.simulation.sweep`)."""
+    The one statement of the limit, for the nodes' parameter, the demo's --payload-mass and the
+    sweep's payload_mass (:mod:`robot_dynamics.ros.payload`,
+    :mod:`robot_dynamics.simulation.sweep`)."""
     if not np.isfinite(mass) or not 0 <= mass <= MAX_MASS:
         return (f"expected a number from 0 to {MAX_MASS:g} (kg, not g?; 0 = no payload), got "
                 f"{mass:g}")

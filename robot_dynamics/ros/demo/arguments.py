@@ -206,15 +206,16 @@ def build_parser():
     parser.add_argument("--no-friction-compensation", action="store_true",
                         help="controller ignores friction (to see what compensation buys)")
     parser.add_argument("--tolerance", default=0.01,
-                        type=tolerance(MAX_TOLERANCE, "π", "rad", "half a turn: a looser one judges "
-                                       "nothing"),
+                        type=tolerance(MAX_TOLERANCE, "π", "rad",
+                                       "half a turn: a looser one judges nothing"),
                         help="max tracking error of revolute joints [rad], at most π (default "
                              "0.01)")
     parser.add_argument("--rate", type=rate, default=1000.0,
                         help="the simulator's integration rate [Hz], its step 1/rate; the "
                              "controller answers every state (default 1000)")
     parser.add_argument("--tolerance-prismatic", default=0.001,
-                        type=tolerance(MAX_TOLERANCE_PRISMATIC, "1", "m", "metres, not millimetres?"),
+                        type=tolerance(MAX_TOLERANCE_PRISMATIC, "1", "m",
+                                       "metres, not millimetres?"),
                         help="max tracking error of prismatic joints [m], at most 1 (default "
                              "0.001)")
     parser.add_argument("--scenario", default="none", choices=["none", "payload", "press"],
