@@ -177,7 +177,12 @@ def test_simulator_payload_message_loads_the_plant(probe):
         assert len(pairs) > 20, len(pairs)
         for q, v, a in pairs:
             a1 = rd.forward_dynamics(loaded, data, q, v, np.zeros(2))
-            assert np.abs(a - a1).max() < 2e-3 * (1.0 + np.abs(a1).max()), (q, v, a, a1)
+            # a step's q̈ against q̈ at its midpoint: off by O((h q̇)²) of q̈ — the falling arm
+            # (no friction, no limits, fast mode) whirls faster the later the states come: at
+            # 150 rad/s (h q̇ = 0.15) a loaded CI run found 2.0e-3 of q̈
+            whirl = (1e-3 * np.abs(v).max()) ** 2
+            tol = (2e-3 + 0.25 * whirl) * (1.0 + np.abs(a1).max())
+            assert np.abs(a - a1).max() < tol, (q, v, a, a1)
         result = _clear(probe, "simulator")
         assert result.success and sim.wait_log("payload: none", 10), sim.log
         assert _get(probe, "simulator", ["payload.mass"]) == {"payload.mass": 0.0}
