@@ -243,12 +243,13 @@ def test_cancel_mid_way_holds_where_the_arm_is(rig):
     q0 = _q(rig.states[-1])
     q1 = q0 + np.array([-0.8, 0.6])
     t0 = _now(rig)
-    handle = _send(rig, _goal([_point(2.0, q1, [0, 0])]))
+    handle = _send(rig, _goal([_point(8.0, q1, [0, 0])]))
     assert handle.accepted
-    # cancelled at 0.8 s of the 2 s move (about a third of the way): the arm goes on until the
-    # cancel is taken, which took ~0.45 s of simulated time in a loaded CI run (cancelled at
-    # 1.0 s it was then past 0.9 of the move)
-    _wait_sim(rig, t0 + 0.8)
+    # cancelled at 2 s of an 8 s move (about a tenth of the way): the arm goes on until the cancel
+    # is taken. In lock-step the simulated time runs as fast as the controller answers, and loaded
+    # CI runs took 0.45 s and 0.68 s of it for the cancel: at 0.8 s of a 2 s move the arm was then
+    # at 0.92 and 0.90 of the way. Here it would have to take ~4 s to reach 0.9
+    _wait_sim(rig, t0 + 2.0)
     cancel = handle.cancel_goal_async()
     assert rig.probe.wait_for(cancel.done, timeout=20)
     assert len(cancel.result().goals_canceling) == 1  # accepted
@@ -258,7 +259,7 @@ def test_cancel_mid_way_holds_where_the_arm_is(rig):
     _wait_sim(rig, t_cancel + 1.0)
     t, q, tau = _series(rig, t_cancel + 0.3)
     progress = np.linalg.norm(q_cancel - q0) / np.linalg.norm(q1 - q0)
-    assert 0.2 < progress < 0.9  # it was stopped mid-way...
+    assert 0.05 < progress < 0.9  # it was stopped mid-way...
     assert np.abs(q - q_cancel).max() < 0.1  # ...holds near there, no jump back or on
     assert np.abs(q[-1] - q[0]).max() < 1e-3  # and stays put
 
