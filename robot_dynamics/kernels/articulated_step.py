@@ -50,7 +50,7 @@ import numpy as np
 from robot_dynamics.kernels.jit import njit
 
 from robot_dynamics.kernels.articulated import (_ACC, _BETA, _C, _DD, _FN, _MU, _PA, _PHI, _SW,
-    _T, _U, _VEL, _VT, _Y, _joint_effort, add_force_row, articulated_pass, external_world,
+    _T, _U, _VEL, _VT, _Y, CHORD, _joint_effort, add_force_row, articulated_pass, external_world,
     joint_frame, world_setup)
 from robot_dynamics.kernels.dynamics import _inertia_times, finite_or_zero
 from robot_dynamics.kernels.friction import (can_self_lock, friction_gradient_inline,
@@ -78,8 +78,6 @@ ARTICULATED_MIN = 12
 #: (docs/measurements.md). The classic laws keep the dense step below ARTICULATED_MIN (their
 #: dense step needs no directors and one Newton step: 8-24 % faster on panda and ur5)
 ARTICULATED_LOADED_MIN = 3
-#: a chord step (the last linearisation kept) while the residual shrinks at least this much
-CHORD = 0.1
 # rows of the ``vecs`` scratch (24, n) used here: those of the friction solve, which does not
 # run in the same pass (kernels/friction_solve.py rows 0–12); the direction row is its own
 _TARGET, _DIRECTION, _HOLD, _BOUNDS, _RELEASE, _NOISE_ROW = 0, 1, 2, 3, 4, 5
