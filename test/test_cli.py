@@ -1368,42 +1368,51 @@ def _assert_clean_end(code, node):
     assert proc.stderr.strip().splitlines()[-1] == START_UP_LINE.format(node=node), out[-3000:]
 
 
-#: ``python -m robot_dynamics.cli.main id_controller`` with a SIGINT raised inside an ``exec`` of
-#: a string at the start-up's import of rclpy, as namedtuple and dataclass definitions (in
+#: a node started with ``python -m``, a SIGINT raised inside an ``exec`` of a string at the
+#: start-up's import of ``{at}``, as namedtuple and dataclass definitions (in
 #: importlib.metadata, encodings) have one on the stack about a second into a node's start
 _INTERRUPTED_IN_EXEC = """
 import os, runpy, signal, sys
 
 class _Interrupt:
     def find_spec(self, name, path=None, target=None):
-        if name == "rclpy":
+        if name == {at!r}:
             sys.meta_path.remove(self)
             exec("os.kill(os.getpid(), signal.SIGINT)\\nfor _ in range(10 ** 8): pass",
-                 {"os": os, "signal": signal})
+                 {{"os": os, "signal": signal}})
         return None
 
 sys.meta_path.insert(0, _Interrupt())
-sys.argv = ["robot-dynamics", "id_controller", "--ros-args", "-p", "robot:=planar_2r"]
-runpy.run_module("robot_dynamics.cli.main", run_name="__main__", alter_sys=True)
+sys.argv = {argv!r} + ["--ros-args", "-p", "robot:=planar_2r"]
+runpy.run_module({module!r}, run_name="__main__", alter_sys=True)
 """
 
 
-def test_a_node_run_with_python_m_ends_cleanly_when_interrupted_inside_an_exec(tmp_path):
+@pytest.mark.parametrize("module, argv, at", [
+    # the executables' path, interrupted before the node is built: its start-up line
+    ("robot_dynamics.cli.main", ["robot-dynamics", "id_controller"], "rclpy"),
+    # run_node's own (python -m robot_dynamics.ros.<node>), interrupted while the node is built
+    ("robot_dynamics.ros.id_controller", ["id_controller"], "robot_dynamics.ros.external_wrench"),
+])
+def test_a_node_run_with_python_m_ends_cleanly_when_interrupted_inside_an_exec(
+        tmp_path, module, argv, at):
     """A CI run: `python -m robot_dynamics.cli.main id_controller`, SIGINT at 1.5 s and 0.1 s
     later, exit -2 after the node's clean start-up line (6 of 24 runs with the first signal at
     0.7–0.9 s). The KeyboardInterrupt had passed through an exec of a string, which sets
     CPython's "unhandled KeyboardInterrupt" flag however it is caught; under ``python -m`` the
-    interpreter then kills itself with SIGINT as it exits. cli.main clears the flag once a
-    command has ended (signals.forget_keyboard_interrupt): exit 0."""
-    (tmp_path / "interrupt_in_exec.py").write_text(_INTERRUPTED_IN_EXEC)
+    interpreter then kills itself with SIGINT as it exits. signals.finish clears the flag after
+    a signal's clean-up (signals.forget_keyboard_interrupt), in cli.main and run_node: exit 0."""
+    (tmp_path / "interrupt_in_exec.py").write_text(
+        _INTERRUPTED_IN_EXEC.format(at=at, argv=argv, module=module))
     env = dict(ENV, PYTHONPATH=os.pathsep.join([str(tmp_path), ENV.get("PYTHONPATH", "")]))
     proc = subprocess.run([sys.executable, "-m", "interrupt_in_exec"], env=env,
                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, (proc.returncode, out[-3000:])
     assert "Traceback" not in out, out[-3000:]
-    assert proc.stderr.strip().splitlines()[-1] == START_UP_LINE.format(
-        node="id_controller"), out[-3000:]
+    if module == "robot_dynamics.cli.main":
+        assert proc.stderr.strip().splitlines()[-1] == START_UP_LINE.format(
+            node="id_controller"), out[-3000:]
 
 
 @pytest.mark.parametrize("argv", [["sim", "--help"], ["simulator", "--help"],

@@ -325,10 +325,7 @@ def main(argv=None) -> int:
         if signals is not None:
             if argv and argv[0] in NODES:
                 _say_interrupted(argv[0], signals)
-            signals.finish()
-        from robot_dynamics.ros.signals import forget_keyboard_interrupt
-
-        forget_keyboard_interrupt()  # a caught Ctrl-C is not "unhandled" (python -m: exit -2)
+            signals.finish()  # (and a caught Ctrl-C is not "unhandled": python -m, exit -2)
 
 
 def _main(argv=None) -> int:

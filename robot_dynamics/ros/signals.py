@@ -173,9 +173,12 @@ def forget_keyboard_interrupt():
 
 def finish():
     """After a signal's clean-up: ignore SIGINT/SIGTERM while the process exits (SIG_IGN
-    survives the interpreter's finalization). Nothing when no signal came (an in-process use,
-    e.g. a test, keeps its handlers)."""
+    survives the interpreter's finalization), and :func:`forget_keyboard_interrupt` — for
+    ``cli.main`` and :func:`~robot_dynamics.ros.common.run_node` alike (``python -m
+    robot_dynamics.ros.<node>`` exited by SIGINT after a clean stop too). Nothing when no signal
+    came (an in-process use, e.g. a test, keeps its handlers)."""
     if _state["received"] is None or threading.current_thread() is not threading.main_thread():
         return
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)
+    forget_keyboard_interrupt()  # the signal's KeyboardInterrupt was caught: not "unhandled"
