@@ -80,3 +80,104 @@ def test_without_friction_it_is_the_articulated_body_algorithm():
         c = forward_dynamics_reference(model, ref, q, v, tau)  # M⁻¹ (τ − d∘q̇ − b)
         np.testing.assert_allclose(a, c, atol=1e-10 * (1 + np.abs(c).max()))
         np.testing.assert_allclose(b, c, atol=1e-10 * (1 + np.abs(c).max()))
+
+
+def _mixed_states(model, fr, count, seed):
+    """States with half the joints at rest and efforts that break some of them away (the
+    bench's mixed class, bench/bench_mujoco.py fd_states)."""
+    rng = np.random.default_rng(seed)
+    data = model.create_data()
+    lo = np.where(np.isfinite(model.lower_limits), model.lower_limits, -np.pi)
+    hi = np.where(np.isfinite(model.upper_limits), model.upper_limits, np.pi)
+    out = []
+    for _ in range(count):
+        q = rng.uniform(lo, hi)
+        v = rng.uniform(0.05, 1.5, model.nv) * rng.choice([-1, 1], model.nv)
+        rest = np.zeros(model.nv, bool)
+        rest[rng.permutation(model.nv)[:model.nv // 2]] = True
+        v[rest] = 0.0
+        tau = rd.inverse_dynamics(model, data, q, v, rng.uniform(-3, 3, model.nv), fr,
+                                  damping=False)
+        tau[rest] += rng.uniform(-1.5, 1.5, rest.sum())
+        out.append((q, v, tau))
+    return out
+
+
+def _kernel_prediction(model, data, fr, q, v, tau):
+    """kernels/articulated.py's predict_release on the world-frame quantities the instant's
+    solve holds for (q, q̇) (a forward_dynamics call leaves them in Data's work)."""
+    from robot_dynamics.kernels import articulated as ka
+    from robot_dynamics.kernels.layout import (articulated_views, laws_views, model_armature,
+                                               model_views)
+
+    rd.forward_dynamics(model, data, q, v, tau, fr, damping=False)
+    n, kinds, parents, axes = model_views(model._mb)[:4]
+    codes, params = laws_views(fr._packed[2], n)
+    Iw, _, ab, _ = articulated_views(model._mb, data._work)
+    b = rd.rnea(model, model.create_data(), q, v, np.zeros(n))
+    d = np.sign(v)
+    rest = v == 0
+    phi = fr.magnitudes(model, data.f, q, np.abs(v) * d, d)
+    y = tau - b - np.where(rest, 0.0, d * phi)
+    state = np.where(rest, ka.STUCK, ka.FREE).astype(np.int64)
+    x = np.zeros(n)
+    ok = ka.predict_release(codes, params, kinds, axes, parents, Iw.copy(), model_armature(
+        model._mb), state, y, ab[ka._SW].copy(), data.f.copy(), np.empty((n, 6, 6)),
+        np.empty((n, n)), np.empty((n, n)), np.empty((5, n), np.int64), np.empty(n), x)
+    assert ok
+    return x
+
+
+@pytest.mark.parametrize("robot", ["panda", "talos"])
+def test_release_prediction_matches_its_statement(robot):
+    from robot_dynamics.reference.articulated import predict_release
+
+    path = erd_urdf(PANDA if robot == "panda" else "talos_data/robots/talos_reduced.urdf")
+    model = rd.load_urdf(path)
+    fr = friction_from_config(LOAD_DEPENDENT, model)
+    data, twin = model.create_data(), model.create_data()
+    released = 0
+    for q, v, tau in _mixed_states(model, fr, 12, seed=3):
+        x = _kernel_prediction(model, data, fr, q, v, tau)
+        ref = predict_release(model, twin, q, v, tau, fr)
+        np.testing.assert_array_equal(np.sign(x), np.sign(ref))
+        np.testing.assert_allclose(x, ref, atol=1e-7 * (1 + np.abs(ref).max()))
+        released += np.count_nonzero(x)
+    assert released >= 12  # the states break joints away: the prediction releases some
+
+
+def test_predicted_release_spares_the_set_changes_and_keeps_the_answer():
+    """Mixed states (half the joints at rest, some breaking away) take about one stick/slip
+    assignment each (the predicted one), where the bulk release took 1.44 set changes a state
+    on panda; after a call that held every joint at rest, the next call releases in bulk."""
+    model = rd.load_urdf(erd_urdf(PANDA))
+    fr = friction_from_config(LOAD_DEPENDENT, model)
+    ref = model.create_data()
+    changes = []
+    for q, v, tau in _mixed_states(model, fr, 40, seed=11):
+        data = model.create_data()
+        a = rd.forward_dynamics(model, data, q, v, tau, fr, damping=False)
+        assert data.fd_report.method == "newton"
+        changes.append(data.fd_report.active_set_changes)
+        expected = forward_dynamics_reference(model, ref, q, v, tau, fr, damping=False)
+        np.testing.assert_allclose(a, expected, atol=1e-8 * (1 + np.abs(a).max()))
+        assert data.fd_report.stuck == ref.fd_report.stuck
+    assert np.mean(changes) <= 0.25, changes
+    # the gate: two calls that held every joint at rest (v = 0 everywhere, τ = gravity) → no
+    # prediction in the next
+    data = model.create_data()
+    q, v, tau = _mixed_states(model, fr, 1, seed=5)[0]
+    still = rd.inverse_dynamics(model, data, q, np.zeros(model.nv), np.zeros(model.nv), fr,
+                                damping=False)
+    for _ in range(2):
+        rd.forward_dynamics(model, data, q, np.zeros(model.nv), still, fr, damping=False)
+        assert not data.fd_report.breaking_away
+    bulk = [data.fd_report.active_set_changes]
+    for q, v, tau in _mixed_states(model, fr, 40, seed=11):
+        fresh = model.create_data()
+        rd.forward_dynamics(model, fresh, q, v, tau, fr, damping=False)
+        if fresh.fd_report.breaking_away:
+            rd.forward_dynamics(model, data, q, v, tau, fr, damping=False)
+            bulk.append(data.fd_report.active_set_changes)
+            break
+    assert bulk[-1] >= 1  # the bulk release after the all-stuck pass: one change at least

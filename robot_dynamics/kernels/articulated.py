@@ -28,7 +28,12 @@ The stick/slip rules are those of robot_dynamics.algorithm.friction_solve at an 
 stops): joints at rest start stuck, a stuck joint whose holding effort exceeds its bound breaks
 away, a breaking joint that would move against its release direction sticks. Unlike that solve,
 which sticks first and then releases, one at a time, here both change in the same step (every
-joint at once) until a release proves premature, then one at a time, sticking first. :func:`solve_instant` returns False where it cannot answer as the general
+joint at once) until a release proves premature, then one at a time, sticking first. The
+first assignment is predicted before any pass (:func:`predict_release`: the friction problem of
+the joints at rest with the laws frozen at fn(q, q̇, 0), a convex one, on M's Schur
+complement); the rules then correct what the laws' load dependence moves (issue 35: on mixed
+stick/slip states 0.1 set changes a state on talos_reduced where the bulk release from the
+all-stuck answer took 2.6, docs/measurements.md). :func:`solve_instant` returns False where it cannot answer as the general
 solve would (a law that can self-lock, a pivot that is not positive, no convergence): the
 caller then takes that solve (kernels/fd.py ``fd_entry``), which is the specification
 (robot_dynamics.algorithm.friction_solve). :mod:`robot_dynamics.reference.articulated` states the recursions in
@@ -437,6 +442,220 @@ def _clear_release(codes, params, kinds, axes, oMi, arm, tau, state, ab, abv, qd
     return False
 
 
+#: the release prediction's coordinate descent (:func:`predict_release`): sweeps at most per
+#: root subtree, and the relative change of the predicted accelerations in a sweep that ends it
+PREDICT_SWEEPS = 30
+PREDICT_TOL = 1e-4
+#: consecutive calls on one Data that held every joint at rest, after which the instant's solve
+#: stops predicting releases (until a call releases one)
+HELD_CALLS = 2.0
+
+
+@njit(cache=True)
+def _support_solve(Sf, r, lo, hi, h, bd, xs, work):
+    """:func:`predict_release`'s exact step: with the signs s of the current x on its support P
+    (the joints lo ≤ a < hi of one root subtree, S row-major r × r in Sf), solve
+    S_PP z = −h_P − β_P s by Cholesky (in ``work``) and keep z when it is optimal — the same
+    signs, and every joint off P within its bound, |h_a + S_aP z| ≤ β_a. Returns whether it
+    was kept (x then holds z)."""
+    p = 0
+    for a in range(lo, hi):
+        if xs[a] != 0.0:
+            p += 1
+    if p == 0 or p * p + 2 * p > work.shape[0]:
+        return False
+    P = work[p * p + p:p * p + 2 * p]  # the support's indices (as floats), then A, z
+    k = 0
+    for a in range(lo, hi):
+        if xs[a] != 0.0:
+            P[k] = a
+            k += 1
+    for i in range(p):
+        ai = int(P[i])
+        for j in range(i + 1):
+            work[i * p + j] = Sf[ai * r + int(P[j])]
+        work[p * p + i] = -h[ai] - (bd[ai] if xs[ai] > 0 else -bd[ai])
+    for j in range(p):  # A = L Lᵀ in the lower triangle
+        t = work[j * p + j]
+        for k in range(j):
+            t -= work[j * p + k] * work[j * p + k]
+        if not t > 0.0:
+            return False
+        t = np.sqrt(t)
+        work[j * p + j] = t
+        for i in range(j + 1, p):
+            u = work[i * p + j]
+            for k in range(j):
+                u -= work[i * p + k] * work[j * p + k]
+            work[i * p + j] = u / t
+    z = work[p * p:p * p + p]
+    for i in range(p):
+        t = z[i]
+        for k in range(i):
+            t -= work[i * p + k] * z[k]
+        z[i] = t / work[i * p + i]
+    for i in range(p - 1, -1, -1):
+        t = z[i]
+        for k in range(i + 1, p):
+            t -= work[k * p + i] * z[k]
+        z[i] = t / work[i * p + i]
+    for i in range(p):
+        if (z[i] > 0.0) != (xs[int(P[i])] > 0.0) or z[i] == 0.0:
+            return False
+    for a in range(lo, hi):
+        if xs[a] != 0.0:
+            continue
+        g = h[a]
+        for i in range(p):
+            g += Sf[a * r + int(P[i])] * z[i]
+        if abs(g) > bd[a]:
+            return False
+    for i in range(p):
+        xs[int(P[i])] = z[i]
+    return True
+
+
+@njit(cache=True)
+def predict_release(codes, params, kinds, axes, parents, Iw, arm, state, y, Sw, W, IA, M, L,
+                    lists, hold, x):
+    """The first stick/slip assignment, predicted before any pass: x_i ≠ 0 (its sign the
+    direction) for the stuck joints that will move. At q̈ = 0 each joint needs
+    y = τ − b − d φ (b = Sᵀ fn(q, q̇, 0), φ the sliding joints' laws there; y for the stuck
+    ones without friction); with the stuck joints R held and the others F free (their friction
+    frozen), R's holding efforts are h = −(y_R − M_RF M_FF⁻¹ y_F) and their bounds β (the laws
+    at fn(q, q̇, 0), released against h). Releasing some of them adds accelerations x that make
+
+        min_x ½ xᵀ S x + hᵀ x + Σ β_i |x_i|,     S = M_RR − M_RF M_FF⁻¹ M_FR,
+
+    stationary: S x = τf − h, τf_i = −β_i sgn(x_i) (|τf_i| ≤ β_i where x_i = 0) — the joints'
+    equations with frozen laws. Solved by coordinate descent, each root subtree alone (S has no
+    coupling between them). M by the CRBA in the world frame (composite inertias in IA), then
+    F eliminated from it, leaves first (in place: the fill stays within each eliminated joint's
+    ancestors and stuck descendants); y and M are overwritten. False when M_FF is not positive
+    definite."""
+    n = parents.shape[0]
+    root, end = lists[3], lists[4]  # each joint's root subtree: [root, end) (depth-first)
+    for i in range(n):
+        root[i] = i if parents[i] < 0 else root[parents[i]]
+    e = n
+    for i in range(n - 1, -1, -1):
+        end[i] = e
+        if parents[i] < 0:
+            e = i
+    for i in range(n):
+        if not i < end[root[i]]:
+            return False  # root subtrees not contiguous (a numbering that is not depth-first)
+    IAf, Iwf, Mf = IA.reshape(36 * n), Iw.reshape(36 * n), M.reshape(n * n)
+    for j in range(36 * n):
+        IAf[j] = Iwf[j]
+    for i in range(n):  # M is zero between root subtrees: only its diagonal blocks are read
+        if parents[i] < 0:
+            for a in range(i, end[i]):
+                for b in range(i, end[i]):
+                    M[a, b] = 0.0
+    for i in range(n - 1, -1, -1):
+        par = parents[i]
+        if par >= 0:
+            a, b = 36 * par, 36 * i
+            for j in range(36):
+                IAf[a + j] += IAf[b + j]
+    for j in range(n):  # M_kj = S_kᵀ Ic_j S_j, k = j and j's ancestors (world frame)
+        s0, s1, s2, s3, s4, s5 = Sw[j, 0], Sw[j, 1], Sw[j, 2], Sw[j, 3], Sw[j, 4], Sw[j, 5]
+        F0 = (IA[j, 0, 0] * s0 + IA[j, 0, 1] * s1 + IA[j, 0, 2] * s2
+              + IA[j, 0, 3] * s3 + IA[j, 0, 4] * s4 + IA[j, 0, 5] * s5)
+        F1 = (IA[j, 1, 0] * s0 + IA[j, 1, 1] * s1 + IA[j, 1, 2] * s2
+              + IA[j, 1, 3] * s3 + IA[j, 1, 4] * s4 + IA[j, 1, 5] * s5)
+        F2 = (IA[j, 2, 0] * s0 + IA[j, 2, 1] * s1 + IA[j, 2, 2] * s2
+              + IA[j, 2, 3] * s3 + IA[j, 2, 4] * s4 + IA[j, 2, 5] * s5)
+        F3 = (IA[j, 3, 0] * s0 + IA[j, 3, 1] * s1 + IA[j, 3, 2] * s2
+              + IA[j, 3, 3] * s3 + IA[j, 3, 4] * s4 + IA[j, 3, 5] * s5)
+        F4 = (IA[j, 4, 0] * s0 + IA[j, 4, 1] * s1 + IA[j, 4, 2] * s2
+              + IA[j, 4, 3] * s3 + IA[j, 4, 4] * s4 + IA[j, 4, 5] * s5)
+        F5 = (IA[j, 5, 0] * s0 + IA[j, 5, 1] * s1 + IA[j, 5, 2] * s2
+              + IA[j, 5, 3] * s3 + IA[j, 5, 4] * s4 + IA[j, 5, 5] * s5)
+        M[j, j] = s0 * F0 + s1 * F1 + s2 * F2 + s3 * F3 + s4 * F4 + s5 * F5 + arm[j]
+        k = parents[j]
+        while k >= 0:
+            val = (Sw[k, 0] * F0 + Sw[k, 1] * F1 + Sw[k, 2] * F2 + Sw[k, 3] * F3
+                   + Sw[k, 4] * F4 + Sw[k, 5] * F5)
+            M[k, j] = val
+            M[j, k] = val
+            k = parents[k]
+    nb = lists[0]
+    for k in range(n - 1, -1, -1):  # eliminate F, leaves first
+        if state[k] == STUCK:
+            continue
+        p = M[k, k]
+        if not 0.0 < p < np.inf:
+            return False
+        m = 0
+        for j in range(root[k], end[k]):
+            if j != k and (j < k or state[j] == STUCK) and M[k, j] != 0.0:
+                nb[m] = j
+                m += 1
+        yk = y[k] / p
+        for a in range(m):
+            ja = nb[a]
+            fa = M[ja, k] / p
+            y[ja] -= M[ja, k] * yk
+            for b in range(m):
+                jb = nb[b]
+                M[ja, jb] -= fa * M[k, jb]
+    Rl = lists[1]
+    r = 0
+    for i in range(n):
+        if state[i] == STUCK:
+            Rl[r] = i
+            r += 1
+    Lf = L.reshape(n * n)  # S compact (r × r, row-major), then h, β, x
+    h, bd, xs = Lf[r * r:r * r + r], Lf[r * r + r:r * r + 2 * r], Lf[r * r + 2 * r:r * r + 3 * r]
+    for a in range(r):
+        i = Rl[a]
+        for b in range(r):
+            if root[Rl[b]] == root[i]:
+                Lf[a * r + b] = M[i, Rl[b]]
+        h[a] = -y[i]
+        hold[i] = h[a]
+        release = -1.0 if h[a] > 0 else 1.0
+        pr, e, Wi = law_inputs(params, axes, W, i)
+        bd[a] = friction_one_inline(codes[i], pr, kinds[i], e, Wi, 0.0, release)
+        xs[a] = 0.0
+    lo = 0
+    while lo < r:  # each root subtree's stuck joints: a contiguous run (depth-first numbering)
+        hi = lo + 1
+        while hi < r and root[Rl[hi]] == root[Rl[lo]]:
+            hi += 1
+        for sweep in range(PREDICT_SWEEPS):
+            delta = 0.0
+            big = 0.0
+            flipped = False
+            for a in range(lo, hi):
+                row = a * r
+                g = h[a]
+                for b in range(lo, hi):
+                    g += Lf[row + b] * xs[b]
+                saa = Lf[row + a]
+                g -= saa * xs[a]
+                bnd = bd[a]
+                new = 0.0
+                if abs(g) > bnd:
+                    new = -(g - bnd) / saa if g > 0 else -(g + bnd) / saa
+                flipped = flipped or (new > 0.0) != (xs[a] > 0.0) or (new < 0.0) != (xs[a] < 0.0)
+                delta = max(delta, abs(new - xs[a]))
+                big = max(big, abs(new))
+                xs[a] = new
+            if delta <= PREDICT_TOL * (1.0 + big):
+                break
+            if not flipped and _support_solve(Lf, r, lo, hi, h, bd, xs, Mf):
+                break  # the signs held a sweep: their exact answer passes the optimality test
+        lo = hi
+    for i in range(n):
+        x[i] = 0.0
+    for a in range(r):
+        x[Rl[a]] = xs[a]
+    return True
+
+
 @njit(cache=True)
 def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, arm, v, tau, tol,
                       max_iter, state, IA, ab, abv, qdd, newton, resume, once, early, info):
@@ -511,7 +730,7 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
     n, kinds, parents, axes, R0, p0, I6, S = model_views(mb)
     codes, params = laws_views(fr, n)
     R, p, _, _, f, _, tauf, _, _, oMi, _ = work_views(mb, w)
-    _, _, _, _, _, _, vecs, sums, state, at_rest, _, info = scratch_views(mb, w)
+    _, _, Mp, Lp, _, _, vecs, sums, state, at_rest, lists, info = scratch_views(mb, w)
     Iw, IA, ab, abv = articulated_views(mb, w)
     gravity = model_gravity(mb)
     arm = model_armature(mb)
@@ -554,6 +773,27 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
         return True
     info[1] = 2  # Newton
     evaluate(codes, params, kinds, axes, oMi, arm, v, tau, state, ab, abv, qdd)
+    any_stuck = False
+    for i in range(n):
+        any_stuck = any_stuck or state[i] == STUCK
+    y, x = abv[_LAST], abv[_EXCESS]
+    if any_stuck and sums[7] < HELD_CALLS:
+        for i in range(n):
+            y[i] = tau[i] - _joint_effort(Sw, fn, arm, qdd, i)
+            if state[i] == FREE and codes[i] != 0:
+                y[i] -= direction[i] * phi[i]
+    # the last HELD_CALLS calls on this Data held every joint at rest (sums[7] counts them):
+    # no prediction (its cost buys nothing there); else predict (docs/measurements.md)
+    if any_stuck and sums[7] < HELD_CALLS and predict_release(
+            codes, params, kinds, axes, parents, Iw, arm, state, y, Sw, W, IA, Mp, Lp, lists,
+            hold, x):
+        for i in range(n):
+            if state[i] == STUCK and x[i] != 0.0:
+                state[i] = FREE
+                d = 1.0 if x[i] > 0 else -1.0
+                direction[i] = d
+                pr, e, Wi = law_inputs(params, axes, W, i)
+                phi[i] = friction_one_inline(codes[i], pr, kinds[i], e, Wi, abs(v[i]) * d, d)
     bulk = True
     premature = 0
     newton = False  # the first linearisation at fn(q, q̇, 0): the plain step
@@ -641,5 +881,11 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
             res = max(res, abs(hold[i] - tauf[i]))
         info[0] = 1
         sums[0] = res
+        if any_stuck:  # did a joint at rest break away? (the next call's prediction, above)
+            held = True
+            for i in range(n):
+                if at_rest[i] and state[i] == FREE:
+                    held = False
+            sums[7] = min(sums[7] + 1.0, HELD_CALLS) if held else 0.0
         return True
     return False

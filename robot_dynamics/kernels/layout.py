@@ -50,7 +50,8 @@ WORK_FIELDS = (
     ("Wt", lambda n: (n, 6)),  # wrenches at a trial acceleration
     ("motion", lambda n: (n, 6)),  # directors' scratch
     ("vecs", lambda n: (24, n)),  # vectors: the solver's and the step's (kernels/stiction.py, fd.py)
-    ("sums", lambda n: (8,)),  # scalars out of the simulation step (energy audit increments)
+    ("sums", lambda n: (8,)),  # scalars out of the simulation step (energy audit increments);
+    # [7]: calls in a row that held every joint at rest (kernels/articulated.py HELD_CALLS)
     # forward dynamics by articulated recursions (kernels/articulated.py), world frame
     ("Iw", lambda n: (n, 6, 6)),  # link inertias
     ("IA", lambda n: (n, 6, 6)),  # articulated inertias

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from robot_dynamics.errors import as_vector, check_data, check_friction
-from robot_dynamics.reference.dynamics import rnea
+from robot_dynamics.reference.dynamics import mass_matrix, rnea
 from robot_dynamics.reference.kinematics import placements
 from robot_dynamics.spatial.algebra import force_cross, motion_cross
 
@@ -193,3 +193,66 @@ def articulated_step_motion(model, data, q_half, v_eval, vp, tau, friction, stat
         if done:
             break
     return qdd, fn
+
+
+def predict_release(model, data, q, v, tau, friction, *, velocity_tolerance=1e-9, sweeps=30,
+                    tol=1e-4):
+    """The first stick/slip assignment of the instant's solve, predicted before any pass
+    (kernels/articulated.py ``predict_release``, dense NumPy): x (nv,), non-zero (its sign the
+    direction) for each joint at rest that the prediction releases, 0 elsewhere.
+
+    At q̈ = 0 each joint needs y = τ − b − d φ (b the bias efforts, φ the moving joints' laws at
+    fn(q, q̇, 0)). Holding the joints at rest R (those with friction) and letting the others F
+    move with their friction frozen, R needs h = −(y_R − M_RF M_FF⁻¹ y_F) from friction, within
+    bounds β (the laws at fn(q, q̇, 0), released against h). The accelerations x a release adds
+    minimise ½ xᵀ S x + hᵀ x + Σ β_i |x_i|, S = M_RR − M_RF M_FF⁻¹ M_FR: coordinate descent over
+    R in index order, each root subtree alone, until a sweep changes x by at most
+    tol·(1 + max|x|) (or ``sweeps`` sweeps)."""
+    n = model.nv
+    b = rnea(model, data, q, v, np.zeros(n))
+    f0 = data.f.copy()  # fn(q, q̇, 0), joint frames
+    M = mass_matrix(model, data, q)
+    active = friction.active
+    rest = (np.abs(v) <= velocity_tolerance) & active
+    d = np.where(rest, 0.0, np.sign(v))
+    phi = friction.magnitudes(model, f0, q, np.abs(v) * d, d)
+    y = tau - b - np.where(~rest & active, d * phi, 0.0)
+    R, F = np.flatnonzero(rest), np.flatnonzero(~rest)
+    x = np.zeros(n)
+    if len(R) == 0:
+        return x
+    K = np.linalg.solve(M[np.ix_(F, F)], np.column_stack([M[np.ix_(F, R)], y[F]]))
+    S = M[np.ix_(R, R)] - M[np.ix_(R, F)] @ K[:, :-1]
+    h = -(y[R] - M[np.ix_(R, F)] @ K[:, -1])
+    release = np.zeros(n)
+    release[R] = np.where(h > 0, -1.0, 1.0)
+    beta = friction.bounds(model, f0, q, release)[R]
+    root = np.arange(n)
+    for i in range(n):
+        if model.parents[i] >= 0:
+            root[i] = root[model.parents[i]]
+    xs = np.zeros(len(R))
+    for r0 in np.unique(root[R]):
+        block = np.flatnonzero(root[R] == r0)
+        for _ in range(sweeps):
+            delta = big = 0.0
+            before = np.sign(xs[block])
+            for a in block:
+                g = h[a] + S[a, block] @ xs[block] - S[a, a] * xs[a]
+                new = 0.0 if abs(g) <= beta[a] else -(g - np.sign(g) * beta[a]) / S[a, a]
+                delta, big = max(delta, abs(new - xs[a])), max(big, abs(new))
+                xs[a] = new
+            if delta <= tol * (1.0 + big):
+                break
+            if np.array_equal(before, np.sign(xs[block])):
+                # the signs held a sweep: their exact answer, kept when it is optimal
+                P, off = block[xs[block] != 0], block[xs[block] == 0]
+                if len(P) == 0 or len(P) ** 2 + 2 * len(P) > n * n:  # (the kernel's scratch)
+                    continue
+                z = np.linalg.solve(S[np.ix_(P, P)], -h[P] - beta[P] * np.sign(xs[P]))
+                if (np.array_equal(np.sign(z), np.sign(xs[P]))
+                        and np.all(np.abs(h[off] + S[np.ix_(off, P)] @ z) <= beta[off])):
+                    xs[P] = z
+                    break
+    x[R] = xs
+    return x
