@@ -88,7 +88,8 @@ def one_line_error(proc, needle):
 _SIM = ["sim", "--robot", "planar_2r"]
 
 
-@pytest.mark.parametrize("args, needle", [
+#: (argv, needle) of test_mistakes_are_refused_before_importing_the_kernels
+EARLY_MISTAKES = [
     (["sim", "--robot", "bogus"], "robot 'bogus' is neither a bundled robot nor a file that "
      "exists"),
     (_SIM + ["--friction", "nosuch"], "no bundled friction config 'nosuch' (and no such file)"),
@@ -135,22 +136,77 @@ _SIM = ["sim", "--robot", "planar_2r"]
     (["dynamics_model", "--ros-args", "-p", "robot:=arm8"],
      "parameter robot: robot 'arm8' is neither a bundled robot nor a file that exists; did you "
      "mean 'arm7'?"),
-])
-def test_mistakes_are_refused_before_importing_the_kernels(args, needle):
+]
+
+#: each of EARLY_MISTAKES in turn, in one fresh interpreter: main's return (or what it raised),
+#: what it wrote to the file descriptors 1 and 2 (Python's and C's writes alike), and whether
+#: numba or rclpy was in sys.modules after it; a JSON list into the file named by argv[1]
+_EARLY_MISTAKES_SCRIPT = """
+import json, os, sys, tempfile
+from robot_dynamics.cli.main import main
+out = []
+for args in json.loads(sys.argv[2]):
+    saved = {fd: os.dup(fd) for fd in (1, 2)}
+    files = {fd: tempfile.TemporaryFile() for fd in (1, 2)}
+    for fd, f in files.items():
+        os.dup2(f.fileno(), fd)
+    try:
+        rc = main(args)
+    except BaseException as exc:  # a fresh interpreter would have died of it: a failed case
+        rc = "raised " + repr(exc)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for fd in (1, 2):
+            os.dup2(saved[fd], fd)
+            os.close(saved[fd])
+    text = {}
+    for fd, f in files.items():
+        f.seek(0)
+        text[fd] = f.read().decode("utf-8", "replace")
+        f.close()
+    out.append([args, rc, text[1], text[2], "numba" in sys.modules, "rclpy" in sys.modules])
+with open(sys.argv[1], "w") as report:
+    json.dump(out, report)
+"""
+
+
+@pytest.fixture(scope="module")
+def early_mistakes(tmp_path_factory):
+    """{tuple(argv): (stdout, stderr)} of every EARLY_MISTAKES case, run one after the other in
+    one fresh interpreter (an interpreter's start and cli.main's import cost ~0.35 s a case on
+    an idle machine). After each case the same check as a fresh interpreter per case: numba and
+    rclpy not in sys.modules (a module a case imports stays imported, so a case that imported
+    either fails its own check, whatever ran before it), main's return value, and what it wrote
+    to stdout and stderr, captured per case at the file descriptors; what the interpreter wrote
+    outside the cases (at cli.main's import, at exit) goes to every case, as it would have
+    gone to each fresh interpreter's."""
+    report = tmp_path_factory.mktemp("early_mistakes") / "report.json"
+    proc = subprocess.run([sys.executable, "-c", _EARLY_MISTAKES_SCRIPT, str(report),
+                           json.dumps([a for a, _ in EARLY_MISTAKES])], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0 and report.exists(), proc.stdout + proc.stderr
+    results = {}
+    for args, rc, out, err, numba, rclpy in json.loads(report.read_text()):
+        # what each fresh interpreter printed after main: the flags and main's return
+        results[tuple(args)] = (out + f"{numba} {rclpy} {rc}\n" + proc.stdout,
+                                err + proc.stderr)
+    return results
+
+
+@pytest.mark.parametrize("args, needle", EARLY_MISTAKES)
+def test_mistakes_are_refused_before_importing_the_kernels(args, needle, early_mistakes):
     """A mistyped robot, log, friction/actuator/controller config, output path or node
     parameter is a one-line error at once (exit 2), in a fresh interpreter that never imports
     numba or rclpy: on a cold numba cache `sim --friction nosuch`, `identify` with a missing bag,
     `record --robot nosuch` and `simulator --ros-args -p rate:=-5.0` used to be silent for the
-    minutes of the kernels' compilation, then fail."""
-    code = ("import sys\nfrom robot_dynamics.cli.main import main\n"
-            f"rc = main({args!r})\n"
-            "print('numba' in sys.modules, 'rclpy' in sys.modules, rc)")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120)
-    assert proc.stdout.split() == ["False", "False", "2"], proc.stdout + proc.stderr
-    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith(f"robot-dynamics {args[0]}: "), proc.stderr
-    assert needle in lines[0], proc.stderr
+    minutes of the kernels' compilation, then fail. (The cases share one fresh interpreter:
+    the fixture early_mistakes.)"""
+    stdout, stderr = early_mistakes[tuple(args)]
+    assert stdout.split() == ["False", "False", "2"], stdout + stderr
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"robot-dynamics {args[0]}: "), stderr
+    assert needle in lines[0], stderr
 
 
 def test_a_repeated_override_is_checked_as_rcl_applies_it():

@@ -1,6 +1,4 @@
 """`robot-dynamics derive`: the printed M, V, G are the core's, and large robots are refused."""
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -46,13 +44,15 @@ def test_derived_matrices_equal_core(urdf, method):
                                atol=1e-9)
 
 
-def test_cli_latex_and_refusal(tmp_path):
+def test_cli_latex_and_refusal(tmp_path, capsys):
+    # the command in this process (cli.main.main, what the executable runs): a subprocess cost
+    # seconds of interpreter start and SymPy import for each of the two
+    from robot_dynamics.cli.main import main
+
     out = tmp_path / "eq.tex"
-    ok = subprocess.run([sys.executable, "-m", "robot_dynamics.cli.main", "derive", "planar_2r",
-                         "--method", "kane", "--latex", str(out)], capture_output=True, text=True,
-                        timeout=300)
-    assert ok.returncode == 0, ok.stderr
-    assert "M =" in ok.stdout and "\\left[" in out.read_text()
-    bad = subprocess.run([sys.executable, "-m", "robot_dynamics.cli.main", "derive", "arm7"],
-                         capture_output=True, text=True, timeout=300)
-    assert bad.returncode == 2 and "symbolic derivation is limited to 4" in bad.stderr
+    assert main(["derive", "planar_2r", "--method", "kane", "--latex", str(out)]) == 0
+    ok = capsys.readouterr()
+    assert "M =" in ok.out and "\\left[" in out.read_text()
+    assert main(["derive", "arm7"]) == 2
+    bad = capsys.readouterr()
+    assert "symbolic derivation is limited to 4" in bad.err
