@@ -35,7 +35,9 @@ assignment, chord steps on to tol, a screen's sticks and releases together, boun
 old and new code alternately at load 1.5, ``--blocks 9``, two runs each: panda sliding
 2.34–2.48 → 2.33–2.44, stuck 2.12–2.14 → 2.05–2.11, mixed 3.13–3.17 → 2.94–2.96 (5.8 → 5.2
 iterations); talos_reduced 1.95–1.97 → 1.92, 1.68 → 1.75–1.76, 3.37–3.46 → 2.90–3.12 (8.0 →
-6.1). The ratios of one run move by ±0.1–0.2 with the load: compare runs made alternately.
+6.1). Session 25 predicts the first stick/slip assignment (kernels/articulated.py
+``predict_release``): 4.1 iterations on talos, 3.45 on panda (mixed). The ratios of one run move
+by ±0.1–0.2 with the load: compare runs made alternately.
 """
 from __future__ import annotations
 
