@@ -120,12 +120,12 @@ def _kernel_prediction(model, data, fr, q, v, tau):
     phi = fr.magnitudes(model, data.f, q, np.abs(v) * d, d)
     y = tau - b - np.where(rest, 0.0, d * phi)
     state = np.where(rest, ka.STUCK, ka.FREE).astype(np.int64)
-    x = np.zeros(n)
+    x, qdd = np.zeros(n), np.zeros(n)
     ok = ka.predict_release(codes, params, kinds, axes, parents, Iw.copy(), model_armature(
         model._mb), state, y, ab[ka._SW].copy(), data.f.copy(), np.empty((n, 6, 6)),
-        np.empty((n, n)), np.empty((n, n)), np.empty((5, n), np.int64), np.empty(n), x)
+        np.empty((n, n)), np.empty((n, n)), np.empty((5, n), np.int64), np.empty(n), x, qdd)
     assert ok
-    return x
+    return x, qdd
 
 
 @pytest.mark.parametrize("robot", ["panda", "talos"])
@@ -138,10 +138,11 @@ def test_release_prediction_matches_its_statement(robot):
     data, twin = model.create_data(), model.create_data()
     released = 0
     for q, v, tau in _mixed_states(model, fr, 12, seed=3):
-        x = _kernel_prediction(model, data, fr, q, v, tau)
-        ref = predict_release(model, twin, q, v, tau, fr)
+        x, qdd = _kernel_prediction(model, data, fr, q, v, tau)
+        ref, ref_qdd = predict_release(model, twin, q, v, tau, fr, plain=True)
         np.testing.assert_array_equal(np.sign(x), np.sign(ref))
         np.testing.assert_allclose(x, ref, atol=1e-7 * (1 + np.abs(ref).max()))
+        np.testing.assert_allclose(qdd, ref_qdd, atol=1e-7 * (1 + np.abs(ref_qdd).max()))
         released += np.count_nonzero(x)
     assert released >= 12  # the states break joints away: the prediction releases some
 

@@ -175,6 +175,38 @@ def rest_wrenches(parents, gravity, Iw, ab):
 
 
 @njit(cache=True)
+def wrenches_at(parents, gravity, Iw, state, ab, qdd):
+    """RNEA at the accelerations ``qdd`` (the step's prescribed ones in c: kernels/articulated_step.py ``_prescribe``): the body
+    accelerations a_i = a_parent + c_i + S_i q̈_i (free joints) into ab[_ACC] and the joint
+    wrenches fn_i = Σ_subtree (I a + β) into ab[_FN] — a linearisation point."""
+    n = parents.shape[0]
+    Sw, c, beta, fn, a = ab[_SW], ab[_C], ab[_BETA], ab[_FN], ab[_ACC]
+    for i in range(n):
+        par = parents[i]
+        if par >= 0:
+            x0, x1, x2 = a[par, 0], a[par, 1], a[par, 2]
+            x3, x4, x5 = a[par, 3], a[par, 4], a[par, 5]
+        else:
+            x0, x1, x2, x3, x4, x5 = -gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0
+        y = qdd[i] if state[i] == FREE else 0.0
+        x0 += c[i, 0] + Sw[i, 0] * y
+        x1 += c[i, 1] + Sw[i, 1] * y
+        x2 += c[i, 2] + Sw[i, 2] * y
+        x3 += c[i, 3] + Sw[i, 3] * y
+        x4 += c[i, 4] + Sw[i, 4] * y
+        x5 += c[i, 5] + Sw[i, 5] * y
+        a[i, 0], a[i, 1], a[i, 2], a[i, 3], a[i, 4], a[i, 5] = x0, x1, x2, x3, x4, x5
+        h0, h1, h2, h3, h4, h5 = _inertia_times(Iw[i], x0, x1, x2, x3, x4, x5)
+        fn[i, 0], fn[i, 1], fn[i, 2] = beta[i, 0] + h0, beta[i, 1] + h1, beta[i, 2] + h2
+        fn[i, 3], fn[i, 4], fn[i, 5] = beta[i, 3] + h3, beta[i, 4] + h4, beta[i, 5] + h5
+    for i in range(n - 1, -1, -1):
+        par = parents[i]
+        if par >= 0:
+            for k in range(6):
+                fn[par, k] += fn[i, k]
+
+
+@njit(cache=True)
 def external_world(oMi, fext, beta):
     """The external wrenches fext (n, 6; body frames, about the body origins) in the world
     frame at its origin, [R f; R n + p × R f] with (R, p) = oMi[i], taken off each body's bias
@@ -517,7 +549,7 @@ def _support_solve(Sf, r, lo, hi, h, bd, xs, work):
 
 @njit(cache=True)
 def predict_release(codes, params, kinds, axes, parents, Iw, arm, state, y, Sw, W, IA, M, L,
-                    lists, hold, x):
+                    lists, hold, x, qp):
     """The first stick/slip assignment, predicted before any pass: x_i ≠ 0 (its sign the
     direction) for the stuck joints that will move. At q̈ = 0 each joint needs
     y = τ − b − d φ (b = Sᵀ fn(q, q̇, 0), φ the sliding joints' laws there; y for the stuck
@@ -529,10 +561,10 @@ def predict_release(codes, params, kinds, axes, parents, Iw, arm, state, y, Sw, 
 
     stationary: S x = τf − h, τf_i = −β_i sgn(x_i) (|τf_i| ≤ β_i where x_i = 0) — the joints'
     equations with frozen laws. Solved by coordinate descent, each root subtree alone (S has no
-    coupling between them). M by the CRBA in the world frame (composite inertias in IA), then
-    F eliminated from it, leaves first (in place: the fill stays within each eliminated joint's
-    ancestors and stuck descendants); y and M are overwritten. False when M_FF is not positive
-    definite."""
+    coupling between them), with :func:`_support_solve`'s exact steps (in IA's storage). M by
+    the CRBA in the world frame (composite inertias in IA), then F eliminated from it, leaves
+    first (in place: the fill stays within each eliminated joint's ancestors and stuck
+    descendants); y and M are overwritten. False when M_FF is not positive definite."""
     n = parents.shape[0]
     root, end = lists[3], lists[4]  # each joint's root subtree: [root, end) (depth-first)
     for i in range(n):
@@ -545,7 +577,7 @@ def predict_release(codes, params, kinds, axes, parents, Iw, arm, state, y, Sw, 
     for i in range(n):
         if not i < end[root[i]]:
             return False  # root subtrees not contiguous (a numbering that is not depth-first)
-    IAf, Iwf, Mf = IA.reshape(36 * n), Iw.reshape(36 * n), M.reshape(n * n)
+    IAf, Iwf = IA.reshape(36 * n), Iw.reshape(36 * n)
     for j in range(36 * n):
         IAf[j] = Iwf[j]
     for i in range(n):  # M is zero between root subtrees: only its diagonal blocks are read
@@ -646,13 +678,23 @@ def predict_release(codes, params, kinds, axes, parents, Iw, arm, state, y, Sw, 
                 xs[a] = new
             if delta <= PREDICT_TOL * (1.0 + big):
                 break
-            if not flipped and _support_solve(Lf, r, lo, hi, h, bd, xs, Mf):
+            if not flipped and _support_solve(Lf, r, lo, hi, h, bd, xs, IAf):
                 break  # the signs held a sweep: their exact answer passes the optimality test
         lo = hi
     for i in range(n):
         x[i] = 0.0
     for a in range(r):
         x[Rl[a]] = xs[a]
+    for k in range(n):  # the plain step's q̈: x on R, then F from the eliminated rows, parents
+        qp[k] = x[k]    # first
+    for k in range(n):
+        if state[k] == STUCK:
+            continue
+        t = y[k]
+        for j in range(root[k], end[k]):
+            if j != k and (j < k or state[j] == STUCK) and M[k, j] != 0.0:
+                t -= M[k, j] * qp[j]
+        qp[k] = t / M[k, k]
     return True
 
 
@@ -774,6 +816,7 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
     info[1] = 2  # Newton
     evaluate(codes, params, kinds, axes, oMi, arm, v, tau, state, ab, abv, qdd)
     any_stuck = False
+    predicted = False
     for i in range(n):
         any_stuck = any_stuck or state[i] == STUCK
     y, x = abv[_LAST], abv[_EXCESS]
@@ -786,17 +829,19 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
     # no prediction (its cost buys nothing there); else predict (docs/measurements.md)
     if any_stuck and sums[7] < HELD_CALLS and predict_release(
             codes, params, kinds, axes, parents, Iw, arm, state, y, Sw, W, IA, Mp, Lp, lists,
-            hold, x):
+            hold, x, qdd):
         for i in range(n):
             if state[i] == STUCK and x[i] != 0.0:
                 state[i] = FREE
-                d = 1.0 if x[i] > 0 else -1.0
-                direction[i] = d
-                pr, e, Wi = law_inputs(params, axes, W, i)
-                phi[i] = friction_one_inline(codes[i], pr, kinds[i], e, Wi, abs(v[i]) * d, d)
+                direction[i] = 1.0 if x[i] > 0 else -1.0
+        # the plain step of the predicted assignment is its q̈ (qdd): the solve goes on with
+        # Newton from the wrenches there (no pass of the inertias for the plain step)
+        wrenches_at(parents, gravity, Iw, state, ab, qdd)
+        evaluate(codes, params, kinds, axes, oMi, arm, v, tau, state, ab, abv, qdd)
+        predicted = True
     bulk = True
     premature = 0
-    newton = False  # the first linearisation at fn(q, q̇, 0): the plain step
+    newton = predicted  # the first linearisation at fn(q, q̇, 0): the plain step (predicted: done)
     # (the rules of robot_dynamics.algorithm.friction_solve at an instant, changed in bulk: the
     # module docstring) once the assignment has changed, each new one is
     # solved to SCREEN only (its rules need no more): one pass, linearised at the last answer's

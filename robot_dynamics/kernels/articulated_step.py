@@ -51,8 +51,8 @@ from robot_dynamics.kernels.jit import njit
 
 from robot_dynamics.kernels.articulated import (_ACC, _BETA, _C, _DD, _FN, _MU, _PA, _PHI, _SW,
     _T, _U, _VEL, _VT, _Y, CHORD, _joint_effort, add_force_row, articulated_pass, external_world,
-    joint_frame, world_setup)
-from robot_dynamics.kernels.dynamics import _inertia_times, finite_or_zero
+    joint_frame, world_setup, wrenches_at)
+from robot_dynamics.kernels.dynamics import finite_or_zero
 from robot_dynamics.kernels.friction import (can_self_lock, friction_gradient_inline,
     friction_one_inline, law_inputs)
 from robot_dynamics.kernels.friction_solve import (FREE, LOWER, NOISE, PREMATURE, ROUNDOFF, STUCK,
@@ -99,38 +99,6 @@ def _prescribe(state, target, ab, qdd):
             qdd[i] = x
             for k in range(6):
                 c[i, k] = c0[i, k] + Sw[i, k] * x
-
-
-@njit(cache=True)
-def _wrenches_at(parents, gravity, Iw, state, ab, qdd):
-    """RNEA at the accelerations ``qdd`` (the prescribed ones in c, :func:`_prescribe`): the body
-    accelerations a_i = a_parent + c_i + S_i q̈_i (free joints) into ab[_ACC] and the joint
-    wrenches fn_i = Σ_subtree (I a + β) into ab[_FN] — a linearisation point."""
-    n = parents.shape[0]
-    Sw, c, beta, fn, a = ab[_SW], ab[_C], ab[_BETA], ab[_FN], ab[_ACC]
-    for i in range(n):
-        par = parents[i]
-        if par >= 0:
-            x0, x1, x2 = a[par, 0], a[par, 1], a[par, 2]
-            x3, x4, x5 = a[par, 3], a[par, 4], a[par, 5]
-        else:
-            x0, x1, x2, x3, x4, x5 = -gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0
-        y = qdd[i] if state[i] == FREE else 0.0
-        x0 += c[i, 0] + Sw[i, 0] * y
-        x1 += c[i, 1] + Sw[i, 1] * y
-        x2 += c[i, 2] + Sw[i, 2] * y
-        x3 += c[i, 3] + Sw[i, 3] * y
-        x4 += c[i, 4] + Sw[i, 4] * y
-        x5 += c[i, 5] + Sw[i, 5] * y
-        a[i, 0], a[i, 1], a[i, 2], a[i, 3], a[i, 4], a[i, 5] = x0, x1, x2, x3, x4, x5
-        h0, h1, h2, h3, h4, h5 = _inertia_times(Iw[i], x0, x1, x2, x3, x4, x5)
-        fn[i, 0], fn[i, 1], fn[i, 2] = beta[i, 0] + h0, beta[i, 1] + h1, beta[i, 2] + h2
-        fn[i, 3], fn[i, 4], fn[i, 5] = beta[i, 3] + h3, beta[i, 4] + h4, beta[i, 5] + h5
-    for i in range(n - 1, -1, -1):
-        par = parents[i]
-        if par >= 0:
-            for k in range(6):
-                fn[par, k] += fn[i, k]
 
 
 @njit(cache=True)
@@ -275,7 +243,7 @@ def _solve_assignment(codes, params, kinds, axes, parents, gravity, oMi, Iw, vp,
     n = codes.shape[0]
     target = vecs[_TARGET]
     _prescribe(state, target, ab, qdd)
-    _wrenches_at(parents, gravity, Iw, state, ab, qdd)
+    wrenches_at(parents, gravity, Iw, state, ab, qdd)
     free = False
     for i in range(n):
         free = free or state[i] == FREE

@@ -196,7 +196,7 @@ def articulated_step_motion(model, data, q_half, v_eval, vp, tau, friction, stat
 
 
 def predict_release(model, data, q, v, tau, friction, *, velocity_tolerance=1e-9, sweeps=30,
-                    tol=1e-4):
+                    tol=1e-4, plain=False):
     """The first stick/slip assignment of the instant's solve, predicted before any pass
     (kernels/articulated.py ``predict_release``, dense NumPy): x (nv,), non-zero (its sign the
     direction) for each joint at rest that the prediction releases, 0 elsewhere.
@@ -207,7 +207,9 @@ def predict_release(model, data, q, v, tau, friction, *, velocity_tolerance=1e-9
     bounds β (the laws at fn(q, q̇, 0), released against h). The accelerations x a release adds
     minimise ½ xᵀ S x + hᵀ x + Σ β_i |x_i|, S = M_RR − M_RF M_FF⁻¹ M_FR: coordinate descent over
     R in index order, each root subtree alone, until a sweep changes x by at most
-    tol·(1 + max|x|) (or ``sweeps`` sweeps)."""
+    tol·(1 + max|x|) (or ``sweeps`` sweeps); once the signs hold a sweep, their exact answer
+    when it is optimal. ``plain``: also the plain step's q̈ at that release (the solve's first
+    iterate), x on R and M_FF⁻¹ (y_F − M_FR x_R) on F."""
     n = model.nv
     b = rnea(model, data, q, v, np.zeros(n))
     f0 = data.f.copy()  # fn(q, q̇, 0), joint frames
@@ -220,7 +222,7 @@ def predict_release(model, data, q, v, tau, friction, *, velocity_tolerance=1e-9
     R, F = np.flatnonzero(rest), np.flatnonzero(~rest)
     x = np.zeros(n)
     if len(R) == 0:
-        return x
+        return (x, np.linalg.solve(M, y)) if plain else x
     K = np.linalg.solve(M[np.ix_(F, F)], np.column_stack([M[np.ix_(F, R)], y[F]]))
     S = M[np.ix_(R, R)] - M[np.ix_(R, F)] @ K[:, :-1]
     h = -(y[R] - M[np.ix_(R, F)] @ K[:, -1])
@@ -247,7 +249,7 @@ def predict_release(model, data, q, v, tau, friction, *, velocity_tolerance=1e-9
             if np.array_equal(before, np.sign(xs[block])):
                 # the signs held a sweep: their exact answer, kept when it is optimal
                 P, off = block[xs[block] != 0], block[xs[block] == 0]
-                if len(P) == 0 or len(P) ** 2 + 2 * len(P) > n * n:  # (the kernel's scratch)
+                if len(P) == 0 or len(P) ** 2 + 2 * len(P) > 36 * n:  # (the kernel's scratch)
                     continue
                 z = np.linalg.solve(S[np.ix_(P, P)], -h[P] - beta[P] * np.sign(xs[P]))
                 if (np.array_equal(np.sign(z), np.sign(xs[P]))
@@ -255,4 +257,8 @@ def predict_release(model, data, q, v, tau, friction, *, velocity_tolerance=1e-9
                     xs[P] = z
                     break
     x[R] = xs
-    return x
+    if not plain:
+        return x
+    qdd = x.copy()
+    qdd[F] = np.linalg.solve(M[np.ix_(F, F)], y[F] - M[np.ix_(F, R)] @ xs)
+    return x, qdd
