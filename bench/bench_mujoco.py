@@ -36,7 +36,8 @@ old and new code alternately at load 1.5, ``--blocks 9``, two runs each: panda s
 2.34–2.48 → 2.33–2.44, stuck 2.12–2.14 → 2.05–2.11, mixed 3.13–3.17 → 2.94–2.96 (5.8 → 5.2
 iterations); talos_reduced 1.95–1.97 → 1.92, 1.68 → 1.75–1.76, 3.37–3.46 → 2.90–3.12 (8.0 →
 6.1). Session 25 predicts the first stick/slip assignment (kernels/articulated.py
-``predict_release``): 4.1 iterations on talos, 3.45 on panda (mixed). The ratios of one run move
+``predict_release``, whose plain step is the solve's first iterate): 3.1 iterations on talos,
+2.45 on panda (mixed). The ratios of one run move
 by ±0.1–0.2 with the load: compare runs made alternately.
 """
 from __future__ import annotations
@@ -57,7 +58,7 @@ import mujoco  # noqa: E402
 import pinocchio as pin  # noqa: E402
 
 import robot_dynamics as rd  # noqa: E402
-from conftest import PANDA, UR5, PinMap, erd_urdf  # noqa: E402
+from conftest import PANDA, UR5, PinMap, erd_urdf, fd_states  # noqa: E402
 
 TALOS = "talos_data/robots/talos_reduced.urdf"
 COULOMB, VISCOUS = 0.5, 0.1  # classic law (N·m or N, N·m·s/rad or N·s/m)
@@ -247,37 +248,6 @@ def bench_steps(label, relpath, blocks, steps=1000):
           "(max joint drift, rad or m)")
 
 
-def fd_states(model, fr, kind, count, seed):
-    """``count`` (q, v, τ) of a state class (see the module docstring)."""
-    rng = np.random.default_rng(seed)
-    data = model.create_data()
-    lo = np.where(np.isfinite(model.lower_limits), model.lower_limits, -np.pi)
-    hi = np.where(np.isfinite(model.upper_limits), model.upper_limits, np.pi)
-    out = []
-    for _ in range(count):
-        q = rng.uniform(lo, hi)
-        v = rng.uniform(-1.5, 1.5, model.nv) * rng.choice([-1, 1], model.nv)
-        v = np.where(np.abs(v) < 0.05, 0.05, v)
-        a = rng.uniform(-3, 3, model.nv)
-        rest = np.zeros(model.nv, bool)
-        if kind != "sliding":
-            rest[rng.permutation(model.nv)[:model.nv // 2]] = True
-            v[rest] = 0.0
-        if kind == "stuck":
-            a[rest] = 0.0
-        # forward dynamics' inverse (as Pinocchio's aba: no URDF damping; issue 33's
-        # inverse_dynamics adds d∘q̇ by default — older versions have no such keyword)
-        tau = rd.inverse_dynamics(model, data, q, v, a, fr, **NO_DAMPING)
-        if kind == "stuck":  # strictly inside the bound: the law's level at rest ≥ coulomb
-            tau[rest] += rng.uniform(-0.8, 0.8, rest.sum()) * COULOMB
-        if kind == "mixed":
-            tau[rest] += rng.uniform(-3, 3, rest.sum()) * COULOMB
-        out.append((q, v, tau))
-    return out
-
-
-NO_DAMPING = ({"damping": False}
-              if "damping" in inspect.signature(rd.inverse_dynamics).parameters else {})
 # … and forward dynamics without it, the problem pin.aba solves (issue 33 gave forward_dynamics
 # the keyword too, default True: it inverts inverse_dynamics' default)
 FD_NO_DAMPING = ({"damping": False}

@@ -183,6 +183,44 @@ def random_state(model, seed=0, scale=1.0):
     return q, v, a
 
 
+def fd_states(model, fr, kind, count, seed, coulomb=0.5):
+    """``count`` (q, v, τ) of a forward-dynamics state class (bench/bench_mujoco.py's FD classes
+    and test_articulated.py): *sliding* (every joint moving), *stuck* (q̇ = 0 on half the joints,
+    efforts strictly within their stiction bound, the law's level at rest being at least
+    ``coulomb``), *mixed* (q̇ = 0 on half, random efforts: some stick, some break away)."""
+    import inspect
+
+    import robot_dynamics as rd
+
+    # forward dynamics' inverse (as Pinocchio's aba: no URDF damping; issue 33's
+    # inverse_dynamics adds d∘q̇ by default — versions the benches compare with have no keyword)
+    no_damping = ({"damping": False}
+                  if "damping" in inspect.signature(rd.inverse_dynamics).parameters else {})
+    rng = np.random.default_rng(seed)
+    data = model.create_data()
+    lo = np.where(np.isfinite(model.lower_limits), model.lower_limits, -np.pi)
+    hi = np.where(np.isfinite(model.upper_limits), model.upper_limits, np.pi)
+    out = []
+    for _ in range(count):
+        q = rng.uniform(lo, hi)
+        v = rng.uniform(-1.5, 1.5, model.nv) * rng.choice([-1, 1], model.nv)
+        v = np.where(np.abs(v) < 0.05, 0.05, v)
+        a = rng.uniform(-3, 3, model.nv)
+        rest = np.zeros(model.nv, bool)
+        if kind != "sliding":
+            rest[rng.permutation(model.nv)[:model.nv // 2]] = True
+            v[rest] = 0.0
+        if kind == "stuck":
+            a[rest] = 0.0
+        tau = rd.inverse_dynamics(model, data, q, v, a, fr, **no_damping)
+        if kind == "stuck":
+            tau[rest] += rng.uniform(-0.8, 0.8, rest.sum()) * coulomb
+        if kind == "mixed":
+            tau[rest] += rng.uniform(-3, 3, rest.sum()) * coulomb
+        out.append((q, v, tau))
+    return out
+
+
 # --- tiers (pytest.ini): `pytest -m unit`, `-m twins`, `-m "not ros"`, `-m e2e` -------------------
 #: files whose tests compare compiled kernels with their readable twins
 TWIN_FILES = {"test_twins.py", "test_kernels.py", "test_articulated.py", "test_friction_gradient.py",

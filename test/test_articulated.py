@@ -11,7 +11,7 @@ import robot_dynamics as rd
 from robot_dynamics.reference.articulated import articulated_motion
 from robot_dynamics.reference.forward_dynamics import forward_dynamics as forward_dynamics_reference
 from robot_dynamics.friction import friction_from_config
-from conftest import PANDA, REPO, erd_urdf
+from conftest import PANDA, REPO, erd_urdf, fd_states
 
 LOAD_DEPENDENT = {"default": {"model": "load_dependent", "coulomb": 0.5, "viscous": 0.1,
                               "k1": 0.01, "k2": 0.002, "k3": 0.001}}
@@ -82,27 +82,6 @@ def test_without_friction_it_is_the_articulated_body_algorithm():
         np.testing.assert_allclose(b, c, atol=1e-10 * (1 + np.abs(c).max()))
 
 
-def _mixed_states(model, fr, count, seed):
-    """States with half the joints at rest and efforts that break some of them away (the
-    bench's mixed class, bench/bench_mujoco.py fd_states)."""
-    rng = np.random.default_rng(seed)
-    data = model.create_data()
-    lo = np.where(np.isfinite(model.lower_limits), model.lower_limits, -np.pi)
-    hi = np.where(np.isfinite(model.upper_limits), model.upper_limits, np.pi)
-    out = []
-    for _ in range(count):
-        q = rng.uniform(lo, hi)
-        v = rng.uniform(0.05, 1.5, model.nv) * rng.choice([-1, 1], model.nv)
-        rest = np.zeros(model.nv, bool)
-        rest[rng.permutation(model.nv)[:model.nv // 2]] = True
-        v[rest] = 0.0
-        tau = rd.inverse_dynamics(model, data, q, v, rng.uniform(-3, 3, model.nv), fr,
-                                  damping=False)
-        tau[rest] += rng.uniform(-1.5, 1.5, rest.sum())
-        out.append((q, v, tau))
-    return out
-
-
 def _kernel_prediction(model, data, fr, q, v, tau):
     """kernels/articulated.py's predict_release on the world-frame quantities the instant's
     solve holds for (q, q̇) (a forward_dynamics call leaves them in Data's work)."""
@@ -137,7 +116,7 @@ def test_release_prediction_matches_its_statement(robot):
     fr = friction_from_config(LOAD_DEPENDENT, model)
     data, twin = model.create_data(), model.create_data()
     released = 0
-    for q, v, tau in _mixed_states(model, fr, 12, seed=3):
+    for q, v, tau in fd_states(model, fr, "mixed", 12, seed=3):
         x, qdd = _kernel_prediction(model, data, fr, q, v, tau)
         ref, ref_qdd = predict_release(model, twin, q, v, tau, fr, plain=True)
         np.testing.assert_array_equal(np.sign(x), np.sign(ref))
@@ -155,7 +134,7 @@ def test_predicted_release_spares_the_set_changes_and_keeps_the_answer():
     fr = friction_from_config(LOAD_DEPENDENT, model)
     ref = model.create_data()
     changes = []
-    for q, v, tau in _mixed_states(model, fr, 40, seed=11):
+    for q, v, tau in fd_states(model, fr, "mixed", 40, seed=11):
         data = model.create_data()
         a = rd.forward_dynamics(model, data, q, v, tau, fr, damping=False)
         assert data.fd_report.method == "newton"
@@ -167,14 +146,14 @@ def test_predicted_release_spares_the_set_changes_and_keeps_the_answer():
     # the gate: two calls that held every joint at rest (v = 0 everywhere, τ = gravity) → no
     # prediction in the next
     data = model.create_data()
-    q, v, tau = _mixed_states(model, fr, 1, seed=5)[0]
+    q, v, tau = fd_states(model, fr, "mixed", 1, seed=5)[0]
     still = rd.inverse_dynamics(model, data, q, np.zeros(model.nv), np.zeros(model.nv), fr,
                                 damping=False)
     for _ in range(2):
         rd.forward_dynamics(model, data, q, np.zeros(model.nv), still, fr, damping=False)
         assert not data.fd_report.breaking_away
     bulk = [data.fd_report.active_set_changes]
-    for q, v, tau in _mixed_states(model, fr, 40, seed=11):
+    for q, v, tau in fd_states(model, fr, "mixed", 40, seed=11):
         fresh = model.create_data()
         rd.forward_dynamics(model, fresh, q, v, tau, fr, damping=False)
         if fresh.fd_report.breaking_away:

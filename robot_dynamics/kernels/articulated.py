@@ -93,7 +93,7 @@ def _world_inertia(oMi, i, I6, Iw):
 def world_setup(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, R, p, oMi, Iw, ab):
     """Placements, world poses, and in the world frame: link inertias, motion subspaces, the
     body velocities v_i (into ab[_VEL]), the velocity products c_i = v_i ×m S_i q̇_i and the
-    bias forces β_i = v_i ×* I_i v_i (:func:`rest_wrenches` then gives fn(q, q̇, 0)). One sweep
+    bias forces β_i = v_i ×* I_i v_i (:func:`wrenches_at` at q̈ = 0 then gives fn(q, q̇, 0)). One sweep
     over the joints after the placements and poses (each its own loop: a sine and cosine in
     the sweep cost more than a second pass), I_i v_i on the inertia's values, not read back."""
     n = q.shape[0]
@@ -144,41 +144,12 @@ def world_setup(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, R, p, oMi, I
 
 
 @njit(cache=True)
-def rest_wrenches(parents, gravity, Iw, ab):
-    """The wrenches fn(q, q̇, 0) into ab[_FN] (RNEA at q̈ = 0, the base accelerating at −g),
-    from :func:`world_setup`'s velocity products and bias forces; the body accelerations go
-    into ab[_VEL] (the velocities are spent: c and β hold their products)."""
-    n = parents.shape[0]
-    c, beta, fn, acc = ab[_C], ab[_BETA], ab[_FN], ab[_VEL]
-    for i in range(n):
-        par = parents[i]
-        if par >= 0:
-            x0, x1, x2 = acc[par, 0], acc[par, 1], acc[par, 2]
-            x3, x4, x5 = acc[par, 3], acc[par, 4], acc[par, 5]
-        else:
-            x0, x1, x2, x3, x4, x5 = -gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0
-        x0 += c[i, 0]
-        x1 += c[i, 1]
-        x2 += c[i, 2]
-        x3 += c[i, 3]
-        x4 += c[i, 4]
-        x5 += c[i, 5]
-        acc[i, 0], acc[i, 1], acc[i, 2], acc[i, 3], acc[i, 4], acc[i, 5] = x0, x1, x2, x3, x4, x5
-        h0, h1, h2, h3, h4, h5 = _inertia_times(Iw[i], x0, x1, x2, x3, x4, x5)
-        fn[i, 0], fn[i, 1], fn[i, 2] = beta[i, 0] + h0, beta[i, 1] + h1, beta[i, 2] + h2
-        fn[i, 3], fn[i, 4], fn[i, 5] = beta[i, 3] + h3, beta[i, 4] + h4, beta[i, 5] + h5
-    for i in range(n - 1, -1, -1):
-        par = parents[i]
-        if par >= 0:
-            for k in range(6):
-                fn[par, k] += fn[i, k]
-
-
-@njit(cache=True)
 def wrenches_at(parents, gravity, Iw, state, ab, qdd):
-    """RNEA at the accelerations ``qdd`` (the step's prescribed ones in c: kernels/articulated_step.py ``_prescribe``): the body
-    accelerations a_i = a_parent + c_i + S_i q̈_i (free joints) into ab[_ACC] and the joint
-    wrenches fn_i = Σ_subtree (I a + β) into ab[_FN] — a linearisation point."""
+    """RNEA at the accelerations ``qdd`` of the free joints (the step's prescribed ones are in c:
+    kernels/articulated_step.py ``_prescribe``), the base accelerating at −g, from
+    :func:`world_setup`'s velocity products and bias forces: the body accelerations
+    a_i = a_parent + c_i + S_i q̈_i into ab[_ACC] and the joint wrenches fn_i = Σ_subtree (I a + β)
+    into ab[_FN] — fn(q, q̇, 0) when qdd is zero, else a linearisation point."""
     n = parents.shape[0]
     Sw, c, beta, fn, a = ab[_SW], ab[_C], ab[_BETA], ab[_FN], ab[_ACC]
     for i in range(n):
@@ -210,7 +181,7 @@ def wrenches_at(parents, gravity, Iw, state, ab, qdd):
 def external_world(oMi, fext, beta):
     """The external wrenches fext (n, 6; body frames, about the body origins) in the world
     frame at its origin, [R f; R n + p × R f] with (R, p) = oMi[i], taken off each body's bias
-    β_i (its balance: I a + β − f^ext): every wrench formed from β after it (:func:`rest_wrenches`,
+    β_i (its balance: I a + β − f^ext): every wrench formed from β after it (:func:`wrenches_at`,
     the passes) carries them."""
     n = fext.shape[0]
     for i in range(n):
@@ -783,7 +754,9 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
     world_setup(kinds, parents, axes, R0, p0, I6, S, gravity, q, v, R, p, oMi, Iw, ab)
     if fext.shape[0] > 0:
         external_world(oMi, fext, ab[_BETA])
-    rest_wrenches(parents, gravity, Iw, ab)
+    for i in range(n):
+        qdd[i] = 0.0
+    wrenches_at(parents, gravity, Iw, state, ab, qdd)  # fn(q, q̇, 0)
     Sw, fn, W = ab[_SW], ab[_FN], ab[_WL]
     direction, hold, phi, excess = abv[_DIR], abv[_HOLD], abv[_PHI], abv[_EXCESS]
     for i in range(n):  # Data's f: fn(q, q̇, 0) in the joint frames
