@@ -564,18 +564,7 @@ def predict_release(codes, params, kinds, axes, parents, Iw, arm, state, y, Sw, 
                 IAf[a + j] += IAf[b + j]
     for j in range(n):  # M_kj = S_kᵀ Ic_j S_j, k = j and j's ancestors (world frame)
         s0, s1, s2, s3, s4, s5 = Sw[j, 0], Sw[j, 1], Sw[j, 2], Sw[j, 3], Sw[j, 4], Sw[j, 5]
-        F0 = (IA[j, 0, 0] * s0 + IA[j, 0, 1] * s1 + IA[j, 0, 2] * s2
-              + IA[j, 0, 3] * s3 + IA[j, 0, 4] * s4 + IA[j, 0, 5] * s5)
-        F1 = (IA[j, 1, 0] * s0 + IA[j, 1, 1] * s1 + IA[j, 1, 2] * s2
-              + IA[j, 1, 3] * s3 + IA[j, 1, 4] * s4 + IA[j, 1, 5] * s5)
-        F2 = (IA[j, 2, 0] * s0 + IA[j, 2, 1] * s1 + IA[j, 2, 2] * s2
-              + IA[j, 2, 3] * s3 + IA[j, 2, 4] * s4 + IA[j, 2, 5] * s5)
-        F3 = (IA[j, 3, 0] * s0 + IA[j, 3, 1] * s1 + IA[j, 3, 2] * s2
-              + IA[j, 3, 3] * s3 + IA[j, 3, 4] * s4 + IA[j, 3, 5] * s5)
-        F4 = (IA[j, 4, 0] * s0 + IA[j, 4, 1] * s1 + IA[j, 4, 2] * s2
-              + IA[j, 4, 3] * s3 + IA[j, 4, 4] * s4 + IA[j, 4, 5] * s5)
-        F5 = (IA[j, 5, 0] * s0 + IA[j, 5, 1] * s1 + IA[j, 5, 2] * s2
-              + IA[j, 5, 3] * s3 + IA[j, 5, 4] * s4 + IA[j, 5, 5] * s5)
+        F0, F1, F2, F3, F4, F5 = _inertia_times(IA[j], s0, s1, s2, s3, s4, s5)
         M[j, j] = s0 * F0 + s1 * F1 + s2 * F2 + s3 * F3 + s4 * F4 + s5 * F5 + arm[j]
         k = parents[j]
         while k >= 0:
@@ -764,13 +753,14 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
         for k in range(6):
             f[i, k] = W[i, k]
     any_active = False
-    for i in range(n):
+    any_stuck = False
+    for i in range(n):  # (q̈ = 0 already: the wrenches above)
         rest = abs(v[i]) <= v_tol
         at_rest[i] = 1 if (rest and codes[i] != 0) else 0
         state[i] = STUCK if at_rest[i] else FREE
         direction[i] = 0.0 if rest else (1.0 if v[i] > 0 else -1.0)
-        qdd[i] = 0.0
         any_active = any_active or codes[i] != 0
+        any_stuck = any_stuck or at_rest[i] == 1
     for k in range(5):
         info[k] = 0
     info[7] = 0  # no factored matrix for the general solve to reuse
@@ -788,10 +778,7 @@ def solve_instant(mb, fr, q, v, tau, v_tol, tol, max_iter, w, fext):
         return True
     info[1] = 2  # Newton
     evaluate(codes, params, kinds, axes, oMi, arm, v, tau, state, ab, abv, qdd)
-    any_stuck = False
     predicted = False
-    for i in range(n):
-        any_stuck = any_stuck or state[i] == STUCK
     y, x = abv[_LAST], abv[_EXCESS]
     if any_stuck and sums[7] < HELD_CALLS:
         for i in range(n):
