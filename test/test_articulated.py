@@ -161,3 +161,24 @@ def test_predicted_release_spares_the_set_changes_and_keeps_the_answer():
             bulk.append(data.fd_report.active_set_changes)
             break
     assert bulk[-1] >= 1  # the bulk release after the all-stuck pass: one change at least
+
+
+def test_deep_chains_release_in_bulk():
+    """A serial chain deeper than PREDICT_DEPTH on average (its elimination would fill every
+    row with all the ancestors: 3.8 x slower at 200 joints) is not predicted: its mixed states
+    take the bulk release (set changes), with the reference solve's answers."""
+    from conftest import chain_urdf
+    from robot_dynamics.reference.articulated import predict_release
+
+    model = rd.load_urdf(chain_urdf(40))
+    fr = friction_from_config(LOAD_DEPENDENT, model)
+    data, ref = model.create_data(), model.create_data()
+    changes = []
+    for q, v, tau in fd_states(model, fr, "mixed", 6, seed=2):
+        assert predict_release(model, ref, q, v, tau, fr) is None
+        a = rd.forward_dynamics(model, data, q, v, tau, fr, damping=False)
+        if data.fd_report.breaking_away:  # released by a change of the set, not predicted
+            changes.append(data.fd_report.active_set_changes)
+        expected = forward_dynamics_reference(model, ref, q, v, tau, fr, damping=False)
+        np.testing.assert_allclose(a, expected, atol=1e-8 * (1 + np.abs(a).max()))
+    assert changes and min(changes) >= 1, changes

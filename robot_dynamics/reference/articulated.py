@@ -196,7 +196,7 @@ def articulated_step_motion(model, data, q_half, v_eval, vp, tau, friction, stat
 
 
 def predict_release(model, data, q, v, tau, friction, *, velocity_tolerance=1e-9, sweeps=30,
-                    tol=1e-4, plain=False):
+                    tol=1e-4, plain=False, max_depth=8):
     """The first stick/slip assignment of the instant's solve, predicted before any pass
     (kernels/articulated.py ``predict_release``, dense NumPy): x (nv,), non-zero (its sign the
     direction) for each joint at rest that the prediction releases, 0 elsewhere.
@@ -209,8 +209,15 @@ def predict_release(model, data, q, v, tau, friction, *, velocity_tolerance=1e-9
     R in index order, each root subtree alone, until a sweep changes x by at most
     tol·(1 + max|x|) (or ``sweeps`` sweeps); once the signs hold a sweep, their exact answer
     when it is optimal. ``plain``: also the plain step's q̈ at that release (the solve's first
-    iterate), x on R and M_FF⁻¹ (y_F − M_FR x_R) on F."""
+    iterate), x on R and M_FF⁻¹ (y_F − M_FR x_R) on F. None (no prediction) when the joints'
+    mean depth exceeds ``max_depth``."""
     n = model.nv
+    depth = np.zeros(n, dtype=int)
+    for i in range(n):
+        if model.parents[i] >= 0:
+            depth[i] = depth[model.parents[i]] + 1
+    if depth.sum() > max_depth * n:
+        return None  # (the kernel's PREDICT_DEPTH: deep chains release in bulk)
     b = rnea(model, data, q, v, np.zeros(n))
     f0 = data.f.copy()  # fn(q, q̇, 0), joint frames
     M = mass_matrix(model, data, q)
