@@ -537,7 +537,8 @@ def predict_release(codes, params, kinds, axes, parents, Iw, arm, state, y, Sw, 
 
     stationary: S x = τf − h, τf_i = −β_i sgn(x_i) (|τf_i| ≤ β_i where x_i = 0) — the joints'
     equations with frozen laws. Solved by coordinate descent, each root subtree alone (S has no
-    coupling between them), with :func:`_support_solve`'s exact steps (in IA's storage). M by
+    coupling between them), with :func:`_support_solve`'s exact steps (in IA's storage after
+    its first 3n entries). M by
     the CRBA in the world frame (composite inertias in IA), then F eliminated from it, leaves
     first (in place: the fill stays within each eliminated joint's ancestors and stuck
     descendants); y and M are overwritten. False when M_FF is not positive definite, or the
@@ -612,8 +613,8 @@ def predict_release(codes, params, kinds, axes, parents, Iw, arm, state, y, Sw, 
         if state[i] == STUCK:
             Rl[r] = i
             r += 1
-    Lf = L.reshape(n * n)  # S compact (r × r, row-major), then h, β, x
-    h, bd, xs = Lf[r * r:r * r + r], Lf[r * r + r:r * r + 2 * r], Lf[r * r + 2 * r:r * r + 3 * r]
+    Lf = L.reshape(n * n)  # S compact (r × r, row-major; r ≤ n); h, β, x and the exact steps'
+    h, bd, xs = IAf[0:r], IAf[r:2 * r], IAf[2 * r:3 * r]  # scratch in IA (spent: M is built)
     for a in range(r):
         i = Rl[a]
         for b in range(r):
@@ -651,7 +652,7 @@ def predict_release(codes, params, kinds, axes, parents, Iw, arm, state, y, Sw, 
                 xs[a] = new
             if delta <= PREDICT_TOL * (1.0 + big):
                 break
-            if not flipped and _support_solve(Lf, r, lo, hi, h, bd, xs, IAf):
+            if not flipped and _support_solve(Lf, r, lo, hi, h, bd, xs, IAf[3 * n:]):
                 break  # the signs held a sweep: their exact answer passes the optimality test
         lo = hi
     for i in range(n):

@@ -256,7 +256,7 @@ def predict_release(model, data, q, v, tau, friction, *, velocity_tolerance=1e-9
             if np.array_equal(before, np.sign(xs[block])):
                 # the signs held a sweep: their exact answer, kept when it is optimal
                 P, off = block[xs[block] != 0], block[xs[block] == 0]
-                if len(P) == 0 or len(P) ** 2 + 2 * len(P) > 36 * n:  # (the kernel's scratch)
+                if len(P) == 0 or len(P) ** 2 + 2 * len(P) > 33 * n:  # (the kernel's scratch)
                     continue
                 z = np.linalg.solve(S[np.ix_(P, P)], -h[P] - beta[P] * np.sign(xs[P]))
                 if (np.array_equal(np.sign(z), np.sign(xs[P]))
