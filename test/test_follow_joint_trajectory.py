@@ -215,7 +215,10 @@ def test_controller_state_shows_each_control_step(rig):
         assert len(msg.reference.accelerations) == 2 and len(msg.output.effort) == 2
         assert np.all(np.isfinite(msg.output.effort))
         moving += np.abs(msg.reference.velocities).max() > 1e-3
-    assert matched >= len(seen) // 2 and moving, (matched, len(seen), moving)
+    # matched: the probe's own JointState subscription (depth 10) drops states when the machine
+    # is loaded (a CI run beside other work matched 34 of 84), so the count asked for is
+    # absolute: a controller stamping with anything but the states it used matches none
+    assert matched >= min(10, len(seen)) and moving, (matched, len(seen), moving)
 
 
 def test_bad_goals_rejected_at_goal_time(rig):
